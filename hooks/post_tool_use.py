@@ -1,0 +1,5 @@
+"""Hook entrypoint: the logic lives in memory/handlers/post_tool_use.py."""
+
+from _entry import run
+
+run("post_tool_use")

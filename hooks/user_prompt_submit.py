@@ -1,0 +1,5 @@
+"""Hook entrypoint: the logic lives in memory/handlers/user_prompt_submit.py."""
+
+from _entry import run
+
+run("user_prompt_submit")

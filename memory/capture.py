@@ -1,0 +1,233 @@
+"""Tool events turned into observations and session-state changes (pure functions, no I/O)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from memory.classify import classify
+from memory.state import State, push_unique
+from memory.store import NewMemory
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
+_ERROR_LINE = re.compile(r"(error|exception|traceback|failed|failure|fatal|panic|cannot|not found|denied)", re.I)
+_DECISION = re.compile(
+    r"(?:^|(?<=[.!?\n]))\s*([^.!?\n]*\b(?:decided|decision:|we(?:'ll| will) use|going with|chose|from now on|"
+    r"always use|never use|instead of|convention)\b[^.!?\n]*[.!?]?)", re.I)
+
+
+class Capture:
+    def __init__(self) -> None:
+        self.memories: list[NewMemory] = []
+        self.changes: list[Any] = []  # callables applied to the session state
+
+    def change(self, fn: Any) -> None:
+        self.changes.append(fn)
+
+
+def rel(path: str, root: str) -> str:
+    path = path.replace("\\", "/")
+    try:
+        r = os.path.relpath(path, root)
+    except ValueError:
+        return path
+    return path if r.startswith("..") else r
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(_text(v) for v in value)
+    if isinstance(value, dict):
+        if "text" in value and isinstance(value["text"], str):
+            return value["text"]
+        return "\n".join(f"{k}: {_text(v)}" for k, v in value.items() if isinstance(v, str | int | float))
+    return str(value)
+
+
+def _first_error(text: str) -> str:
+    for line in text.splitlines():
+        if _ERROR_LINE.search(line):
+            return line.strip()[:300]
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1].strip()[:300] if lines else ""
+
+
+def _command_key(cmd: str) -> str:
+    return " ".join(cmd.split())[:200]
+
+
+def tool_event(event: dict[str, Any], root: str) -> Capture:
+    cap = Capture()
+    tool = str(event.get("tool_name") or "")
+    tin = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+    resp = event.get("tool_response")
+    failed = event.get("hook_event_name") == "PostToolUseFailure" or bool(event.get("error"))
+    session = str(event.get("session_id") or "") or None
+    agent = event.get("agent_type") or (event.get("agent_id") and "subagent")
+    tags = [f"tool:{tool.lower()}"] + ([f"agent:{agent}"] if agent else [])
+
+    def mem(title: str, content: str, type_: str, importance: float, files: list[str] | None = None) -> None:
+        cap.memories.append(NewMemory(title=title, content=content, type=type_, importance=importance,
+                                      tags=list(tags), files=files or [], session_id=session))
+
+    def count(state: State) -> None:
+        state["tool_calls"] = int(state.get("tool_calls", 0)) + 1
+
+    cap.change(count)
+    path = str(tin.get("file_path") or tin.get("notebook_path") or "")
+    if tool == "Read" and path:
+        r = rel(path, root)
+        cap.change(lambda s: push_unique(s, "files_read", path))
+        if not agent:
+            cap.change(lambda s: s.__setitem__("last_action", f"Read {r}"))
+        mem(f"Read {r}", f"Read {r}", "observation", 0.1, [path])
+    elif tool in EDIT_TOOLS and path:
+        r = rel(path, root)
+        cap.change(lambda s: push_unique(s, "files_modified", path))
+        if tool == "Write":
+            detail = f"Wrote {r} ({len(str(tin.get('content', '')).splitlines())} lines)"
+        elif tool == "MultiEdit":
+            edits = tin.get("edits") if isinstance(tin.get("edits"), list) else []
+            detail = f"Edited {r} ({len(edits)} edits)"
+            for e in edits[:3]:
+                if isinstance(e, dict):
+                    detail += f"\n- {str(e.get('old_string', ''))[:150]!r} -> {str(e.get('new_string', ''))[:150]!r}"
+        else:
+            old, new = str(tin.get("old_string", "")), str(tin.get("new_string", ""))
+            detail = f"Edited {r}: {old[:300]!r} -> {new[:300]!r}" if old or new else f"Edited {r}"
+        if failed:
+            detail += f"\nThe edit failed: {_text(event.get('error'))[:300]}"
+        cap.change(lambda s: s.__setitem__("last_action", detail.splitlines()[0][:300]))
+        mem(f"Modified {r}", detail, "change", 0.35, [path])
+    elif tool == "Bash":
+        cmd = str(tin.get("command") or "").strip()
+        if not cmd:
+            return cap
+        key = _command_key(cmd)
+        out = resp if isinstance(resp, dict) else {}
+        stderr = _text(out.get("stderr"))
+        stdout = _text(out.get("stdout")) if out else _text(resp)
+        err_text = _text(event.get("error")) if failed else ""
+        is_fail = failed or bool(out.get("interrupted")) or bool(re.match(r"exit code [1-9]", err_text, re.I))
+        short = cmd.splitlines()[0][:120]
+        cap.change(lambda s: push_unique(s, "commands", key))
+        if is_fail:
+            error = _first_error(err_text + "\n" + stderr + "\n" + stdout) or "failed"
+
+            def record_error(s: State) -> None:
+                s["errors"] = [e for e in s.get("errors", []) if e.get("command") != key][-9:]
+                s["errors"].append({"command": key, "error": error})
+                if not agent:
+                    s["last_action"] = f"`{short}` failed: {error[:200]}"
+
+            cap.change(record_error)
+            mem(f"Command failed: `{short}`", f"`{cmd[:500]}` failed:\n{err_text}\n{stderr}\n{stdout}".strip(),
+                "bugfix" if classify(error) == "bugfix" else "observation", 0.45)
+        else:
+            cap.change(lambda s: _resolve(s, key, short, cap, session, tags))
+            if not agent:
+                cap.change(lambda s: s.__setitem__("last_action", f"Ran `{short}`"))
+            body = (stdout + ("\n" + stderr if stderr.strip() else "")).strip()
+            mem(f"Ran `{short}` (ok)", f"`{cmd[:500]}`\n{body}", "observation", 0.15)
+    elif tool == "TodoWrite":
+        todos = tin.get("todos") if isinstance(tin.get("todos"), list) else []
+        todos = [t for t in todos if isinstance(t, dict)]
+        before = {}
+        if isinstance(resp, dict) and isinstance(resp.get("oldTodos"), list):
+            before = {str(t.get("content")): t.get("status") for t in resp["oldTodos"] if isinstance(t, dict)}
+
+        def set_todos(s: State) -> None:
+            s["todos"] = [{"content": str(t.get("content", ""))[:300], "status": str(t.get("status", ""))}
+                          for t in todos][:30]
+
+        cap.change(set_todos)
+        for t in todos:
+            content = str(t.get("content", ""))
+            if t.get("status") == "completed" and before.get(content) != "completed" and content:
+                mem(f"Completed: {content[:150]}", f"Completed todo: {content}",
+                    classify(content, "feature"), 0.45)
+    elif tool in ("WebFetch", "WebSearch"):
+        target = str(tin.get("url") or tin.get("query") or "")
+        if target:
+            body = _text(resp)[:1500]
+            mem(f"Looked up {target[:150]}", f"{tool} {target}\n{body}", "discovery", 0.3)
+    elif tool in ("Task", "Agent"):
+        desc = str(tin.get("description") or tin.get("prompt") or "")[:150]
+        if desc:
+            mem(f"Delegated: {desc}", f"Subagent task: {desc}\nResult: {_text(resp)[:1500]}", "observation", 0.3)
+    elif tool in ("Grep", "Glob"):
+        pattern = str(tin.get("pattern") or "")
+        cap.change(lambda s: s.__setitem__("last_action", f"Searched for {pattern[:100]!r}") if not agent else None)
+    return cap
+
+
+def _resolve(state: State, key: str, short: str, cap: Capture, session: str | None, tags: list[str]) -> None:
+    """A command that failed earlier in the session now succeeds: an error was fixed."""
+    errors = state.get("errors", [])
+    match = [e for e in errors if e.get("command") == key]
+    if not match:
+        return
+    state["errors"] = [e for e in errors if e.get("command") != key]
+    fixes = [os.path.basename(p) for p in state.get("files_modified", [])[-3:]]
+    text = f"`{short}` failed with: {match[-1].get('error', '')}. It passes now"
+    text += f" after changes to {', '.join(fixes)}." if fixes else "."
+    push_unique(state, "fixed", text)
+    cap.memories.append(NewMemory(title=f"Fixed: `{short}` passes again", content=text, type="bugfix",
+                                  importance=0.75, tags=[*tags, "fixed"], session_id=session,
+                                  files=state.get("files_modified", [])[-3:]))
+
+
+def prompt_event(prompt: str, session: str | None) -> Capture:
+    cap = Capture()
+    text = prompt.strip()
+    if not text:
+        return cap
+
+    def set_task(s: State) -> None:
+        # The first substantial prompt is the task; later ones are follow-ups.
+        if not s.get("task") and len(text) > 3 and not text.startswith("/"):
+            s["task"] = text[:500]
+        push_unique(s, "prompts", text[:500])
+        s["last_action"] = f"User asked: {text[:200]}"
+
+    cap.change(set_task)
+    if not text.startswith("/"):
+        first = text.splitlines()[0][:150]
+        cap.memories.append(NewMemory(title=f"Asked: {first}", content=text, type="prompt", importance=0.3,
+                                      session_id=session, tags=["prompt"]))
+        for decision in decisions_in(text):
+            cap.memories.append(NewMemory(title=decision[:150], content=decision, type="decision",
+                                          importance=0.8, session_id=session, tags=["user"]))
+            cap.change(lambda s, d=decision: push_unique(s, "decisions", d))
+    return cap
+
+
+def decisions_in(text: str) -> list[str]:
+    out = []
+    for m in _DECISION.finditer(text):
+        sentence = " ".join(m.group(1).split()).strip(" -*")
+        if 12 <= len(sentence) <= 400 and sentence not in out:
+            out.append(sentence)
+    return out[:5]
+
+
+def stop_event(message: str, session: str | None) -> Capture:
+    cap = Capture()
+    text = message.strip()
+    if not text:
+        return cap
+    summary = " ".join(text.split())[:400]
+    cap.change(lambda s: s.__setitem__("last_action", f"Assistant: {summary}"))
+    for decision in decisions_in(text):
+        cap.memories.append(NewMemory(title=decision[:150], content=decision, type="decision", importance=0.8,
+                                      session_id=session, tags=["assistant"]))
+        cap.change(lambda s, d=decision: push_unique(s, "decisions", d))
+    return cap

@@ -1,0 +1,59 @@
+"""Configuration from the environment. Every variable the plugin reads is listed here (and in the README)."""
+
+from __future__ import annotations
+
+import os
+
+# name -> (default, meaning); the README table is generated from the same facts.
+ENV_VARS: dict[str, tuple[str, str]] = {
+    "MEMORY_HOME": ("", "data dir; overrides CLAUDE_PLUGIN_DATA"),
+    "CLAUDE_PLUGIN_DATA": ("", "data dir Claude Code gives the plugin"),
+    "MEMORY_PROJECT_DIR": ("", "project folder to use instead of the event's cwd (CLI and tests)"),
+    "MEMORY_INJECT_MAX_CHARS": ("9000", "cap on text injected by one hook (Claude Code spills above 10,000)"),
+    "MEMORY_PROMPT_RECALL_LIMIT": ("5", "memories injected for one prompt at most"),
+    "MEMORY_STARTUP_MEMORIES": ("12", "memories injected at session startup at most"),
+    "MEMORY_HANDOFF_MAX_AGE_HOURS": ("72", "a project handoff older than this is not injected on startup"),
+    "MEMORY_MAX_CAPTURE_CHARS": ("2000", "what is kept of one tool output or observation"),
+    "MEMORY_LOW_VALUE_PATTERNS": ("", "extra regexes (one per line) for observations not worth keeping"),
+    "MEMORY_AUTO_SETUP": ("1", "0 stops an installed plugin from building its venv in the data dir"),
+    "MEMORY_LOG_LEVEL": ("warning", "hook log level: debug, info, warning, error"),
+}
+
+
+def env(name: str) -> str:
+    return os.environ.get(name, ENV_VARS.get(name, ("", ""))[0])
+
+
+def env_int(name: str) -> int:
+    try:
+        return int(env(name))
+    except ValueError:
+        return int(ENV_VARS[name][0])
+
+
+def data_home() -> str:
+    """Where all data lives: MEMORY_HOME, else CLAUDE_PLUGIN_DATA, else the newest memory plugin data dir.
+
+    The CLI runs outside Claude Code, so it looks for the data dir an installed plugin uses, and finally
+    falls back to ~/.local/share/claude-memory.
+    """
+    for name in ("MEMORY_HOME", "CLAUDE_PLUGIN_DATA"):
+        value = os.environ.get(name)
+        if value:
+            return os.path.expanduser(value)
+    home = os.path.expanduser("~")
+    plugin_data = os.path.join(os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"),
+                               "plugins", "data")
+    try:
+        names = [n for n in os.listdir(plugin_data) if n.startswith("memory-")]
+    except OSError:
+        names = []
+    dirs = [os.path.join(plugin_data, n) for n in names if os.path.isdir(os.path.join(plugin_data, n, "projects"))]
+    if dirs:
+        return max(dirs, key=os.path.getmtime)
+    xdg = os.environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+    return os.path.join(xdg, "claude-memory")
+
+
+def log_path() -> str:
+    return os.path.join(data_home(), "logs", "hooks.log")

@@ -1,0 +1,85 @@
+"""Opening a project's SQLite database: WAL, busy timeout, owner-only files, migrations applied once."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+
+from memory.migrations import MIGRATIONS
+
+BUSY_TIMEOUT_MS = 5000
+
+
+class DatabaseCorrupt(Exception):
+    """The database file could not be opened as SQLite; it has been moved aside."""
+
+
+def connect(path: str, *, migrate: bool = True) -> sqlite3.Connection:
+    os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+    old = os.umask(0o077)  # the db, its -wal and -shm: owner-only
+    try:
+        db = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    finally:
+        os.umask(old)
+    db.row_factory = sqlite3.Row
+    try:
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode != "wal":
+            db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        if migrate:
+            apply_migrations(db)
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        if "not a database" in str(exc) or "malformed" in str(exc):
+            moved = quarantine(path)
+            raise DatabaseCorrupt(f"database {path} was corrupt and was moved to {moved}") from exc
+        raise
+    return db
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def apply_migrations(db: sqlite3.Connection) -> int:
+    if schema_version(db) >= len(MIGRATIONS):
+        return 0
+    applied = 0
+    db.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it done
+    try:
+        version = schema_version(db)
+        for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+            migration(db)  # migrations use run_script, never executescript (it would COMMIT early)
+            db.execute(f"PRAGMA user_version={number}")
+            applied += 1
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return applied
+
+
+def quarantine(path: str) -> str:
+    """Move a corrupt database (and its WAL) aside so that a fresh one can be created. Nothing is deleted."""
+    target = f"{path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.rename(path + suffix, target + suffix)
+    return target
+
+
+class Tx:
+    """`with Tx(db):` runs a write transaction that takes the write lock up front (no upgrade deadlocks)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")

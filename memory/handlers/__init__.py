@@ -1,0 +1,1 @@
+"""One module per hook event; each exposes `handle(event) -> dict | None`."""

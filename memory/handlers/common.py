@@ -1,0 +1,57 @@
+"""What every handler needs: the event's project workspace, the session row, applying a capture."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from memory import state as session_state
+from memory import store
+from memory.capture import Capture
+from memory.db import Tx
+from memory.workspace import Workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+
+def workspace(event: dict[str, Any]) -> Workspace:
+    folder = os.environ.get("MEMORY_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR") or event.get("cwd")
+    return Workspace.for_dir(folder if isinstance(folder, str) and folder else None)
+
+
+def session_id(event: dict[str, Any]) -> str:
+    sid = event.get("session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID") or "unknown"
+    return str(sid)[:128]
+
+
+def touch_session(ws: Workspace, event: dict[str, Any], *, source: str | None = None, prompts: int = 0,
+                  tools: int = 0) -> bool:
+    """Create the session row if needed and count activity. Returns True when the session is new."""
+    now = time.time()
+    sid = session_id(event)
+    with Tx(ws.db):
+        cur = ws.db.execute(
+            """INSERT INTO sessions (id, project, source, cwd, transcript_path, started_at, last_event_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING""",
+            (sid, ws.project.key, source, str(event.get("cwd") or ""), str(event.get("transcript_path") or ""),
+             now, now),
+        )
+        new = cur.rowcount == 1
+        ws.db.execute(
+            """UPDATE sessions SET last_event_at = ?, prompt_count = prompt_count + ?,
+               tool_call_count = tool_call_count + ?, status = 'active', ended_at = NULL WHERE id = ?""",
+            (now, prompts, tools, sid),
+        )
+    return new
+
+
+def apply(ws: Workspace, sid: str, cap: Capture) -> list[store.Saved]:
+    if cap.changes:
+        def change(s: session_state.State) -> None:
+            for fn in cap.changes:
+                fn(s)
+
+        session_state.update(ws, sid, change)
+    return [store.save(ws.db, ws.project.key, m) for m in cap.memories]

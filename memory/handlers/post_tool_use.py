@@ -1,0 +1,20 @@
+"""PostToolUse and PostToolUseFailure: turn the tool call into observations and session state."""
+
+from __future__ import annotations
+
+from memory import capture
+from memory.handlers.common import apply, session_id, touch_session, workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+
+def handle(event: dict[str, Any]) -> dict[str, Any] | None:
+    if not event.get("tool_name"):
+        return None
+    ws = workspace(event)
+    sid = session_id(event)
+    touch_session(ws, event, tools=1)
+    apply(ws, sid, capture.tool_event(event, ws.project.root))
+    return None

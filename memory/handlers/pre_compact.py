@@ -1,0 +1,28 @@
+"""PreCompact: write a handoff (no model call, bounded) so the next context continues the work.
+Never blocks compaction."""
+
+from __future__ import annotations
+
+from memory import handoff, queue
+from memory import state as session_state
+from memory.handlers.common import session_id, touch_session, workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+
+def handle(event: dict[str, Any]) -> dict[str, Any] | None:
+    ws = workspace(event)
+    sid = session_id(event)
+    touch_session(ws, event)
+    st = session_state.load(ws, sid)
+    instructions = event.get("custom_instructions")
+    if isinstance(instructions, str) and instructions.strip():
+        st["blockers"] = st.get("blockers", [])
+        st["compact_instructions"] = instructions.strip()[:300]
+    handoff.write(ws, st, "compact")
+    queue.enqueue(ws.db, "extract", {"session_id": sid, "trigger": "compact",
+                                     "transcript_path": str(event.get("transcript_path") or "")},
+                  dedup_key=None)
+    return None

@@ -1,0 +1,32 @@
+"""SessionEnd: close the session with a short summary and a final handoff, queue the slow work.
+Claude Code gives all SessionEnd hooks 1.5 s together, so nothing slow happens here."""
+
+from __future__ import annotations
+
+import time
+
+from memory import handoff, queue, summary
+from memory import state as session_state
+from memory.db import Tx
+from memory.handlers.common import session_id, touch_session, workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+
+def handle(event: dict[str, Any]) -> dict[str, Any] | None:
+    ws = workspace(event)
+    sid = session_id(event)
+    touch_session(ws, event)
+    st = session_state.load(ws, sid)
+    handoff.write(ws, st, "end")
+    with Tx(ws.db):
+        ws.db.execute(
+            "UPDATE sessions SET status = 'completed', ended_at = ?, end_reason = ?, summary = ? WHERE id = ?",
+            (time.time(), str(event.get("reason") or "")[:40], summary.heuristic(st, ws.project.root), sid),
+        )
+    queue.enqueue(ws.db, "extract", {"session_id": sid, "trigger": "end",
+                                     "transcript_path": str(event.get("transcript_path") or "")},
+                  dedup_key=f"extract:end:{sid}")
+    return None

@@ -1,0 +1,21 @@
+"""SessionStart: register the session and inject the handoff and the project's most useful memories."""
+
+from __future__ import annotations
+
+from memory import bootstrap, inject
+from memory.handlers.common import session_id, touch_session, workspace
+from memory.hookrun import context_output
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+
+def handle(event: dict[str, Any]) -> dict[str, Any] | None:
+    bootstrap.ensure_venv()
+    ws = workspace(event)
+    sid = session_id(event)
+    source = str(event.get("source") or "startup")
+    touch_session(ws, event, source=source)
+    text, _ = inject.session_start(ws, sid, source)
+    return context_output("SessionStart", text)

@@ -1,0 +1,33 @@
+"""UserPromptSubmit: record the task, inject memories relevant to the prompt (recall runs before the
+prompt is stored, so it never echoes the prompt back)."""
+
+from __future__ import annotations
+
+from memory import capture, inject
+from memory.handlers.common import apply, session_id, touch_session, workspace
+from memory.hookrun import context_output
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+
+def handle(event: dict[str, Any]) -> dict[str, Any] | None:
+    prompt = event.get("prompt")
+    if not isinstance(prompt, str):
+        return None
+    ws = workspace(event)
+    sid = session_id(event)
+    new = touch_session(ws, event, source="prompt", prompts=1)
+    parts = []
+    if new:
+        # SessionStart context is not always delivered on new interactive sessions (claude-code#10373):
+        # the first prompt of a session we have not seen carries it instead.
+        start, _ = inject.session_start(ws, sid, "startup")
+        if start:
+            parts.append(start)
+    recall, _ = inject.prompt_recall(ws, sid, prompt)
+    if recall:
+        parts.append(recall)
+    apply(ws, sid, capture.prompt_event(prompt, sid))
+    return context_output("UserPromptSubmit", "\n\n".join(parts)[:9000])

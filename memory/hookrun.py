@@ -1,0 +1,54 @@
+"""The hook process contract: read one JSON event, run the event's handler, print at most one JSON
+object, exit 0 whatever happens. Errors go to the log in the data dir, never to the session."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+
+from memory.log import log, log_exception
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+MAX_STDIN = 64 * 1024 * 1024
+
+
+def read_event() -> dict[str, Any] | None:
+    raw = sys.stdin.buffer.read(MAX_STDIN)
+    if not raw.strip():
+        return None
+    value = json.loads(raw.decode("utf-8", "replace"))
+    return value if isinstance(value, dict) else None
+
+
+def run(name: str) -> None:
+    out: dict[str, Any] | None = None
+    try:
+        event = read_event()
+        if event is None:
+            log("warning", "no JSON object on stdin", event=name)
+        else:
+            handler = importlib.import_module(f"memory.handlers.{name}")
+            out = handler.handle(event)
+    except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            out = None
+        log_exception(name, exc)
+        out = None
+    try:
+        if out:
+            sys.stdout.write(json.dumps(out, ensure_ascii=False))
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001
+        pass
+    os._exit(0)  # skip interpreter teardown: it is pure cost here, and the exit code must be 0
+
+
+def context_output(event_name: str, text: str) -> dict[str, Any] | None:
+    if not text:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}

@@ -1,0 +1,86 @@
+"""What the model is told: handoffs and memories at session start, relevant memories per prompt.
+
+Phrased as facts (Claude Code advises against text framed as commands) and kept under the injection cap.
+"""
+
+from __future__ import annotations
+
+import time
+
+from memory import handoff, store
+from memory.config import env_int
+from memory.search import Filters, Hit, keyword_search, useful_memories
+from memory.workspace import Workspace
+
+
+def _date(ts: float) -> str:
+    return time.strftime("%Y-%m-%d", time.localtime(ts))
+
+
+def _hit_line(h: Hit, width: int = 240) -> str:
+    body = " ".join(h.content.split())
+    if body.lower().startswith(h.title.lower()):
+        body = body[len(h.title):].lstrip(" :-")
+    text = f"- [{h.type}] {h.title}"
+    if body:
+        text += f": {body[:width]}{'...' if len(body) > width else ''}"
+    return f"{text} ({_date(h.created_at)}, #{h.id})"
+
+
+def _fit(parts: list[str], limit: int) -> str:
+    out: list[str] = []
+    used = 0
+    for p in parts:
+        if used + len(p) + 1 > limit:
+            break
+        out.append(p)
+        used += len(p) + 1
+    return "\n".join(out)
+
+
+def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, list[int]]:
+    """Returns the text to inject and the ids of memories it names."""
+    limit = env_int("MEMORY_INJECT_MAX_CHARS")
+    parts: list[str] = []
+    if source in ("compact", "resume", "clear", "fork"):
+        h = handoff.latest(ws, session_id)
+        if h and h["content"].strip():
+            parts.append(f"Handoff from the memory plugin (state of the work before the {source}, "
+                         f"{_date(h['created_at'])}):\n{h['content']}")
+    else:
+        max_age = env_int("MEMORY_HANDOFF_MAX_AGE_HOURS") * 3600
+        h = handoff.latest(ws, None, max_age_s=max_age)
+        if h and h["session_id"] != session_id and h["content"].strip():
+            parts.append(f"Handoff from the memory plugin (where the previous session in this project "
+                         f"stopped, {_date(h['created_at'])}):\n{h['content']}")
+    hits = [x for x in useful_memories(ws.db, ws.project.key, env_int("MEMORY_STARTUP_MEMORIES") * 2)
+            if x.session_id != session_id and x.importance >= 0.4][: env_int("MEMORY_STARTUP_MEMORIES")]
+    if hits:
+        parts.append(f"Memories of project {ws.project.name} from earlier sessions:")
+        parts += [_hit_line(x) for x in hits]
+    if not parts:
+        return "", []
+    text = _fit(parts, limit)
+    used = [x.id for x in hits if f"#{x.id})" in text]
+    store.log_access(ws.db, used, "inject-start", session_id)
+    return text, used
+
+
+def prompt_recall(ws: Workspace, session_id: str, prompt: str) -> tuple[str, list[int]]:
+    """Memories relevant to a prompt, from other sessions, not already injected in this one."""
+    if len(prompt.strip()) < 8 or prompt.lstrip().startswith("/"):
+        return "", []
+    shown = {r[0] for r in ws.db.execute(
+        "SELECT DISTINCT memory_id FROM access_log WHERE session_id = ? AND kind LIKE 'inject%'", (session_id,))}
+    hits = keyword_search(ws.db, prompt, limit=env_int("MEMORY_PROMPT_RECALL_LIMIT") + len(shown),
+                          filters=Filters(exclude_session=session_id), min_terms=2)
+    prompt_hash = store.content_hash(prompt)
+    hits = [h for h in hits if h.id not in shown and store.content_hash(h.content) != prompt_hash]
+    hits = hits[: env_int("MEMORY_PROMPT_RECALL_LIMIT")]
+    if not hits:
+        return "", []
+    text = _fit(["Memories from earlier sessions that relate to this request:", *map(_hit_line, hits)],
+                min(4000, env_int("MEMORY_INJECT_MAX_CHARS")))
+    ids = [h.id for h in hits if f"#{h.id})" in text]
+    store.log_access(ws.db, ids, "inject-prompt", session_id, prompt)
+    return text, ids

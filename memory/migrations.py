@@ -1,0 +1,144 @@
+"""Ordered schema migrations: migration N brings `PRAGMA user_version` from N-1 to N. Append only."""
+
+from __future__ import annotations
+
+import sqlite3
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from collections.abc import Callable
+
+
+
+def run_script(db: sqlite3.Connection, script: str) -> None:
+    """Run several statements inside the caller's transaction (executescript would commit first)."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            db.execute(pending)
+            pending = ""
+    if pending.strip():
+        db.execute(pending)
+
+
+def m001_initial(db: sqlite3.Connection) -> None:
+    run_script(
+        db,
+        """
+        CREATE TABLE memories (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            session_id TEXT,
+            type TEXT NOT NULL DEFAULT 'observation',
+            title TEXT NOT NULL,
+            title_key TEXT NOT NULL,
+            content TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            importance REAL NOT NULL DEFAULT 0.5,
+            confidence REAL NOT NULL DEFAULT 0.5,
+            tags TEXT NOT NULL DEFAULT '',
+            files TEXT NOT NULL DEFAULT '',
+            source TEXT NOT NULL DEFAULT 'hook',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            accessed_at REAL,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            expires_at REAL
+        );
+        CREATE UNIQUE INDEX memories_content_hash ON memories(project, content_hash);
+        CREATE UNIQUE INDEX memories_title_key ON memories(project, title_key);
+        CREATE INDEX memories_created ON memories(project, created_at);
+        CREATE INDEX memories_importance ON memories(project, importance);
+        CREATE INDEX memories_session ON memories(session_id, created_at);
+        CREATE INDEX memories_type ON memories(project, type, created_at);
+
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            title, content, tags,
+            content='memories', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, title, content, tags)
+            VALUES (new.id, new.title, new.content, new.tags);
+        END;
+        CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, title, content, tags)
+            VALUES ('delete', old.id, old.title, old.content, old.tags);
+        END;
+        CREATE TRIGGER memories_au AFTER UPDATE OF title, content, tags ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, title, content, tags)
+            VALUES ('delete', old.id, old.title, old.content, old.tags);
+            INSERT INTO memories_fts(rowid, title, content, tags)
+            VALUES (new.id, new.title, new.content, new.tags);
+        END;
+
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'completed')),
+            source TEXT,
+            cwd TEXT,
+            transcript_path TEXT,
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            end_reason TEXT,
+            summary TEXT,
+            prompt_count INTEGER NOT NULL DEFAULT 0,
+            tool_call_count INTEGER NOT NULL DEFAULT 0,
+            last_event_at REAL
+        );
+        CREATE INDEX sessions_started ON sessions(project, started_at);
+
+        CREATE TABLE session_state (
+            session_id TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            state TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        );
+
+        CREATE TABLE handoffs (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            trigger TEXT NOT NULL,
+            content TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX handoffs_session ON handoffs(session_id, created_at);
+        CREATE INDEX handoffs_project ON handoffs(project, created_at);
+
+        CREATE TABLE access_log (
+            id INTEGER PRIMARY KEY,
+            memory_id INTEGER NOT NULL,
+            session_id TEXT,
+            kind TEXT NOT NULL,
+            query TEXT,
+            at REAL NOT NULL
+        );
+        CREATE INDEX access_log_memory ON access_log(memory_id);
+        CREATE INDEX access_log_session ON access_log(session_id, memory_id);
+
+        CREATE TABLE queue (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL DEFAULT '{}',
+            dedup_key TEXT UNIQUE,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'running', 'done', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            run_after REAL NOT NULL DEFAULT 0,
+            locked_by TEXT,
+            locked_at REAL,
+            error TEXT,
+            created_at REAL NOT NULL,
+            finished_at REAL
+        );
+        CREATE INDEX queue_pending ON queue(status, run_after);
+
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial]

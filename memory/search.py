@@ -1,0 +1,180 @@
+"""Keyword recall (BM25 over FTS5) and the 3-layer search API: compact hits, timeline, full details."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+
+STOPWORDS = frozenset(
+    """a an the and or not no of to in on at by for from with without into onto over under about as is are was
+    were be been being am do does did doing have has had having it its it's this that these those there here
+    i me my we our you your he she they them their his her what which who whom whose when where why how
+    can could should would will shall may might must just also too very so than then now please pls thanks
+    hi hello ok okay yes let's lets get got make made use using want need like some any all each more most
+    other such only own same again further once up down out off if else but because while until again
+    и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было вот
+    от меня еще нет о из ему теперь когда даже ну вдруг ли если уже или ни быть был него до вас нибудь опять
+    уж вам ведь там потом себя ничего ей может они тут где есть надо ней для мы тебя их чем была сам чтоб без
+    будто чего раз тоже себе под будет ж тогда кто этот того потому этого какой совсем ним здесь этом один""".split()
+)
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def terms(text: str, limit: int = 24) -> list[str]:
+    """Content words of a text, lower-cased, stop words and 1-character tokens dropped, in order."""
+    out: list[str] = []
+    for w in _WORD.findall(text.lower()):
+        if len(w) < 2 or w in STOPWORDS or w.isdigit() and len(w) < 3:
+            continue
+        if w not in out:
+            out.append(w)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def fts_query(text: str) -> str | None:
+    """User text turned into a safe FTS5 query: every term quoted (no syntax errors), OR-ed.
+
+    Non-ASCII words get a prefix match on a shortened stem, since the porter stemmer is English-only.
+    """
+    parts = []
+    for t in terms(text):
+        if not t.isascii() and len(t) > 5:
+            parts.append(f'"{t[: max(4, len(t) - 2)]}"*')
+        else:
+            parts.append(f'"{t}"')
+    return " OR ".join(parts) if parts else None
+
+
+class Hit:
+    __slots__ = ("id", "title", "type", "score", "created_at", "session_id", "content", "importance", "project")
+
+    def __init__(self, id: int, title: str, type: str, score: float, created_at: float, session_id: str | None,
+                 content: str, importance: float, project: str) -> None:
+        self.id, self.title, self.type, self.score = id, title, type, score
+        self.created_at, self.session_id, self.content = created_at, session_id, content
+        self.importance, self.project = importance, project
+
+    def compact(self) -> dict[str, object]:
+        return {"id": self.id, "title": self.title, "type": self.type, "score": round(self.score, 3),
+                "date": time.strftime("%Y-%m-%d", time.localtime(self.created_at))}
+
+
+class Filters:
+    def __init__(self, types: list[str] | None = None, since: float | None = None, until: float | None = None,
+                 session_id: str | None = None, exclude_session: str | None = None, project: str | None = None,
+                 include_expired: bool = False) -> None:
+        self.types, self.since, self.until = types, since, until
+        self.session_id, self.exclude_session = session_id, exclude_session
+        self.project, self.include_expired = project, include_expired
+
+    def sql(self, alias: str = "m") -> tuple[str, list[object]]:
+        where: list[str] = []
+        args: list[object] = []
+        if self.types:
+            where.append(f"{alias}.type IN ({','.join('?' * len(self.types))})")
+            args += self.types
+        if self.since is not None:
+            where.append(f"{alias}.created_at >= ?")
+            args.append(self.since)
+        if self.until is not None:
+            where.append(f"{alias}.created_at < ?")
+            args.append(self.until)
+        if self.session_id:
+            where.append(f"{alias}.session_id = ?")
+            args.append(self.session_id)
+        if self.exclude_session:
+            where.append(f"({alias}.session_id IS NULL OR {alias}.session_id != ?)")
+            args.append(self.exclude_session)
+        if self.project:
+            where.append(f"{alias}.project = ?")
+            args.append(self.project)
+        if not self.include_expired:
+            where.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
+            args.append(time.time())
+        return (" AND " + " AND ".join(where)) if where else "", args
+
+
+def _hit(row: sqlite3.Row, score: float) -> Hit:
+    return Hit(row["id"], row["title"], row["type"], score, row["created_at"], row["session_id"],
+               row["content"], row["importance"], row["project"])
+
+
+def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filters | None = None,
+                   min_terms: int = 1) -> list[Hit]:
+    """BM25 (title weighted over content over tags), filters applied before the cut, then a gentle boost
+    for importance. `min_terms` drops hits that share fewer distinct content words with the query."""
+    match = fts_query(query)
+    if not match:
+        return []
+    where, args = (filters or Filters()).sql()
+    rows = db.execute(
+        f"""SELECT m.*, bm25(memories_fts, 3.0, 1.0, 0.5) AS rank
+            FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+            WHERE memories_fts MATCH ? {where}
+            ORDER BY rank LIMIT ?""",
+        [match, *args, max(limit * 4, 20)],
+    ).fetchall()
+    qterms = terms(query)
+    hits = []
+    for row in rows:
+        if min_terms > 1 and _shared_terms(qterms, f"{row['title']} {row['content']} {row['tags']}") < min_terms:
+            continue
+        score = -row["rank"] * (0.75 + 0.5 * row["importance"])
+        hits.append(_hit(row, score))
+    hits.sort(key=lambda h: -h.score)
+    return hits[:limit]
+
+
+def _shared_terms(qterms: list[str], text: str) -> int:
+    words = set(_WORD.findall(text.lower()))
+    stems = {w[:5] for w in words}
+    return sum(1 for t in qterms if t in words or t[:5] in stems)
+
+
+def timeline(db: sqlite3.Connection, anchor_id: int, before: int = 5, after: int = 5) -> list[sqlite3.Row]:
+    """Memories recorded around one memory in the same project, oldest first."""
+    anchor = db.execute("SELECT * FROM memories WHERE id = ?", (anchor_id,)).fetchone()
+    if anchor is None:
+        return []
+    earlier = db.execute(
+        """SELECT * FROM memories WHERE project = ? AND (created_at < ? OR (created_at = ? AND id < ?))
+           ORDER BY created_at DESC, id DESC LIMIT ?""",
+        (anchor["project"], anchor["created_at"], anchor["created_at"], anchor_id, before),
+    ).fetchall()
+    later = db.execute(
+        """SELECT * FROM memories WHERE project = ? AND (created_at > ? OR (created_at = ? AND id > ?))
+           ORDER BY created_at, id LIMIT ?""",
+        (anchor["project"], anchor["created_at"], anchor["created_at"], anchor_id, after),
+    ).fetchall()
+    return [*reversed(earlier), anchor, *later]
+
+
+def useful_memories(db: sqlite3.Connection, project: str, limit: int, *,
+                    exclude_types: tuple[str, ...] = ("prompt",)) -> list[Hit]:
+    """The project's most useful memories for a fresh session: importance, recency and use, blended.
+
+    Candidates come from two indexed cuts (most important, most recent) so the cost does not grow with
+    the table."""
+    now = time.time()
+    marks = ",".join("?" * len(exclude_types))
+    cand: dict[int, sqlite3.Row] = {}
+    for order in ("importance DESC, created_at DESC", "created_at DESC"):
+        for row in db.execute(
+            f"""SELECT * FROM memories WHERE project = ? AND type NOT IN ({marks})
+                AND (expires_at IS NULL OR expires_at > ?) ORDER BY {order} LIMIT 200""",
+            (project, *exclude_types, now),
+        ):
+            cand[row["id"]] = row
+    hits = []
+    for row in cand.values():
+        age_days = max(0.0, (now - (row["updated_at"] or row["created_at"])) / 86400)
+        recency = 1.0 / (1.0 + age_days / 7)
+        use = min(1.0, (row["access_count"] or 0) / 10)
+        score = 0.55 * row["importance"] + 0.3 * recency + 0.15 * use
+        hits.append(_hit(row, score))
+    hits.sort(key=lambda h: -h.score)
+    return hits[:limit]

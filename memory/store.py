@@ -1,0 +1,149 @@
+"""The memories table: save with privacy filter, dedup and low-value filter; forget; fetch."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import time
+
+from memory.classify import TYPES, is_low_value
+from memory.config import env_int
+from memory.db import Tx
+from memory.privacy import clean
+
+
+class NewMemory:
+    # A plain class, not a dataclass: importing dataclasses costs a hook ~10 ms.
+    def __init__(self, title: str, content: str, type: str = "observation", importance: float = 0.5,
+                 confidence: float = 0.5, tags: list[str] | None = None, files: list[str] | None = None,
+                 source: str = "hook", session_id: str | None = None, created_at: float | None = None,
+                 expires_at: float | None = None) -> None:
+        self.title = title
+        self.content = content
+        self.type = type
+        self.importance = importance
+        self.confidence = confidence
+        self.tags = tags or []
+        self.files = files or []
+        self.source = source
+        self.session_id = session_id
+        self.created_at = created_at
+        self.expires_at = expires_at
+
+    def __repr__(self) -> str:
+        return f"NewMemory({self.type}: {self.title!r})"
+
+
+class Saved:
+    def __init__(self, id: int | None, action: str) -> None:
+        self.id = id
+        self.action = action  # inserted, updated (same title), duplicate (same content), dropped
+
+    def __repr__(self) -> str:
+        return f"Saved({self.id}, {self.action})"
+
+
+def normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(normalise(text).encode("utf-8", "replace")).hexdigest()
+
+
+def cap(text: str, limit: int | None = None) -> str:
+    """Keep the head and the tail of a huge text: errors are usually at the end."""
+    limit = limit or env_int("MEMORY_MAX_CAPTURE_CHARS")
+    if len(text) <= limit:
+        return text
+    head = int(limit * 0.6)
+    tail = limit - head - 40
+    return f"{text[:head]}\n[... {len(text) - head - tail} characters cut ...]\n{text[-tail:]}"
+
+
+def _prepare(m: NewMemory) -> tuple[str, str]:
+    title = re.sub(r"\s+", " ", clean(m.title)).strip()[:200]
+    content = cap(clean(m.content).strip())
+    return title, content
+
+
+def save(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_value: bool = True) -> Saved:
+    if m.type not in TYPES:
+        raise ValueError(f"unknown memory type {m.type!r}; use one of: {', '.join(TYPES)}")
+    title, content = _prepare(m)
+    if not title and content:
+        title = content.splitlines()[0][:120]
+    if not title or not content or (filter_low_value and is_low_value(title, content)):
+        return Saved(None, "dropped")
+    now = time.time()
+    created = m.created_at or now
+    chash = content_hash(f"{title}\n{content}")
+    tkey = normalise(title)
+    tags = ",".join(sorted({clean(t).strip().lower() for t in m.tags if t.strip()}))
+    files = "\n".join(dict.fromkeys(clean(f) for f in m.files if f))
+    with Tx(db):
+        row = db.execute(
+            "SELECT id FROM memories WHERE project = ? AND content_hash = ?", (project, chash)
+        ).fetchone()
+        if row:
+            db.execute("UPDATE memories SET updated_at = ? WHERE id = ?", (now, row["id"]))
+            return Saved(row["id"], "duplicate")
+        row = db.execute(
+            "SELECT id, tags, files, importance FROM memories WHERE project = ? AND title_key = ?",
+            (project, tkey),
+        ).fetchone()
+        if row:
+            merged_tags = ",".join(sorted(set(filter(None, (row["tags"] + "," + tags).split(",")))))
+            merged_files = "\n".join(dict.fromkeys(filter(None, (row["files"] + "\n" + files).split("\n"))))
+            db.execute(
+                """UPDATE memories SET content = ?, content_hash = ?, type = ?, importance = ?, tags = ?,
+                   files = ?, session_id = COALESCE(?, session_id), updated_at = ?, expires_at = ?
+                   WHERE id = ?""",
+                (content, chash, m.type, max(row["importance"], m.importance), merged_tags, merged_files,
+                 m.session_id, now, m.expires_at, row["id"]),
+            )
+            return Saved(row["id"], "updated")
+        cur = db.execute(
+            """INSERT INTO memories (project, session_id, type, title, title_key, content, content_hash,
+               importance, confidence, tags, files, source, created_at, updated_at, expires_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (project, m.session_id, m.type, title, tkey, content, chash, float(m.importance),
+             float(m.confidence), tags, files, m.source, created, now, m.expires_at),
+        )
+        return Saved(cur.lastrowid, "inserted")
+
+
+def forget(db: sqlite3.Connection, ids: list[int]) -> list[int]:
+    """Delete memories by id; returns the ids that existed."""
+    gone = []
+    with Tx(db):
+        for mid in ids:
+            if db.execute("DELETE FROM memories WHERE id = ?", (mid,)).rowcount:
+                db.execute("DELETE FROM access_log WHERE memory_id = ?", (mid,))
+                gone.append(mid)
+    return gone
+
+
+def get_many(db: sqlite3.Connection, ids: list[int]) -> list[sqlite3.Row]:
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    rows = {r["id"]: r for r in db.execute(f"SELECT * FROM memories WHERE id IN ({marks})", ids)}
+    return [rows[i] for i in ids if i in rows]
+
+
+def log_access(db: sqlite3.Connection, ids: list[int], kind: str, session_id: str | None = None,
+               query: str | None = None) -> None:
+    if not ids:
+        return
+    now = time.time()
+    with Tx(db):
+        db.executemany(
+            "INSERT INTO access_log (memory_id, session_id, kind, query, at) VALUES (?, ?, ?, ?, ?)",
+            [(i, session_id, kind, clean(query)[:200] if query else None, now) for i in ids],
+        )
+        db.executemany(
+            "UPDATE memories SET accessed_at = ?, access_count = access_count + 1 WHERE id = ?",
+            [(now, i) for i in ids],
+        )

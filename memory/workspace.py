@@ -1,0 +1,63 @@
+"""A project's place in the data dir: projects/<key>/memory.db, session-state.json, project.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+from memory.config import data_home
+from memory.db import connect
+from memory.project import Project, identify
+
+
+def write_private(path: str, text: str) -> None:
+    """Atomic, owner-only write (a reader never sees half a file)."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+class Workspace:
+    def __init__(self, project: Project, home: str | None = None) -> None:
+        self.project = project
+        self.home = home or data_home()
+        self.dir = os.path.join(self.home, "projects", project.key)
+        self.db_path = os.path.join(self.dir, "memory.db")
+        self.state_path = os.path.join(self.dir, "session-state.json")
+        self._db: sqlite3.Connection | None = None
+
+    @classmethod
+    def for_dir(cls, folder: str | None, home: str | None = None) -> Workspace:
+        return cls(identify(folder), home)
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            fresh = not os.path.exists(self.db_path)
+            self._db = connect(self.db_path)
+            if fresh or not os.path.exists(os.path.join(self.dir, "project.json")):
+                write_private(os.path.join(self.dir, "project.json"), json.dumps(
+                    {"key": self.project.key, "name": self.project.name, "root": self.project.root,
+                     "remote": self.project.remote}, indent=2))
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def all_projects(home: str | None = None) -> list[dict[str, str]]:
+    base = os.path.join(home or data_home(), "projects")
+    out = []
+    for key in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        try:
+            with open(os.path.join(base, key, "project.json"), encoding="utf-8") as fh:
+                out.append(json.load(fh))
+        except (OSError, ValueError):
+            continue
+    return out
