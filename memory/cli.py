@@ -1,0 +1,337 @@
+"""The `memory` command line: the same operations as the library, one command each."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import Any
+
+import click
+
+from memory import store
+from memory.classify import TYPES
+from memory.db import DatabaseCorrupt
+from memory.search import Filters, keyword_search, timeline
+from memory.timeparse import parse_when
+from memory.workspace import Workspace, all_projects
+
+
+def _workspace(project: str | None) -> Workspace:
+    """--project takes a folder (its git project) or a project key/name from `memory stats --all`."""
+    if project and not os.path.isdir(project):
+        for meta in all_projects():
+            if project in (meta.get("key"), meta.get("name")):
+                return Workspace.for_dir(meta["root"]) if os.path.isdir(meta["root"]) else _by_key(meta)
+        raise click.UsageError(f"no project {project!r}: give a folder, or a key or name from `memory projects`")
+    return Workspace.for_dir(project or os.environ.get("MEMORY_PROJECT_DIR") or os.getcwd())
+
+
+def _by_key(meta: dict[str, Any]) -> Workspace:
+    from memory.project import Project
+
+    return Workspace(Project(meta["key"], meta["name"], meta["root"], meta.get("remote")))
+
+
+def _open(project: str | None) -> Workspace:
+    ws = _workspace(project)
+    try:
+        ws.db  # noqa: B018 - opens and migrates
+    except DatabaseCorrupt as exc:
+        click.echo(f"memory: {exc}; a fresh database was created", err=True)
+    return ws
+
+
+def _date(ts: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
+
+
+def _emit(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+project_option = click.option("--project", "-p", help="Project folder, or a project key or name (default: cwd).")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def _when(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return parse_when(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="claude-memory-plugin", message="memory %(version)s")
+def cli() -> None:
+    """Persistent memory for Claude Code: search, inspect and manage what the plugin remembers."""
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 200))
+@click.option("--type", "types", multiple=True, type=click.Choice(TYPES), help="Only these types (repeatable).")
+@click.option("--since", help="Only memories since a date (2026-11-01) or an age (7d, 12h).")
+@click.option("--until", help="Only memories before a date or an age.")
+@click.option("--session", help="Only memories of this session id.")
+@project_option
+@json_option
+def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: str | None, until: str | None,
+           session: str | None, project: str | None, as_json: bool) -> None:
+    """Search memories (layer 1: id, title, type, score, date)."""
+    ws = _open(project)
+    text = " ".join(query)
+    hits = keyword_search(ws.db, text, limit=limit, filters=Filters(
+        types=list(types) or None, since=_when(since), until=_when(until), session_id=session))
+    store.log_access(ws.db, [h.id for h in hits], "search", None, text)
+    if as_json:
+        _emit([h.compact() for h in hits])
+        return
+    if not hits:
+        click.echo("no memories match")
+        return
+    for h in hits:
+        c = h.compact()
+        click.echo(f"#{c['id']:<6} {c['date']}  {c['type']:<11} {c['score']:>7.2f}  {h.title}")
+
+
+@cli.command(name="timeline")
+@click.argument("memory_id", type=int)
+@click.option("--before", default=5, show_default=True, type=click.IntRange(0, 100))
+@click.option("--after", default=5, show_default=True, type=click.IntRange(0, 100))
+@project_option
+@json_option
+def timeline_cmd(memory_id: int, before: int, after: int, project: str | None, as_json: bool) -> None:
+    """Memories recorded around one memory (layer 2)."""
+    ws = _open(project)
+    rows = timeline(ws.db, memory_id, before, after)
+    if not rows:
+        raise click.ClickException(f"no memory #{memory_id} in project {ws.project.name}; "
+                                   "find ids with `memory search`")
+    if as_json:
+        _emit([{"id": r["id"], "title": r["title"], "type": r["type"], "date": _date(r["created_at"]),
+                "session_id": r["session_id"], "anchor": r["id"] == memory_id} for r in rows])
+        return
+    for r in rows:
+        mark = ">" if r["id"] == memory_id else " "
+        click.echo(f"{mark} #{r['id']:<6} {_date(r['created_at'])}  {r['type']:<11} {r['title']}")
+
+
+@cli.command()
+@click.argument("ids", nargs=-1, type=int, required=True)
+@project_option
+@json_option
+def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
+    """Full content of memories by id (layer 3)."""
+    ws = _open(project)
+    rows = store.get_many(ws.db, list(ids))
+    missing = sorted(set(ids) - {r["id"] for r in rows})
+    store.log_access(ws.db, [r["id"] for r in rows], "get")
+    if as_json:
+        _emit([dict(r) for r in rows])
+    else:
+        for r in rows:
+            click.echo(f"#{r['id']} [{r['type']}] {r['title']}")
+            click.echo(f"  date: {_date(r['created_at'])}  importance: {r['importance']:.2f}  "
+                       f"session: {r['session_id'] or '-'}  tags: {r['tags'] or '-'}")
+            if r["files"]:
+                click.echo(f"  files: {', '.join(r['files'].splitlines())}")
+            click.echo("")
+            click.echo(r["content"])
+            click.echo("")
+    if missing:
+        raise click.ClickException(f"no memory with id {', '.join(map(str, missing))}")
+
+
+def _parse_jsonl_line(line: str, number: int) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except ValueError as exc:
+        raise click.ClickException(f"line {number}: not JSON ({exc.msg}); give one JSON object per line") from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("content", obj.get("title")), str):
+        raise click.ClickException(f"line {number}: needs an object with a string \"content\" (and \"title\")")
+    if obj.get("type", "observation") not in TYPES:
+        raise click.ClickException(f"line {number}: type must be one of {', '.join(TYPES)}")
+    return obj
+
+
+@cli.command()
+@click.argument("text", nargs=-1)
+@click.option("--title", "-t", help="Title (default: the first line of the content).")
+@click.option("--type", "type_", default="learning", show_default=True, type=click.Choice(TYPES))
+@click.option("--importance", default=0.7, show_default=True, type=click.FloatRange(0, 1))
+@click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
+@click.option("--jsonl", is_flag=True, help="Read many memories from stdin, one JSON object per line "
+              "(title, content, type, project, created_at optional); print their ids.")
+@project_option
+@json_option
+def save(text: tuple[str, ...], title: str | None, type_: str, importance: float, tags: tuple[str, ...],
+         jsonl: bool, project: str | None, as_json: bool) -> None:
+    """Save a memory from the arguments or stdin."""
+    if jsonl:
+        results = []
+        spaces: dict[str | None, Workspace] = {}
+        # Every line is checked before any is saved: a bad line leaves the store untouched.
+        objects = [(n, _parse_jsonl_line(line, n)) for n, line in enumerate(sys.stdin, start=1) if line.strip()]
+        for number, obj in objects:
+            proj = obj.get("project") or project
+            ws = spaces.get(proj) or spaces.setdefault(proj, _open(proj))
+            created = obj.get("created_at")
+            if isinstance(created, str):
+                created = _when(created)
+            content = str(obj.get("content") or obj.get("title"))
+            saved = store.save(ws.db, ws.project.key, store.NewMemory(
+                title=str(obj.get("title") or content.splitlines()[0][:120]), content=content,
+                type=obj.get("type", "observation"), importance=float(obj.get("importance", 0.5)),
+                tags=[str(t) for t in obj.get("tags", [])], source="cli", created_at=created,
+                session_id=obj.get("session_id")), filter_low_value=False)
+            results.append({"line": number, "id": saved.id, "action": saved.action})
+        if as_json:
+            _emit(results)
+        else:
+            for r in results:
+                click.echo(f"{r['id']}\t{r['action']}")
+        return
+    content = " ".join(text).strip() or (sys.stdin.read().strip() if not sys.stdin.isatty() else "")
+    if not content:
+        raise click.UsageError("nothing to save: give the text as arguments or on stdin")
+    ws = _open(project)
+    saved = store.save(ws.db, ws.project.key, store.NewMemory(
+        title=title or content.splitlines()[0][:120], content=content, type=type_, importance=importance,
+        tags=list(tags), source="cli"), filter_low_value=False)
+    if saved.id is None:
+        raise click.ClickException("nothing left to save once private text and secrets were removed")
+    if as_json:
+        _emit({"id": saved.id, "action": saved.action})
+    else:
+        click.echo(f"saved #{saved.id} ({saved.action})")
+
+
+@cli.command()
+@click.argument("ids", nargs=-1, type=int, required=True)
+@project_option
+def forget(ids: tuple[int, ...], project: str | None) -> None:
+    """Delete memories by id."""
+    ws = _open(project)
+    gone = store.forget(ws.db, list(ids))
+    missing = sorted(set(ids) - set(gone))
+    if gone:
+        click.echo(f"forgot {', '.join(f'#{i}' for i in gone)}")
+    if missing:
+        raise click.ClickException(f"no memory with id {', '.join(map(str, missing))}")
+
+
+@cli.command()
+@project_option
+@json_option
+def stats(project: str | None, as_json: bool) -> None:
+    """Counts of memories, sessions, handoffs and queued work for the project."""
+    from memory.stats import project_stats
+
+    data = project_stats(_open(project))
+    if as_json:
+        _emit(data)
+        return
+    click.echo(f"project   {data['project']} ({data['root']})")
+    click.echo(f"database  {data['database']} ({data['database_bytes'] / 1024:.0f} KiB)")
+    click.echo(f"memories  {data['memories']}  " + "  ".join(f"{k}:{v}" for k, v in data["by_type"].items()))
+    click.echo("sessions  " + "  ".join(f"{k}:{v}" for k, v in data["sessions"].items()))
+    click.echo(f"tool calls {data['tool_calls']}  handoffs {data['handoffs']}  injections {data['injections']}")
+    click.echo("queue     " + ("  ".join(f"{k}:{v}" for k, v in data["queue"].items()) or "empty"))
+
+
+@cli.command()
+@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
+@project_option
+@json_option
+def sessions(limit: int, project: str | None, as_json: bool) -> None:
+    """Recent sessions of the project with their summaries."""
+    ws = _open(project)
+    rows = [dict(r) for r in ws.db.execute(
+        "SELECT * FROM sessions WHERE project = ? ORDER BY started_at DESC LIMIT ?", (ws.project.key, limit))]
+    if as_json:
+        _emit(rows)
+        return
+    if not rows:
+        click.echo("no sessions recorded yet")
+    for r in rows:
+        click.echo(f"{r['id'][:8]}  {_date(r['started_at'])}  {r['status']:<9} prompts:{r['prompt_count']} "
+                   f"tools:{r['tool_call_count']}  {r['summary'] or ''}")
+
+
+@cli.command()
+@json_option
+def projects(as_json: bool) -> None:
+    """Every project that has a memory database."""
+    rows = all_projects()
+    if as_json:
+        _emit(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['key']:<40} {r['root']}")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--home", type=click.Path(file_okay=False), help="Data dir to replay into (default: a new scratch dir).")
+@click.option("--cwd", help="Project folder to use instead of the cwd recorded in the events.")
+@click.option("--show", type=click.IntRange(0, 100000), default=300, show_default=True,
+              help="Characters of each hook's output to show.")
+@json_option
+def replay(file: str, home: str | None, cwd: str | None, show: int, as_json: bool) -> None:
+    """Feed recorded hook events (JSON lines) or a transcript through the real hook processes."""
+    from memory.replay import replay as run_replay
+
+    home = home or tempfile.mkdtemp(prefix="memory-replay-")
+    env = {**os.environ, "MEMORY_HOME": home}
+    results = []
+    for r in run_replay(file, cwd=cwd, env=env):
+        results.append(r)
+        if as_json:
+            continue
+        if r.get("entry") is None:
+            click.echo(f"{r['event'] or '?':<20} skipped ({r['skipped']})")
+            continue
+        out = r["stdout"].strip()
+        click.echo(f"{r['event']:<20} exit {r['exit_code']}  {r['ms']:>7.1f} ms  "
+                   f"{(out[:show] + ('...' if len(out) > show else '')) if out else '(no output)'}")
+    if as_json:
+        _emit({"home": home, "results": results})
+    else:
+        ran = [r for r in results if r.get("entry")]
+        if ran:
+            ms = sorted(r["ms"] for r in ran)
+            click.echo(f"{len(ran)} hooks, p50 {ms[len(ms) // 2]:.1f} ms, max {ms[-1]:.1f} ms; data in {home}")
+        bad = [r for r in ran if r["exit_code"] != 0]
+        if bad:
+            raise click.ClickException(f"{len(bad)} hook(s) exited non-zero")
+
+
+@cli.command()
+@project_option
+@json_option
+def doctor(project: str | None, as_json: bool) -> None:
+    """What is installed, which providers are available, data dir and database health."""
+    from memory.doctor import report
+
+    data = report(_workspace(project))
+    if as_json:
+        _emit(data)
+    else:
+        for key, value in data.items():
+            if isinstance(value, dict):
+                click.echo(f"{key}:")
+                for k, v in value.items():
+                    click.echo(f"  {k}: {v}")
+            else:
+                click.echo(f"{key}: {value}")
+    if not data["database"].get("ok", True):
+        sys.exit(1)
+
+
+def main() -> None:
+    cli(prog_name="memory")

@@ -1,0 +1,31 @@
+"""Figures about a project's memory: counts by type, sessions, queue, database size."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from memory import queue
+from memory.workspace import Workspace
+
+
+def project_stats(ws: Workspace) -> dict[str, Any]:
+    db = ws.db
+    by_type = {r["type"]: r["n"] for r in db.execute(
+        "SELECT type, count(*) AS n FROM memories GROUP BY type ORDER BY n DESC")}
+    sessions = {r["status"]: r["n"] for r in db.execute("SELECT status, count(*) AS n FROM sessions GROUP BY status")}
+    size = sum(os.path.getsize(ws.db_path + s) for s in ("", "-wal") if os.path.exists(ws.db_path + s))
+    return {
+        "project": ws.project.name,
+        "project_key": ws.project.key,
+        "root": ws.project.root,
+        "database": ws.db_path,
+        "database_bytes": size,
+        "memories": sum(by_type.values()),
+        "by_type": by_type,
+        "sessions": sessions,
+        "tool_calls": db.execute("SELECT coalesce(sum(tool_call_count), 0) FROM sessions").fetchone()[0],
+        "handoffs": db.execute("SELECT count(*) FROM handoffs").fetchone()[0],
+        "injections": db.execute("SELECT count(*) FROM access_log WHERE kind LIKE 'inject%'").fetchone()[0],
+        "queue": queue.counts(db),
+    }
