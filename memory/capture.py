@@ -16,8 +16,10 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
 _ERROR_LINE = re.compile(r"(error|exception|traceback|failed|failure|fatal|panic|cannot|not found|denied)", re.I)
 _DECISION = re.compile(
-    r"(?:^|(?<=[.!?\n]))\s*([^.!?\n]*\b(?:decided|decision:|we(?:'ll| will) use|going with|chose|from now on|"
-    r"always use|never use|instead of|convention)\b[^.!?\n]*[.!?]?)", re.I)
+    r"(\bdecided\b|\bdecision\s*:|\bwe(?:'ll| will) use\b|\bgoing with\b|\bchose\b|\bfrom now on\b|"
+    r"\balways use\b|\bnever use\b|\binstead of\b|\bconvention\b)", re.I)
+# A sentence ends at . ! ? followed by white space (so "app.py" does not end one), or at a line break.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 class Capture:
@@ -211,10 +213,10 @@ def prompt_event(prompt: str, session: str | None) -> Capture:
 
 
 def decisions_in(text: str) -> list[str]:
-    out = []
-    for m in _DECISION.finditer(text):
-        sentence = " ".join(m.group(1).split()).strip(" -*")
-        if 12 <= len(sentence) <= 400 and sentence not in out:
+    out: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        sentence = " ".join(sentence.split()).strip(" -*#>")
+        if _DECISION.search(sentence) and 12 <= len(sentence) <= 400 and sentence not in out:
             out.append(sentence)
     return out[:5]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from memory import handoff, store
+from memory import state as session_state
 from memory.config import env_int
 from memory.search import Filters, Hit, keyword_search, useful_memories
 from memory.workspace import Workspace
@@ -21,6 +22,8 @@ def _hit_line(h: Hit, width: int = 240) -> str:
     body = " ".join(h.content.split())
     if body.lower().startswith(h.title.lower()):
         body = body[len(h.title):].lstrip(" :-")
+    elif body.lower() in h.title.lower():  # e.g. "Asked: <prompt>" whose content is the prompt itself
+        body = ""
     text = f"- [{h.type}] {h.title}"
     if body:
         text += f": {body[:width]}{'...' if len(body) > width else ''}"
@@ -44,9 +47,13 @@ def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, lis
     parts: list[str] = []
     if source in ("compact", "resume", "clear", "fork"):
         h = handoff.latest(ws, session_id)
-        if h and h["content"].strip():
+        # A resumed conversation still holds what was injected into it: the same handoff is not repeated.
+        # After compact or clear the context is gone, so the handoff always comes back.
+        seen = session_state.load(ws, session_id).get("injected_handoffs", []) if source in ("resume", "fork") else []
+        if h and h["content"].strip() and h["id"] not in seen:
             parts.append(f"Handoff from the memory plugin (state of the work before the {source}, "
                          f"{_date(h['created_at'])}):\n{h['content']}")
+            session_state.update(ws, session_id, lambda s: session_state.push_unique(s, "injected_handoffs", h["id"]))
     else:
         max_age = env_int("MEMORY_HANDOFF_MAX_AGE_HOURS") * 3600
         h = handoff.latest(ws, None, max_age_s=max_age)

@@ -1,0 +1,122 @@
+"""Fixtures that run the real Claude Code CLI offline against the fake Messages API.
+
+``claude_bin`` finds the CLI (``scripts/install-claude-code`` puts it in ``.tools/``, or set
+``MEMORY_CLAUDE_BIN``); it skips when missing, and fails instead when ``CI`` is set.
+``run_claude`` runs one ``claude -p`` invocation and returns a ``ClaudeRun``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_harness import REPO, ClaudeRun, RunClaude, find_transcript
+from fake_anthropic import FakeAnthropic, Json, Script
+
+DEFAULT_BIN = REPO / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude"
+# Variables of an enclosing Claude Code session or a real account must not leak into the runs.
+_STRIPPED_PREFIXES = ("ANTHROPIC_", "CLAUDE", "OTEL_", "MEMORY_", "AWS_", "GOOGLE_", "VERTEX_")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "e2e: runs the real Claude Code CLI against a fake Messages API")
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    configured = os.environ.get("MEMORY_CLAUDE_BIN")
+    path = Path(configured) if configured else DEFAULT_BIN
+    if path.is_file() and os.access(path, os.X_OK):
+        return path
+    reason = f"Claude Code CLI not found at {path}: run scripts/install-claude-code or set MEMORY_CLAUDE_BIN"
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def fake_api() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as fake:
+        yield fake
+
+
+@pytest.fixture
+def memory_home(tmp_path: Path) -> Path:
+    """The plugin's data dir for this test (exported as MEMORY_HOME to every run)."""
+    path = tmp_path / "memory-home"
+    path.mkdir()
+    return path
+
+
+def _base_env(home: Path, fake: FakeAnthropic, memory_home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_STRIPPED_PREFIXES)}
+    env.update(
+        HOME=str(home),
+        ANTHROPIC_BASE_URL=fake.base_url,
+        ANTHROPIC_API_KEY="sk-ant-e2e-dummy-key",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        MEMORY_HOME=str(memory_home),
+        NO_COLOR="1",
+    )
+    return env
+
+
+@pytest.fixture
+def run_claude(claude_bin: Path, fake_api: FakeAnthropic, memory_home: Path) -> RunClaude:
+    def run(
+        prompt: str,
+        *,
+        cwd: Path,
+        home: Path,
+        plugin_dir: Path,
+        script: Script,
+        extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        resume: str | None = None,
+        timeout: float = 120,
+    ) -> ClaudeRun:
+        home.mkdir(parents=True, exist_ok=True)
+        args = [str(claude_bin), "-p", prompt, "--plugin-dir", str(plugin_dir)]
+        args += ["--allowedTools", "Read", "Edit", "Write", "Bash", "--output-format", "json"]
+        if resume:
+            args += ["--resume", resume]
+        args += list(extra_args)
+        full_env = _base_env(home, fake_api, memory_home)
+        full_env.update(env or {})
+
+        fake_api.script = script
+        first = len(fake_api.requests)
+        proc = subprocess.Popen(
+            args,
+            cwd=cwd,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # so a timeout can kill the CLI together with its hooks
+        )
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+            pytest.fail(f"claude timed out after {timeout}s\nstdout={stdout[-2000:]}\nstderr={stderr[-2000:]}")
+        assert not fake_api.errors, f"fake API script raised: {fake_api.errors}"
+        output: Json | None
+        try:
+            parsed: Any = json.loads(stdout)
+            output = parsed if isinstance(parsed, dict) else None
+        except ValueError:
+            output = None
+        transcript = find_transcript(home, (output or {}).get("session_id"))
+        return ClaudeRun(proc.returncode, output, stderr, fake_api.requests[first:], transcript, stdout)
+
+    return run

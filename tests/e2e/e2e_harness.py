@@ -1,0 +1,159 @@
+"""Helpers for the end-to-end tests: the result of one CLI run, transcript readers, a git project."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple, Protocol
+
+from fake_anthropic import Json, Script, is_main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class ClaudeRun(NamedTuple):
+    returncode: int
+    output: Json | None  # parsed stdout of --output-format json
+    stderr: str
+    requests: list[Json]  # every POST /v1/messages body received during this run, in order
+    transcript: Path | None  # HOME/.claude/projects/<encoded cwd>/<session_id>.jsonl
+    stdout: str = ""
+
+    @property
+    def session_id(self) -> str | None:
+        return (self.output or {}).get("session_id")
+
+    @property
+    def main_requests(self) -> list[Json]:
+        return [b for b in self.requests if is_main(b)]
+
+    def describe(self) -> str:
+        return f"rc={self.returncode}\nstdout={self.stdout[-2000:]}\nstderr={self.stderr[-2000:]}"
+
+
+class RunClaude(Protocol):
+    def __call__(
+        self,
+        prompt: str,
+        *,
+        cwd: Path,
+        home: Path,
+        plugin_dir: Path,
+        script: Script,
+        extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        resume: str | None = None,
+        timeout: float = 120,
+    ) -> ClaudeRun: ...
+
+
+def find_transcript(home: Path, session_id: str | None) -> Path | None:
+    if not session_id:
+        return None
+    hits = sorted((home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
+    return hits[0] if hits else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Transcript helpers (the format is unofficial: read defensively)
+
+
+def transcript_entries(path: Path) -> list[Json]:
+    entries: list[Json] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            entries.append(entry)
+    return entries
+
+
+def hook_timings(path: Path, command_contains: str = "") -> list[tuple[str, int | None]]:
+    """(hook name, durationMs) of every hook run the transcript recorded.
+
+    Sources: ``attachment`` lines of type ``hook_success`` and the ``hookInfos`` of
+    ``system``/``stop_hook_summary`` lines (Stop hooks, always recorded). Claude Code 2.1.330 writes
+    a ``hook_success`` attachment only for a hook that printed something: silent hooks leave no trace.
+    """
+    timings: list[tuple[str, int | None]] = []
+    for entry in transcript_entries(path):
+        att = entry.get("attachment")
+        if isinstance(att, dict) and att.get("type") == "hook_success":
+            if command_contains in str(att.get("command", "")):
+                timings.append((str(att.get("hookName")), att.get("durationMs")))
+        if entry.get("type") == "system" and entry.get("subtype") == "stop_hook_summary":
+            for info in entry.get("hookInfos") or []:
+                if command_contains in str(info.get("command", "")):
+                    timings.append(("Stop", info.get("durationMs")))
+    return timings
+
+
+def make_git_repo(path: Path, files: Mapping[str, str]) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        (path / name).write_text(content)
+    git = ["git", "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid"]
+    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=path, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "init"], cwd=path, check=True)
+    return path
+
+
+PROBE_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Stop",
+    "PreCompact",
+    "PostCompact",
+    "SessionEnd",
+)
+
+_PROBE_HOOK = """\
+import json, sys
+event = sys.argv[1]
+payload = json.load(sys.stdin)
+with open(LOG, "a", encoding="utf-8") as f:
+    f.write(json.dumps(payload) + "\\n")
+if event == "SessionStart":
+    context = "PROBE-CONTEXT source=" + str(payload.get("source"))
+    out = {"hookEventName": "SessionStart", "additionalContext": context}
+    print(json.dumps({"hookSpecificOutput": out}))
+"""
+
+
+def make_probe_plugin(root: Path, log: Path) -> Path:
+    """A plugin named `probe` whose hooks append each payload to ``log`` (one JSON a line).
+
+    Its SessionStart hook also answers ``PROBE-CONTEXT source=<source>`` as additionalContext.
+    Hooks use exec form with this interpreter's absolute path (a pyenv shim would need HOME).
+    """
+    (root / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+    (root / "hooks").mkdir(exist_ok=True)
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "probe"}))
+    script = "${CLAUDE_PLUGIN_ROOT}/hooks/log.py"
+    hooks = {
+        e: [{"hooks": [{"type": "command", "command": sys.executable, "args": [script, e]}]}] for e in PROBE_EVENTS
+    }
+    (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": hooks}, indent=1))
+    (root / "hooks" / "log.py").write_text(f"LOG = {str(log)!r}\n" + _PROBE_HOOK)
+    return root
+
+
+def probe_events(log: Path) -> list[Json]:
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def event_label(payload: Json) -> str:
+    """E.g. 'SessionStart:startup', 'PreToolUse:Read', 'PreCompact:manual', 'Stop'."""
+    detail = payload.get("source") or payload.get("trigger") or payload.get("tool_name")
+    name = str(payload.get("hook_event_name"))
+    return f"{name}:{detail}" if detail else name
