@@ -80,7 +80,8 @@ def prompt_recall(ws: Workspace, session_id: str, prompt: str) -> tuple[str, lis
     shown = {r[0] for r in ws.db.execute(
         "SELECT DISTINCT memory_id FROM access_log WHERE session_id = ? AND kind LIKE 'inject%'", (session_id,))}
     hits = keyword_search(ws.db, prompt, limit=env_int("MEMORY_PROMPT_RECALL_LIMIT") + len(shown),
-                          filters=Filters(exclude_session=session_id), min_terms=2)
+                          filters=Filters(exclude_session=session_id), min_terms=2,
+                          max_candidates=env_int("MEMORY_RECALL_CANDIDATES"))
     prompt_hash = store.content_hash(prompt)
     hits = [h for h in hits if h.id not in shown and store.content_hash(h.content) != prompt_hash]
     hits = hits[: env_int("MEMORY_PROMPT_RECALL_LIMIT")]

@@ -49,7 +49,7 @@ def m001_initial(db: sqlite3.Connection) -> None:
         CREATE UNIQUE INDEX memories_content_hash ON memories(project, content_hash);
         CREATE UNIQUE INDEX memories_title_key ON memories(project, title_key);
         CREATE INDEX memories_created ON memories(project, created_at);
-        CREATE INDEX memories_importance ON memories(project, importance);
+        CREATE INDEX memories_importance ON memories(project, importance, created_at);
         CREATE INDEX memories_session ON memories(session_id, created_at);
         CREATE INDEX memories_type ON memories(project, type, created_at);
 

@@ -1,21 +1,16 @@
-"""Shared fixtures: a scratch data dir, a git project, real hook processes, the recorded payloads."""
+"""Fixtures: a scratch data dir, a git project, a hook runner that checks the hook contract."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("MEMORY_SHARED_DIR", ROOT.parent / "shared"))
-PAYLOADS = SHARED / "data" / "claude-code" / "hook-payloads"
-PAYLOADS_NEW = SHARED / "data" / "claude-code" / "hook-payloads-2.1.197"
-TRANSCRIPTS = SHARED / "data" / "claude-code" / "transcripts"
+sys.path.insert(0, str(Path(__file__).parent))  # tests import `helpers` from here
+
+from helpers import HookRunner, make_git_project  # noqa: E402
 
 
 @pytest.fixture
@@ -27,76 +22,11 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return data
 
 
-def make_git_project(path: Path, remote: str | None = None) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    if remote:
-        subprocess.run(["git", "-C", str(path), "remote", "add", "origin", remote], check=True)
-    return path
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     proj = make_git_project(tmp_path / "app")
     (proj / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
     return proj
-
-
-def load_payload(name: str, *, new: bool = True) -> dict[str, Any]:
-    folder = PAYLOADS_NEW if new else PAYLOADS
-    return json.loads((folder / f"{name}.json").read_text())
-
-
-class HookRunner:
-    """Runs hooks exactly as Claude Code does: the launcher in a new process, the event on stdin."""
-
-    def __init__(self, project: Path, session: str = "sess-1") -> None:
-        self.project = project
-        self.session = session
-        self.results: list[dict[str, Any]] = []
-
-    def event(self, name: str, **fields: Any) -> dict[str, Any]:
-        return {"session_id": self.session, "transcript_path": "", "cwd": str(self.project),
-                "hook_event_name": name, **fields}
-
-    def run(self, entry: str, event: dict[str, Any] | bytes | str) -> dict[str, Any]:
-        data = event if isinstance(event, bytes) else (event.encode() if isinstance(event, str)
-                                                        else json.dumps(event).encode())
-        proc = subprocess.run([str(ROOT / "hooks" / "run"), entry], input=data, capture_output=True, timeout=60)
-        out = proc.stdout.decode()
-        parsed = json.loads(out) if out.strip() else None
-        result = {"exit_code": proc.returncode, "stdout": out, "json": parsed, "stderr": proc.stderr.decode()}
-        self.results.append(result)
-        return result
-
-    def context(self, result: dict[str, Any]) -> str:
-        if not result["json"]:
-            return ""
-        return str(result["json"]["hookSpecificOutput"].get("additionalContext", ""))
-
-    # Convenience wrappers for the events of a session.
-    def start(self, source: str = "startup") -> str:
-        return self.context(self.run("session_start", self.event("SessionStart", source=source)))
-
-    def prompt(self, text: str) -> str:
-        return self.context(self.run("user_prompt_submit", self.event("UserPromptSubmit", prompt=text)))
-
-    def tool(self, tool: str, tool_input: dict[str, Any], response: Any = None, *, failed: str | None = None,
-             **extra: Any) -> dict[str, Any]:
-        if failed is not None:
-            ev = self.event("PostToolUseFailure", tool_name=tool, tool_input=tool_input, error=failed, **extra)
-        else:
-            ev = self.event("PostToolUse", tool_name=tool, tool_input=tool_input, tool_response=response, **extra)
-        return self.run("post_tool_use", ev)
-
-    def stop(self, message: str = "") -> dict[str, Any]:
-        return self.run("stop", self.event("Stop", stop_hook_active=False, last_assistant_message=message))
-
-    def compact(self, trigger: str = "manual") -> dict[str, Any]:
-        return self.run("pre_compact", self.event("PreCompact", trigger=trigger, custom_instructions=""))
-
-    def end(self, reason: str = "other") -> dict[str, Any]:
-        return self.run("session_end", self.event("SessionEnd", reason=reason))
 
 
 @pytest.fixture
@@ -106,14 +36,3 @@ def hooks(home: Path, project: Path) -> Iterator[HookRunner]:
     for r in runner.results:  # the contract, checked after every test that ran hooks
         assert r["exit_code"] == 0, r
         assert not r["stdout"].strip() or isinstance(r["json"], dict), r
-
-
-def all_bytes_under(folder: Path) -> Callable[[bytes], list[str]]:
-    def find(needle: bytes) -> list[str]:
-        hits = []
-        for path in folder.rglob("*"):
-            if path.is_file() and needle in path.read_bytes():
-                hits.append(str(path))
-        return hits
-
-    return find

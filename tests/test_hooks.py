@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import PAYLOADS, PAYLOADS_NEW, ROOT, HookRunner, all_bytes_under, load_payload
+from helpers import PAYLOADS, PAYLOADS_NEW, ROOT, HookRunner, all_bytes_under, load_payload
 
 from memory.project import identify
 
@@ -267,7 +267,7 @@ def test_private_text_and_secrets_never_reach_the_disk(hooks: HookRunner, home: 
 
 
 def test_project_identity_is_the_git_root_not_the_folder_name(tmp_path: Path, home: Path) -> None:
-    from conftest import make_git_project
+    from helpers import make_git_project
 
     a = make_git_project(tmp_path / "one" / "app")
     b = make_git_project(tmp_path / "two" / "app")
