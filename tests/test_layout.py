@@ -37,3 +37,11 @@ def test_marketplace_lists_the_plugin_from_this_folder() -> None:
     (entry,) = market["plugins"]
     assert entry["name"] == "memory" and entry["source"] == "./"
     assert market["owner"]["name"]
+
+
+def test_readme_documents_every_environment_variable() -> None:
+    from memory.config import ENV_VARS
+
+    readme = (ROOT / "README.md").read_text()
+    missing = [name for name in ENV_VARS if f"`{name}`" not in readme]
+    assert not missing, f"README lacks {missing}"
