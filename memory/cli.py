@@ -242,6 +242,11 @@ def stats(project: str | None, as_json: bool) -> None:
     click.echo("sessions  " + "  ".join(f"{k}:{v}" for k, v in data["sessions"].items()))
     click.echo(f"tool calls {data['tool_calls']}  handoffs {data['handoffs']}  injections {data['injections']}")
     click.echo("queue     " + ("  ".join(f"{k}:{v}" for k, v in data["queue"].items()) or "empty"))
+    for label, key in (("outlines (all sessions)", "outlines"), ("outlines (last session)", "outlines_last_session")):
+        o = data[key]
+        pct = 100 * o["tokens_saved"] / o["original_tokens"] if o["original_tokens"] else 0.0
+        click.echo(f"{label}: {o['outlined_reads']} reads, {o['tokens_saved']:,} of {o['original_tokens']:,} "
+                   f"tokens saved ({pct:.0f}%)")
 
 
 @cli.command()
@@ -309,6 +314,30 @@ def replay(file: str, home: str | None, cwd: str | None, show: int, as_json: boo
         bad = [r for r in ran if r["exit_code"] != 0]
         if bad:
             raise click.ClickException(f"{len(bad)} hook(s) exited non-zero")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@json_option
+def outline(file: str, as_json: bool) -> None:
+    """Print the tree-sitter outline of a code file (--json: structured symbols)."""
+    from parser import estimate_tokens, outline_file
+
+    result = outline_file(file)
+    if as_json:
+        data = result.to_json()
+        data["symbols"] = [{"name": s["name"], "kind": s["kind"], "start_line": s["start_line"],
+                            "end_line": s["end_line"], "signature": s["signature"], "parent": s["parent"],
+                            "doc": s["doc"]} for s in data["symbols"]]
+        _emit(data)
+        return
+    text = result.render()
+    with open(file, "rb") as fh:
+        original = estimate_tokens(fh.read())
+    click.echo(text)
+    if result.parsed:
+        click.echo(f"-- {len(result.symbols)} symbols; ~{estimate_tokens(text):,} tokens instead of ~{original:,}",
+                   err=True)
 
 
 @cli.command()

@@ -16,6 +16,9 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_HANDOFF_MAX_AGE_HOURS": ("72", "a project handoff older than this is not injected on startup"),
     "MEMORY_MAX_CAPTURE_CHARS": ("2000", "what is kept of one tool output or observation"),
     "MEMORY_LOW_VALUE_PATTERNS": ("", "extra regexes (one per line) for observations not worth keeping"),
+    "MEMORY_OUTLINE": ("on", "off: full Reads of large code files are never replaced by an outline"),
+    "MEMORY_OUTLINE_MIN_LINES": ("200", "a file needs this many lines before a full Read returns its outline"),
+    "MEMORY_OUTLINE_MAX_BYTES": ("4000000", "files larger than this are passed through (not parsed in a hook)"),
     "MEMORY_AUTO_SETUP": ("1", "0 stops an installed plugin from building its venv in the data dir"),
     "MEMORY_LOG_LEVEL": ("warning", "hook log level: debug, info, warning, error"),
 }

@@ -141,4 +141,35 @@ def m001_initial(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial]
+def m002_outlines(db: sqlite3.Connection) -> None:
+    run_script(
+        db,
+        """
+        CREATE TABLE file_signatures (
+            path TEXT PRIMARY KEY,
+            language TEXT,
+            content_hash TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime REAL NOT NULL,
+            total_lines INTEGER NOT NULL,
+            symbols INTEGER NOT NULL,
+            outline TEXT NOT NULL,
+            original_tokens INTEGER NOT NULL,
+            outline_tokens INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            accessed_at REAL NOT NULL
+        );
+        CREATE TABLE token_savings (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT,
+            path TEXT NOT NULL,
+            original_tokens INTEGER NOT NULL,
+            outline_tokens INTEGER NOT NULL,
+            at REAL NOT NULL
+        );
+        CREATE INDEX token_savings_session ON token_savings(session_id);
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_outlines]

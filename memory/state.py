@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 
 State = dict  # dict[str, Any]: a plain alias, evaluating the generic would import typing
 LIST_CAPS = {"files_modified": 60, "files_read": 60, "decisions": 20, "errors": 10, "fixed": 10,
-             "prompts": 8, "commands": 15, "blockers": 10}
+             "prompts": 8, "commands": 15, "blockers": 10, "outlined": 500, "injected_handoffs": 50}
 
 
 def empty_state(session_id: str, project: str) -> State:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from memory import queue
+from memory import outline_cache, queue
 from memory.workspace import Workspace
 
 
@@ -28,4 +28,12 @@ def project_stats(ws: Workspace) -> dict[str, Any]:
         "handoffs": db.execute("SELECT count(*) FROM handoffs").fetchone()[0],
         "injections": db.execute("SELECT count(*) FROM access_log WHERE kind LIKE 'inject%'").fetchone()[0],
         "queue": queue.counts(db),
+        "outlines": outline_cache.savings(db),
+        "outlines_last_session": outline_cache.savings(db, _last_session(ws)),
+        "outlines_cached_files": db.execute("SELECT count(*) FROM file_signatures").fetchone()[0],
     }
+
+
+def _last_session(ws: Workspace) -> str:
+    row = ws.db.execute("SELECT session_id FROM token_savings ORDER BY at DESC LIMIT 1").fetchone()
+    return row["session_id"] if row else ""

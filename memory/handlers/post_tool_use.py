@@ -1,4 +1,5 @@
-"""PostToolUse and PostToolUseFailure: turn the tool call into observations and session state."""
+"""PostToolUse and PostToolUseFailure: turn the tool call into observations and session state; a full
+Read of a large code file gets its outline instead of its body (memory/outline_read.py)."""
 
 from __future__ import annotations
 
@@ -17,4 +18,8 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     sid = session_id(event)
     touch_session(ws, event, tools=1)
     apply(ws, sid, capture.tool_event(event, ws.project.root))
+    if event.get("tool_name") == "Read" and event.get("hook_event_name") == "PostToolUse":
+        from memory.outline_read import maybe_outline
+
+        return maybe_outline(ws, event, sid)
     return None

@@ -1,0 +1,99 @@
+"""Outlines of code files cached in SQLite (`file_signatures`), and the tokens they saved (`token_savings`).
+
+A hit (same path, size and mtime, confirmed by the content hash) costs no parse and does not even import
+tree-sitter. A changed file's entry is replaced; entries of deleted files are pruned."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+
+from memory.db import Tx
+
+
+class Cached:
+    __slots__ = ("language", "total_lines", "symbols", "outline", "original_tokens", "outline_tokens", "hit")
+
+    def __init__(self, language: str | None, total_lines: int, symbols: int, outline: str, original_tokens: int,
+                 outline_tokens: int, hit: bool) -> None:
+        self.language, self.total_lines, self.symbols, self.outline = language, total_lines, symbols, outline
+        self.original_tokens, self.outline_tokens, self.hit = original_tokens, outline_tokens, hit
+
+
+def _ensure_site_packages() -> None:
+    """Hooks run with `python -S`: add the venv's site-packages when tree-sitter is needed.
+
+    Under -S, sys.prefix is the base interpreter's, so the venv is found as the folder above bin/python."""
+    import sys
+
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    lib = os.path.join(venv if os.path.exists(os.path.join(venv, "pyvenv.cfg")) else sys.prefix, "lib")
+    for name in os.listdir(lib) if os.path.isdir(lib) else []:
+        candidate = os.path.join(lib, name, "site-packages")
+        if name.startswith("python") and os.path.isdir(candidate) and candidate not in sys.path:
+            import site
+
+            site.addsitedir(candidate)
+
+
+def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_result) -> Cached | None:
+    """The outline of a file whose bytes are `data`; None when it has none (unknown language, minified,
+    unparseable, tree-sitter missing)."""
+    digest = hashlib.sha256(data).hexdigest()
+    row = db.execute("SELECT * FROM file_signatures WHERE path = ?", (path,)).fetchone()
+    now = time.time()
+    if row and row["size"] == stat.st_size and row["mtime"] == stat.st_mtime and row["content_hash"] == digest:
+        with Tx(db):
+            db.execute("UPDATE file_signatures SET accessed_at = ? WHERE path = ?", (now, path))
+        return Cached(row["language"], row["total_lines"], row["symbols"], row["outline"], row["original_tokens"],
+                      row["outline_tokens"], True)
+    _ensure_site_packages()
+    try:
+        from parser import estimate_tokens, outline_source
+    except ImportError:  # stdlib-only fallback interpreter: no outline, the Read passes through
+        return None
+    outline = outline_source(data, path)
+    if not outline.parsed or not outline.symbols:
+        return None
+    text = outline.render()
+    original = estimate_tokens(data)
+    cached = Cached(outline.language, outline.total_lines, len(outline.symbols), text, original,
+                    estimate_tokens(text), False)
+    with Tx(db):
+        db.execute(
+            """INSERT OR REPLACE INTO file_signatures (path, language, content_hash, size, mtime, total_lines,
+               symbols, outline, original_tokens, outline_tokens, created_at, accessed_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (path, cached.language, digest, stat.st_size, stat.st_mtime, cached.total_lines, cached.symbols, text,
+             cached.original_tokens, cached.outline_tokens, now, now),
+        )
+    return cached
+
+
+def record_saving(db: sqlite3.Connection, session_id: str, path: str, original: int, shown: int) -> None:
+    with Tx(db):
+        db.execute(
+            "INSERT INTO token_savings (session_id, path, original_tokens, outline_tokens, at) VALUES (?, ?, ?, ?, ?)",
+            (session_id, path, original, shown, time.time()),
+        )
+
+
+def savings(db: sqlite3.Connection, session_id: str | None = None) -> dict[str, int]:
+    where, args = ("WHERE session_id = ?", (session_id,)) if session_id else ("", ())
+    row = db.execute(
+        f"""SELECT count(*) AS reads, coalesce(sum(original_tokens), 0) AS original,
+            coalesce(sum(outline_tokens), 0) AS shown FROM token_savings {where}""", args).fetchone()
+    return {"outlined_reads": row["reads"], "original_tokens": row["original"], "outline_tokens": row["shown"],
+            "tokens_saved": row["original"] - row["shown"]}
+
+
+def prune(db: sqlite3.Connection, limit: int = 500) -> int:
+    """Drop cached outlines of files that no longer exist (least recently used first, bounded)."""
+    rows = db.execute("SELECT path FROM file_signatures ORDER BY accessed_at LIMIT ?", (limit,)).fetchall()
+    gone = [r["path"] for r in rows if not os.path.exists(r["path"])]
+    if gone:
+        with Tx(db):
+            db.executemany("DELETE FROM file_signatures WHERE path = ?", [(p,) for p in gone])
+    return len(gone)

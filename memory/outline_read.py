@@ -1,0 +1,77 @@
+"""A full Read of a large code file: the model gets the file's outline instead of its body.
+
+Mechanism (chosen by testing the real client, see the README): PostToolUse `updatedToolOutput`. The Read
+really runs, so Claude Code's read-state holds the whole file and a following Edit works; only the text the
+model sees is replaced. Reads with offset/limit pass through, and so does a second full Read of a file
+already outlined in this session (or subagent): the agent insisted."""
+
+from __future__ import annotations
+
+import os
+
+from memory import outline_cache
+from memory import state as session_state
+from memory.config import env, env_int
+from memory.workspace import Workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def _header(rel: str, c: outline_cache.Cached) -> str:
+    saved = max(0, c.original_tokens - c.outline_tokens)
+    return (
+        f"[memory plugin] Outline of {rel} ({c.language}, {c.total_lines} lines, {c.symbols} symbols). "
+        f"The bodies were withheld: about {saved:,} of {c.original_tokens:,} tokens saved. "
+        f"Each entry is Lstart-end and the signature; the row numbers before the tab are outline rows, not "
+        f"file lines. To see code, Read this file with offset=<start line> and limit=<number of lines>. "
+        f"A second full Read of this file returns it whole.\n"
+    )
+
+
+def maybe_outline(ws: Workspace, event: dict[str, Any], sid: str) -> dict[str, Any] | None:
+    """The PostToolUse output that replaces a Read's result with an outline, or None to pass through."""
+    if env("MEMORY_OUTLINE").lower() in ("off", "0", "false", "no"):
+        return None
+    tin = event.get("tool_input")
+    resp = event.get("tool_response")
+    if not isinstance(tin, dict) or not isinstance(resp, dict) or resp.get("type") != "text":
+        return None
+    if any(tin.get(k) not in (None, "") for k in ("offset", "limit", "pages")):
+        return None  # a targeted read: the agent knows what it wants
+    file = resp.get("file")
+    path = tin.get("file_path")
+    if not isinstance(file, dict) or not isinstance(path, str) or file.get("startLine", 1) != 1:
+        return None
+    total = file.get("totalLines") or file.get("numLines") or 0
+    if not isinstance(total, int) or total < env_int("MEMORY_OUTLINE_MIN_LINES"):
+        return None  # checked first: small files never pay for importing the parser package
+    from parser.languages import language_for_path
+
+    if language_for_path(path) is None:
+        return None
+    key = f"{event.get('agent_id') or 'main'}:{path}"
+    if key in session_state.load(ws, sid).get("outlined", []):
+        return None  # asked for the whole file again
+    try:
+        st = os.stat(path)
+        if st.st_size > env_int("MEMORY_OUTLINE_MAX_BYTES"):
+            return None
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None  # binary
+    cached = outline_cache.get_outline(ws.db, path, data, st)
+    if cached is None or cached.outline_tokens > cached.original_tokens * 0.5:
+        return None  # no outline, or not worth withholding the body for
+    rel = os.path.relpath(path, ws.project.root) if path.startswith(ws.project.root + os.sep) else path
+    content = _header(rel, cached) + cached.outline
+    outline_cache.record_saving(ws.db, sid, path, cached.original_tokens, cached.outline_tokens)
+    session_state.update(ws, sid, lambda s: session_state.push_unique(s, "outlined", key))
+    replaced = dict(file)
+    replaced.update(content=content, numLines=content.count("\n") + 1, startLine=1)
+    return {"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                   "updatedToolOutput": {**resp, "file": replaced}}}
