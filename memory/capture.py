@@ -14,11 +14,10 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
-_ERROR_LINE = re.compile(r"(error|exception|traceback|failed|failure|fatal|panic|cannot|not found|denied)", re.I)
-_DECISION = re.compile(
-    r"(\bdecided\b|\bdecision\s*:|\bwe(?:'ll| will) use\b|\bgoing with\b|\bchose\b|\bfrom now on\b|"
-    r"\balways use\b|\bnever use\b|\binstead of\b|\bconvention\b)", re.I)
-# A sentence ends at . ! ? followed by white space (so "app.py" does not end one), or at a line break.
+_ERROR_WORDS = ("error", "exception", "traceback", "failed", "failure", "fatal", "panic", "cannot", "not found",
+                "denied")
+_DECISION_PHRASES = ("decided", "decision:", "decision -", "we'll use", "we will use", "going with", " chose ",
+                     "from now on", "always use", "never use", "instead of", "convention")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -56,7 +55,7 @@ def _text(value: Any) -> str:
 
 def _first_error(text: str) -> str:
     for line in text.splitlines():
-        if _ERROR_LINE.search(line):
+        if any(w in line.lower() for w in _ERROR_WORDS):
             return line.strip()[:300]
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1].strip()[:300] if lines else ""
@@ -216,7 +215,8 @@ def decisions_in(text: str) -> list[str]:
     out: list[str] = []
     for sentence in _SENTENCE_END.split(text):
         sentence = " ".join(sentence.split()).strip(" -*#>")
-        if _DECISION.search(sentence) and 12 <= len(sentence) <= 400 and sentence not in out:
+        lower = f" {sentence.lower()} "
+        if any(p in lower for p in _DECISION_PHRASES) and 12 <= len(sentence) <= 400 and sentence not in out:
             out.append(sentence)
     return out[:5]
 

@@ -1,4 +1,6 @@
-"""Heuristics: which type a memory is, and whether it is worth keeping at all."""
+"""Heuristics: which type a memory is, and whether it is worth keeping at all.
+
+Keyword sets rather than big regexes: compiling those costs a hook process several ms at every start."""
 
 from __future__ import annotations
 
@@ -9,26 +11,29 @@ from memory.config import env
 TYPES = ("bugfix", "feature", "refactor", "decision", "discovery", "change", "observation", "fact", "handoff",
          "prompt", "learning")
 
-_RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("decision", re.compile(
-        r"\b(decided|decision|we('ll| will) use|going with|chose|choose to|prefer(red)? .* over|instead of|"
-        r"from now on|always use|never use|should always|should never|convention|agreed)\b", re.I)),
-    ("bugfix", re.compile(
-        r"\b(fix(e[ds])?|bug|regression|crash(es|ed)?|traceback|exception|broken|failing|fails?|error|"
-        r"workaround|resolved?)\b", re.I)),
-    ("refactor", re.compile(
-        r"\b(refactor(ed|ing)?|renam(e|ed|ing)|extract(ed)?|clean(ed)? ?up|simplif(y|ied)|restructur|"
-        r"reorganiz|dedup|move[ds]? .* to)\b", re.I)),
-    ("discovery", re.compile(
-        r"\b(found|discover(ed)?|turns out|learned|noticed|realized|it appears|root cause|the reason)\b", re.I)),
-    ("feature", re.compile(
-        r"\b(add(ed|s)?|implement(ed|s)?|introduc(e|ed)|new|support(s|ed)?|create[ds]?|build|enable)\b", re.I)),
+# type -> (single words, phrases); the first type with a hit wins, so the order matters.
+_RULES: list[tuple[str, frozenset[str], tuple[str, ...]]] = [
+    ("decision", frozenset("decided decision chose agreed convention".split()),
+     ("we'll use", "we will use", "going with", "choose to", "instead of", "from now on", "always use",
+      "never use", "should always", "should never")),
+    ("bugfix", frozenset("fix fixed fixes bug bugs regression crash crashes crashed traceback exception broken "
+                         "failing fail fails error errors workaround resolve resolved".split()), ()),
+    ("refactor", frozenset("refactor refactored refactoring rename renamed renaming extract extracted simplify "
+                           "simplified restructure restructured reorganize reorganized dedup cleanup".split()),
+     ("clean up", "cleaned up", "moved to")),
+    ("discovery", frozenset("found discover discovered learned noticed realized".split()),
+     ("turns out", "it appears", "root cause", "the reason")),
+    ("feature", frozenset("add added adds implement implemented implements introduce introduced new support "
+                          "supports supported create created creates build enable".split()), ()),
 ]
+_WORD = re.compile(r"[a-z']+")
 
 
 def classify(text: str, default: str = "observation") -> str:
-    for kind, pattern in _RULES:
-        if pattern.search(text):
+    lower = text.lower()
+    words = set(_WORD.findall(lower))
+    for kind, keywords, phrases in _RULES:
+        if words & keywords or any(p in lower for p in phrases):
             return kind
     return default
 
@@ -39,17 +44,20 @@ DEFAULT_LOW_VALUE = [
     r"^Asked: (ok|okay|yes|no|y|n|thanks|thank you|continue|go on|go ahead|proceed|sure|hi|hello)[.!?]*$",
     r"^(Searched|Listed) ",
 ]
+_LOW_VALUE: list[re.Pattern[str]] | None = None
 
 
 def low_value_patterns() -> list[re.Pattern[str]]:
-    extra = [line.strip() for line in env("MEMORY_LOW_VALUE_PATTERNS").splitlines() if line.strip()]
-    out = []
-    for p in DEFAULT_LOW_VALUE + extra:
-        try:
-            out.append(re.compile(p, re.I))
-        except re.error:
-            continue  # a bad user pattern is skipped, not fatal
-    return out
+    global _LOW_VALUE
+    if _LOW_VALUE is None:
+        extra = [line.strip() for line in env("MEMORY_LOW_VALUE_PATTERNS").splitlines() if line.strip()]
+        _LOW_VALUE = []
+        for p in DEFAULT_LOW_VALUE + extra:
+            try:
+                _LOW_VALUE.append(re.compile(p, re.I))
+            except re.error:
+                continue  # a bad user pattern is skipped, not fatal
+    return _LOW_VALUE
 
 
 def is_low_value(title: str, content: str) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-_TAG = re.compile(r"<\s*(/?)\s*private\b[^>]*>", re.I)
+_TAG_SOURCE = r"<\s*(/?)\s*private\b[^>]*>"
 
 
 def strip_private(text: str) -> str:
@@ -17,7 +17,7 @@ def strip_private(text: str) -> str:
     out: list[str] = []
     depth = 0
     pos = 0
-    for m in _TAG.finditer(text):
+    for m in _pattern("private-tag", _TAG_SOURCE, re.I).finditer(text):
         if depth == 0:
             out.append(text[pos : m.start()])
         closing = m.group(1) == "/"
@@ -31,34 +31,48 @@ def strip_private(text: str) -> str:
     return "".join(out)
 
 
-# (kind, pattern, group to redact or 0 for the whole match)
-_SECRETS: list[tuple[str, re.Pattern[str], int]] = [
-    ("private-key", re.compile(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)",
-        re.S), 0),
-    ("aws-access-key", re.compile(r"\b(AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"), 0),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"), 0),
-    ("openai-key", re.compile(r"\bsk-(proj-|svcacct-)?[A-Za-z0-9_\-]{20,}"), 0),
-    ("github-token", re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), 0),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"), 0),
-    ("stripe-key", re.compile(r"\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{16,}"), 0),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 0),
-    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}"), 0),
-    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), 0),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), 0),
-    ("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]+:([^\s@/'\"]+)@"), 1),
-    ("bearer-token", re.compile(r"(?i)\b(?:bearer|token)\s+([A-Za-z0-9._~+/\-]{20,}=*)"), 1),
-    ("aws-secret", re.compile(r"(?i)aws_?secret_?access_?key['\"]?\s*[:=]\s*['\"]?([A-Za-z0-9/+=]{30,})"), 1),
-    ("assigned-secret", re.compile(
-        r"(?i)\b[A-Z0-9_]*(?:password|passwd|pwd|secret|token|api_?key|access_?key|private_?key|client_?secret"
-        r"|auth)[A-Z0-9_]*['\"]?\s*[:=]\s*['\"]?([^\s'\"`,;()\[\]{}<>]{6,})(?=[\s'\"`,;]|$)",
-        re.M), 1),
+# (kind, trigger substrings (lower case), pattern, group to redact or 0 for the whole match).
+# Patterns are compiled on first use, and only run when a trigger occurs in the text: compiling all of
+# them costs a hook process several ms, and most texts contain none of the triggers.
+_SECRETS: list[tuple[str, tuple[str, ...], str, int, int]] = [
+    ("private-key", ("private key",),
+     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", 0, re.S),
+    ("aws-access-key", ("akia", "asia", "agpa", "aida", "aroa", "anpa"),
+     r"\b(AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b", 0, 0),
+    ("anthropic-key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_\-]{16,}", 0, 0),
+    ("openai-key", ("sk-",), r"\bsk-(proj-|svcacct-)?[A-Za-z0-9_\-]{20,}", 0, 0),
+    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})", 0, 0),
+    ("gitlab-token", ("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}", 0, 0),
+    ("slack-token", ("xox",), r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", 0, 0),
+    ("stripe-key", ("_live_", "_test_"), r"\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{16,}", 0, 0),
+    ("google-api-key", ("aiza",), r"\bAIza[0-9A-Za-z_\-]{35}", 0, 0),
+    ("npm-token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}", 0, 0),
+    ("huggingface-token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}", 0, 0),
+    ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0, 0),
+    ("url-password", ("://",), r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]+:([^\s@/'\"]+)@", 1, 0),
+    ("bearer-token", ("bearer", "token"), r"\b(?:bearer|token)\s+([A-Za-z0-9._~+/\-]{20,}=*)", 1, re.I),
+    ("aws-secret", ("secret",), r"aws_?secret_?access_?key['\"]?\s*[:=]\s*['\"]?([A-Za-z0-9/+=]{30,})", 1, re.I),
+    ("assigned-secret", ("pass", "pwd", "secret", "token", "key", "auth"),
+     r"\b[A-Z0-9_]*(?:password|passwd|pwd|secret|token|api_?key|access_?key|private_?key|client_?secret"
+     r"|auth)[A-Z0-9_]*['\"]?\s*[:=]\s*['\"]?([^\s'\"`,;()\[\]{}<>]{6,})(?=[\s'\"`,;]|$)", 1, re.I | re.M),
 ]
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(kind: str, source: str, flags: int) -> re.Pattern[str]:
+    pattern = _COMPILED.get(kind)
+    if pattern is None:
+        pattern = _COMPILED[kind] = re.compile(source, flags)
+    return pattern
 
 
 def redact_secrets(text: str) -> str:
-    for kind, pattern, group in _SECRETS:
+    lower = text.lower()
+    for kind, triggers, source, group, flags in _SECRETS:
+        if not any(t in lower for t in triggers):
+            continue
+        pattern = _pattern(kind, source, flags)
         if group == 0:
             text = pattern.sub(f"[REDACTED:{kind}]", text)
         else:
@@ -71,6 +85,7 @@ def redact_secrets(text: str) -> str:
                 return whole[: s - base] + f"[REDACTED:{kind}]" + whole[e - base :]
 
             text = pattern.sub(repl, text)
+        lower = text.lower()
     return text
 
 

@@ -65,6 +65,7 @@ def populate(ws: Workspace, n: int, seed: int = 7) -> None:
 def events(project: Path) -> dict[str, tuple[str, dict]]:
     base = {"session_id": "bench-live", "transcript_path": "", "cwd": str(project), "permission_mode": "default"}
     app = str(project / "src" / "app.py")
+    big = str(project / "src" / "big.py")
     return {
         "SessionStart(startup)": ("session_start", {**base, "hook_event_name": "SessionStart", "source": "startup"}),
         "SessionStart(compact)": ("session_start", {**base, "hook_event_name": "SessionStart", "source": "compact"}),
@@ -77,6 +78,8 @@ def events(project: Path) -> dict[str, tuple[str, dict]]:
                                                 "tool_input": {"file_path": app}, "tool_response": {
                                                     "type": "text", "file": {"filePath": app,
                                                                              "content": "x = 1\n" * 400}}}),
+        "PostToolUse(Read, outline cold)": ("post_tool_use", _read_event(base, big, "cold")),
+        "PostToolUse(Read, outline cached)": ("post_tool_use", _read_event(base, big, "cached")),
         "PostToolUse(Edit)": ("post_tool_use", {**base, "hook_event_name": "PostToolUse", "tool_name": "Edit",
                                                 "tool_input": {"file_path": app, "old_string": "x = 1",
                                                                "new_string": "x = 2"}, "tool_response": {}}),
@@ -89,6 +92,28 @@ def events(project: Path) -> dict[str, tuple[str, dict]]:
                           "last_assistant_message": "Decision: we will use a sliding window for the rate limit."}),
         "SessionEnd": ("session_end", {**base, "hook_event_name": "SessionEnd", "reason": "other"}),
     }
+
+
+BIG_SOURCE = Path(__file__).resolve().parents[1].joinpath("memory", "cli.py")
+
+
+def _read_event(base: dict, path: str, mode: str) -> dict:
+    """A full Read of a large code file. Each run is a new session (a second full Read in one session
+    passes through); `cold` also changes the file so the cached outline no longer matches."""
+    return {**base, "hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {"file_path": path},
+            "tool_response": {"type": "text", "file": {"filePath": path, "content": "(body)", "numLines": 2000,
+                                                       "startLine": 1, "totalLines": 2000}}, "_mode": mode}
+
+
+def prepare(payload: dict, run: int) -> bytes:
+    mode = payload.get("_mode")
+    event = {k: v for k, v in payload.items() if k != "_mode"}
+    if mode:
+        event["session_id"] = f"bench-read-{mode}-{run}"
+        if mode == "cold":
+            path = Path(event["tool_input"]["file_path"])
+            path.write_text(BIG_SOURCE.read_text() + f"\n# run {run}\n")
+    return json.dumps(event).encode()
 
 
 def timed(cmd: list[str], data: bytes, env: dict[str, str]) -> float:
@@ -117,6 +142,7 @@ def main() -> None:
         (project / "src").mkdir(parents=True)
         subprocess.run(["git", "init", "-q", str(project)], check=True)
         (project / "src" / "app.py").write_text("x = 1\n" * 400)
+        (project / "src" / "big.py").write_text(BIG_SOURCE.read_text())
         env = {**os.environ, "MEMORY_HOME": str(home)}
         for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR"):
             env.pop(name, None)
@@ -129,14 +155,14 @@ def main() -> None:
         launcher = str(ROOT / "hooks" / "run")
         venv_py = ROOT / ".venv" / "bin" / "python"
         py = str(venv_py if venv_py.exists() else Path(sys.executable))
-        evs = {k: (e, json.dumps(p).encode()) for k, (e, p) in events(project).items()}
+        evs = events(project)
         samples: dict[str, list[float]] = {"bare interpreter (python -S -c pass)": []} | {k: [] for k in evs}
-        for entry, data in evs.values():  # warm-up: .pyc files, page cache
-            timed([launcher, entry], data, env)
-        for _ in range(args.runs):
+        for entry, payload in evs.values():  # warm-up: .pyc files, page cache
+            timed([launcher, entry], prepare(payload, -1), env)
+        for run in range(args.runs):
             samples["bare interpreter (python -S -c pass)"].append(timed([py, "-S", "-c", "pass"], b"", env))
-            for name, (entry, data) in evs.items():
-                samples[name].append(timed([launcher, entry], data, env))
+            for name, (entry, payload) in evs.items():
+                samples[name].append(timed([launcher, entry], prepare(payload, run), env))
 
     bare = statistics.median(samples["bare interpreter (python -S -c pass)"])
     table = [{"event": k, "p50_ms": round(statistics.median(v), 1), "p95_ms": round(pct(v, 0.95), 1),

@@ -45,3 +45,10 @@ def test_readme_documents_every_environment_variable() -> None:
     readme = (ROOT / "README.md").read_text()
     missing = [name for name in ENV_VARS if f"`{name}`" not in readme]
     assert not missing, f"README lacks {missing}"
+
+
+def test_schema_version_constant_matches_the_migrations() -> None:
+    from memory.db import SCHEMA_VERSION
+    from memory.migrations import MIGRATIONS
+
+    assert SCHEMA_VERSION == len(MIGRATIONS)
