@@ -1,0 +1,28 @@
+"""Tree-sitter signature outliner for the Read hook.
+
+Importing the package costs nothing: the submodules (and tree_sitter, and one grammar) are imported only
+when a name is first used, so `parser.languages` can decide in a hook whether tree-sitter is worth
+importing at all.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "Outline": "parser.outline",
+    "Symbol": "parser.outline",
+    "outline_file": "parser.outline",
+    "outline_source": "parser.outline",
+    "language_for_path": "parser.languages",
+    "estimate_tokens": "parser.tokens",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'parser' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,278 @@
+"""Text extraction from one definition node: signature, doc line, import name.
+
+Grammar-agnostic on purpose: the node types listed here are the union over
+the supported grammars, so adding a language rarely needs code here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+# Nodes that hold a definition's body (everything after the signature).
+BODY_TYPES = frozenset({
+    "block", "statement_block", "class_body", "field_declaration_list",
+    "declaration_list", "compound_statement", "enum_body", "interface_body",
+    "enum_variant_list", "body_statement", "function_body", "template_body",
+    "protocol_body", "enum_class_body", "object_declaration_body",
+    "enumerator_list", "annotation_type_body", "record_declaration_body",
+    "constructor_body", "do_block", "block_body",
+})
+
+# Nodes whose children are searched for the body: wrappers around the real
+# definition (decorators, export, declarations holding a function value...).
+# Anything else (parameters, type annotations, default values) is skipped so
+# that a `{` or block inside them is not taken for the body.
+WRAPPERS = frozenset({
+    "decorated_definition", "export_statement", "lexical_declaration",
+    "variable_declaration", "variable_declarator", "expression_statement",
+    "assignment_expression", "assignment", "pair", "arrow_function",
+    "function_expression", "generator_function", "class", "type_spec",
+    "struct_type", "interface_type", "type_declaration", "ambient_declaration",
+    "template_declaration", "field_definition", "public_field_definition",
+    "lambda", "function_definition", "class_definition", "declaration",
+    "property_declaration", "local_variable_declaration", "field_declaration",
+    "variable_assignment", "function_declaration", "local_function",
+    "assignment_statement", "expression_list",
+})
+
+# Siblings that may sit between a doc comment and the definition.
+ATTRIBUTES = frozenset({
+    "attribute_item", "decorator", "annotation", "marker_annotation",
+    "attribute_list", "attribute", "modifiers", "inner_attribute_item",
+})
+
+# Go's grouped declarations lose their keyword at the spec level.
+_SPEC_PREFIX = {"const_spec": "const ", "var_spec": "var ", "type_spec": "type ",
+                "type_alias": "type "}
+
+SIGNATURE_CAP = 200
+VALUE_CAP = 100  # constants and other body-less definitions
+DOC_CAP = 80
+_SCAN_CAP = 2000  # bytes of a body-less node looked at for its signature
+
+
+def _declarator_name(node: Node) -> Node | None:
+    """C/C++: follow declarator fields (pointer, reference...) down to a
+    function_declarator and return its name; None if it declares no function."""
+    decl = node.child_by_field_name("declarator")
+    for _ in range(6):
+        if decl is None:
+            return None
+        if decl.type == "function_declarator":
+            return decl.child_by_field_name("declarator")
+        inner = decl.child_by_field_name("declarator")
+        if inner is None:  # reference_declarator has no field name
+            inner = next((c for c in decl.named_children if c.type.endswith("declarator")), None)
+        decl = inner
+    return None
+
+
+def name_of(node: Node) -> Node | None:
+    """Name of a definition captured without @name.
+
+    Some patterns capture only the definition node: a query naming a child
+    of those nodes (Swift's function_declaration, C++'s declarators) takes
+    tens of milliseconds to compile, and a hook compiles its query each run.
+    """
+    if node.type in ("function_definition", "declaration", "field_declaration"):
+        return _declarator_name(node)
+    return node.child_by_field_name("name")
+
+
+_SWIFT_KINDS = {"struct": "struct", "enum": "enum", "extension": "extension", "actor": "class",
+                "class": "class"}
+
+
+def refine_kind(node: Node, kind: str) -> str:
+    """Kind of a node captured by a generic pattern (see name_of)."""
+    if node.type == "class_declaration" and node.grammar_name == "class_declaration":
+        decl = node.child_by_field_name("declaration_kind")
+        if decl is not None:
+            return _SWIFT_KINDS.get(decl.type, kind)
+    return kind
+
+
+def find_body(node: Node, after: int, depth: int = 0) -> Node | None:
+    """First body-like descendant of ``node`` ending after byte ``after``
+    (the end of the name: a body never comes before the name)."""
+    for i, child in enumerate(node.children):
+        if child.end_byte <= after:
+            continue
+        if child.type == "{" or child.type in BODY_TYPES:
+            return child
+        if node.field_name_for_child(i) == "body":
+            return child
+        if depth < 4 and child.type in WRAPPERS:
+            found = find_body(child, after, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+# Parameter nodes whose default value is elided when long, and the field
+# holding that value.
+_DEFAULT_PARAMS = {
+    "default_parameter": "value", "typed_default_parameter": "value",  # Python
+    "assignment_pattern": "right",  # JavaScript
+    "optional_parameter": "value", "required_parameter": "value",  # TypeScript
+    "optional_parameter_declaration": "default_value",  # C++
+    "simple_parameter": "default_value", "property_promotion_parameter": "default_value",
+    "optional_parameter_with_default": "value",
+    "keyword_parameter": "value",  # Ruby
+}
+DEFAULT_CAP = 16
+_COMMENT_STARTS = (b"#", b"//", b"/*", b"--", b"(*")
+
+
+def _elisions(node: Node, start: int, end: int, out: list[tuple[int, int, bytes]]) -> None:
+    """Byte ranges of the signature to drop (comments) or shorten (defaults)."""
+    for child in node.children:
+        if child.start_byte >= end:
+            break
+        if child.end_byte <= start:
+            continue
+        if "comment" in child.type:
+            out.append((child.start_byte, child.end_byte, b" "))
+            continue
+        value_field = _DEFAULT_PARAMS.get(child.type)
+        if value_field is not None:
+            value = child.child_by_field_name(value_field)
+            if value is not None and value.end_byte - value.start_byte > DEFAULT_CAP:
+                _elisions(child, start, value.start_byte, out)
+                out.append((value.start_byte, value.end_byte, b"..."))
+                continue
+        if child.child_count:
+            _elisions(child, start, end, out)
+
+
+# Spaces left by joining lines of a multi-line parameter list: "( a, b, )".
+_TIGHTEN = re.compile(r"(?<=[(\[])\s+|,?\s+(?=[)\]])|,(?=[)\]])")
+
+
+def _cap(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def signature(node: Node, body: Node | None, source: bytes, language: str) -> str:
+    """One-line signature: the node's text up to its body, comments removed."""
+    start = node.start_byte
+    if node.parent is not None and node.parent.type == "export_statement":
+        start = node.parent.start_byte  # keep `export` / `export default`
+    end = body.start_byte if body is not None else min(node.end_byte, start + _SCAN_CAP)
+    cuts: list[tuple[int, int, bytes]] = []
+    head = source[start:end]
+    # Walking the nodes is the costly part; most signatures need no edit.
+    if b"=" in head or any(m in head for m in _COMMENT_STARTS):
+        _elisions(node, start, end, cuts)
+    parts, pos = [], start
+    for c_start, c_end, replacement in cuts:
+        parts.append(source[pos:max(pos, c_start)])
+        parts.append(replacement)
+        pos = max(pos, c_end)
+    parts.append(source[pos:end])
+    text = " ".join(b"".join(parts).decode("utf-8", errors="replace").split())
+    text = _TIGHTEN.sub("", text)
+    if not text.endswith("=>"):
+        text = text.rstrip("{:=;,").rstrip()
+    prefix = _SPEC_PREFIX.get(node.type) if language == "go" else None
+    if prefix and not text.startswith(prefix):
+        text = prefix + text
+    return _cap(text, SIGNATURE_CAP if body is not None else VALUE_CAP)
+
+
+def _python_docstring(body: Node) -> str | None:
+    first = body.named_children[0] if body.named_child_count else None
+    if first is None or first.type != "expression_statement" or not first.named_child_count:
+        return None
+    string = first.named_children[0]
+    if string.type != "string":
+        return None
+    content = [c for c in string.named_children if c.type == "string_content"]
+    raw = content[0].text if content else string.text
+    return raw.decode("utf-8", errors="replace") if raw else None
+
+
+# Languages with a doc-comment syntax, where a plain comment above an item
+# is usually a note (`// SAFETY: ...`), not its documentation.
+_DOC_COMMENT_LANGUAGES = frozenset({"rust"})
+_DOC_MARKERS = ("///", "//!", "/**", "/*!")
+# Tool directives that sit where a doc comment would.
+_NOT_DOC = ("#[", "@param", "noqa", "type:", "pragma", "eslint", "@ts-", "prettier-ignore",
+            "istanbul", "nolint", "NOLINT", "go:", "clang-format", "-*-", "fmt:", "pylint:",
+            "jshint", "jscs:", "@flow", "SPDX-License", "Copyright")
+_XML_DOC_TAG = re.compile(r"</?(?:summary|remarks|para|returns|value)\s*>")  # C# ///
+_COMMENT_MARKERS = ("/**", "/*!", "/*", "*/", "///", "//!", "//", "#", "--[[", "---", "--", "*")
+
+
+def _first_line(text: str) -> str | None:
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("#!"):  # shebang
+            continue
+        for marker in _COMMENT_MARKERS:
+            if line.startswith(marker):
+                line = line[len(marker):].strip()
+        line = _XML_DOC_TAG.sub("", line.removesuffix("*/").removesuffix("]]")).strip()
+        if any(ch.isalnum() for ch in line) and not line.startswith(_NOT_DOC):
+            # First sentence only: the outline is a map, not documentation.
+            cut = line.find(". ")
+            if cut >= 10:
+                line = line[:cut]
+            return _cap(line.rstrip("."), DOC_CAP)
+    return None
+
+
+def leading_comment(node: Node, doc_only: bool = False) -> str | None:
+    """First line of the comment block right above ``node`` (or its wrapper)."""
+    row = node.start_point.row
+    parent = node.parent
+    # `export function f`, `pub(crate) fn` wrapped in a declaration: the
+    # comment sits before the wrapper that starts on the same line.
+    while (parent is not None and parent.parent is not None
+           and parent.start_point.row == row and parent.type not in BODY_TYPES):
+        node, parent = parent, parent.parent
+    prev = node.prev_sibling
+    expect = node.start_point.row
+    while prev is not None and prev.type in ATTRIBUTES and prev.end_point.row >= expect - 1:
+        expect = prev.start_point.row
+        prev = prev.prev_sibling
+    block: list[Node] = []
+    while prev is not None and "comment" in prev.type:
+        end_row = prev.end_point.row - (1 if prev.end_point.column == 0 else 0)
+        if end_row < expect - 1:
+            break
+        block.append(prev)
+        expect = prev.start_point.row
+        prev = prev.prev_sibling
+    for comment in reversed(block):
+        text = (comment.text or b"").decode("utf-8", errors="replace")
+        if doc_only and not text.startswith(_DOC_MARKERS):
+            continue
+        line = _first_line(text)
+        if line:
+            return line
+    return None
+
+
+def doc_line(node: Node, body: Node | None, language: str) -> str | None:
+    """Docstring first line (Python) or first line of the leading comment."""
+    if language == "python" and body is not None and body.type == "block":
+        doc = _python_docstring(body)
+        if doc:
+            line = _first_line(doc)
+            if line:
+                return line
+    return leading_comment(node, doc_only=language in _DOC_COMMENT_LANGUAGES)
+
+
+def import_name(node: Node) -> str:
+    """Short display name of an import capture (module path, header...)."""
+    if node.type == "future_import_statement":
+        return "__future__"
+    text = (node.text or b"").decode("utf-8", errors="replace")
+    text = " ".join(text.split()).removeprefix("import ").strip("'\"`<>;")
+    return _cap(text, 60)

@@ -1,0 +1,137 @@
+"""Compare outlines with Universal Ctags (tests and benchmark only).
+
+Never imported by the hook. ctags is the reference for "which definitions
+exist"; an outline should contain every function, method, class, struct,
+interface and enum that ctags reports, at the same place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from parser.outline import Outline
+
+CTAGS = shutil.which("ctags") or "/usr/bin/ctags"
+
+# Our language -> ctags --language-force name (ctags 5.9 has no Swift/Scala).
+CTAGS_LANGUAGE = {
+    "python": "Python", "javascript": "JavaScript", "typescript": "TypeScript",
+    "go": "Go", "rust": "Rust", "java": "Java", "c": "C", "cpp": "C++", "ruby": "Ruby",
+    "csharp": "C#", "php": "PHP", "kotlin": "Kotlin", "bash": "Sh", "lua": "Lua",
+}
+
+CALLABLE, TYPE = "callable", "type"
+
+# ctags kind -> category, per language where a kind name means different
+# things (Python's "member" is a method, C's is a struct field).
+_CTAGS_KINDS: dict[str, dict[str, str]] = {
+    "default": {"function": CALLABLE, "func": CALLABLE, "method": CALLABLE,
+                "class": TYPE, "struct": TYPE, "interface": TYPE, "enum": TYPE},
+    "python": {"member": CALLABLE},
+    "javascript": {"generator": CALLABLE, "getter": CALLABLE, "setter": CALLABLE},
+    "go": {"methodSpec": CALLABLE},
+    "ruby": {"singletonMethod": CALLABLE, "module": TYPE},
+    "php": {"trait": TYPE},
+    "kotlin": {"object": TYPE},
+}
+
+_OUR_KINDS = {
+    "function": CALLABLE, "method": CALLABLE,
+    "class": TYPE, "struct": TYPE, "interface": TYPE, "enum": TYPE, "trait": TYPE,
+    "record": TYPE, "object": TYPE, "protocol": TYPE, "module": TYPE, "type": TYPE,
+}
+
+
+# ctags' placeholder names for anonymous functions and classes.
+_ANONYMOUS = ("AnonymousFunction", "AnonymousClass", "anonymousFunction", "__anon")
+_JS = frozenset({"javascript", "typescript", "tsx"})
+ANY = "any"  # JS: ctags calls constructor functions classes
+
+
+def _js_defines(name: str, pattern: str, category: str) -> bool:
+    """Whether a ctags JavaScript tag's line really defines ``name``.
+
+    ctags' JavaScript parser also tags object literals as classes
+    (`const o = {...}`), `X.prototype = ...` and `X.prototype.m.call(...)`
+    lines, parameters and alias assignments (`a.b = c`). Keep the tags whose
+    line holds a definition form for that name.
+    """
+    n = re.escape(name)
+    forms = [rf"\bclass\s+{n}\b", rf"\bfunction\b\s*\*?\s*{n}\s*\(",
+             rf"(^|[^\w$]){n}\s*=\s*(/\*.*?\*/\s*)?\(?\s*(async\s+)?(function|class)\b"]
+    if category == CALLABLE:
+        forms += [
+            rf"(^|[^\w$.]){n}['\"\]]?\s*[:=]\s*(async\s+)?(function\b|\(|[\w$]+\s*=>)",
+            rf"(^|[.]){n}\s*=\s*(async\s+)?(function\b|\([^)]*\)\s*=>|[\w$]+\s*=>)",
+            rf"^/\^\s*(static\s+|async\s+|get\s+|set\s+|\*\s*)*['\"\[]?#?{n}['\"\]]?\s*\(",
+        ]
+    return any(re.search(f, pattern) for f in forms)
+
+
+@dataclass(frozen=True)
+class Tag:
+    name: str
+    category: str
+    line: int
+    kind: str
+
+
+def ctags_available() -> bool:
+    try:
+        out = subprocess.run([CTAGS, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "Universal Ctags" in out.stdout
+
+
+def ctags_tags(path: str, language: str) -> list[Tag]:
+    """The definitions ctags finds in ``path`` that an outline must list."""
+    ctags_lang = CTAGS_LANGUAGE.get(language)
+    if ctags_lang is None:
+        return []
+    kinds = {**_CTAGS_KINDS["default"], **_CTAGS_KINDS.get(language, {})}
+    out = subprocess.run(
+        [CTAGS, "--output-format=json", "--fields=+nKSe", f"--language-force={ctags_lang}",
+         "-f", "-", path],
+        capture_output=True, text=True, timeout=120, errors="replace",
+    )
+    tags = []
+    for line in out.stdout.splitlines():
+        try:
+            tag = json.loads(line)
+        except ValueError:
+            continue
+        category = kinds.get(tag.get("kind", ""))
+        name = tag.get("name", "")
+        if not category or not name or "line" not in tag or name.startswith(_ANONYMOUS):
+            continue
+        if language in _JS:
+            if not _js_defines(name, tag.get("pattern", ""), category):
+                continue
+            category = ANY if category == TYPE else category
+        tags.append(Tag(name, category, int(tag["line"]), tag["kind"]))
+    return tags
+
+
+def _norm(name: str) -> str:
+    # JS private members: ctags drops the `#`; C++: "operator ==" vs "operator==".
+    return "".join(name.lstrip("#").split())
+
+
+def missing(outline: Outline, tags: list[Tag]) -> list[Tag]:
+    """Tags with no outline symbol of that name and category spanning its line."""
+    index: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for s in outline.symbols:
+        category = _OUR_KINDS.get(s.kind)
+        if category:
+            name = _norm(s.name)
+            index.setdefault((name, category), []).append((s.start_line, s.end_line))
+    def found(t: Tag) -> bool:
+        cats = (CALLABLE, TYPE) if t.category == ANY else (t.category,)
+        return any(a <= t.line <= b for c in cats for a, b in index.get((_norm(t.name), c), ()))
+
+    return [t for t in tags if not found(t)]

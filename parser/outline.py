@@ -1,0 +1,272 @@
+"""Outline a source file: its definitions as signatures with line ranges.
+
+One tags-style query per language (parser/queries/<language>.scm) captures
+``@definition.<kind>`` nodes with their ``@name`` and ``@import`` nodes; this
+module turns the matches into nested symbols. It never raises: anything it
+cannot outline becomes a ``parsed=False`` summary.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from parser import extract
+from parser.grammars import GrammarUnavailable, get_parser, get_query
+from parser.languages import language_for_path, refine_language
+from parser.preprocess import mask_macros
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+# Average bytes per line above which a file is taken as minified/generated:
+# tree-sitter would parse it, but line numbers would carry no information.
+MINIFIED_BYTES_PER_LINE = 300
+MINIFIED_MIN_BYTES = 1000
+
+# Kinds whose nested functions are methods.
+_TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum",
+                         "object", "protocol", "extension", "record"})
+# Names captured from a keyword token, because the construct has no name.
+_KEYWORD_NAMES = frozenset({"init", "deinit", "companion", "constructor", "operator"})
+
+# When one name is captured by several patterns, the most specific kind wins:
+# constant < class/function (generic patterns) < interface, enum, method...
+_KIND_RANK = {"constant": 0, "variable": 0, "class": 1, "function": 1}
+
+
+@dataclass
+class Symbol:
+    name: str
+    kind: str
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    signature: str
+    parent: str | None = None  # qualified name of the enclosing symbol
+    doc: str | None = None
+    depth: int = 0
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.parent}.{self.name}" if self.parent else self.name
+
+
+@dataclass
+class Outline:
+    path: str
+    language: str | None
+    total_lines: int
+    imports: list[str] = field(default_factory=list)  # "module" or "module (3)"
+    symbols: list[Symbol] = field(default_factory=list)
+    parsed: bool = False
+    error_ratio: float = 0.0  # share of lines touched by ERROR / MISSING nodes
+    total_bytes: int = 0
+    reason: str | None = None  # why parsed is False
+    import_count: int = 0  # import statements/specs seen, before dedup
+
+    def render(self, max_chars: int | None = None) -> str:
+        from parser.render import render
+
+        return render(self, max_chars)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["error_ratio"] = round(self.error_ratio, 4)
+        return data
+
+
+def _line_count(source: bytes) -> int:
+    if not source:
+        return 0
+    return source.count(b"\n") + (0 if source.endswith(b"\n") else 1)
+
+
+def _fallback(path: str, language: str | None, source: bytes, reason: str) -> Outline:
+    return Outline(path=path, language=language, total_lines=_line_count(source),
+                   total_bytes=len(source), parsed=False, reason=reason)
+
+
+def _error_rows(root: Node) -> set[int]:
+    """Rows touched by ERROR nodes (whole span) and MISSING nodes.
+
+    Iterative: pathological nesting must not hit the recursion limit."""
+    rows: set[int] = set()
+    stack = [root]
+    while stack:
+        for child in stack.pop().children:
+            if child.is_error:
+                rows.update(range(child.start_point.row, child.end_point.row + 1))
+            elif child.is_missing:
+                rows.add(child.start_point.row)
+            elif child.has_error:
+                stack.append(child)
+    return rows
+
+
+def _error_ratio(root: Node, total_lines: int) -> float:
+    if not root.has_error:
+        return 0.0
+    if root.is_error:  # nothing parsed at all
+        return 1.0
+    return min(1.0, len(_error_rows(root)) / max(total_lines, 1))
+
+
+def _end_line(node: Node) -> int:
+    end = node.end_point
+    # A node ending at column 0 ends with the previous line's newline.
+    if end.column == 0 and end.row > node.start_point.row:
+        return end.row
+    return end.row + 1
+
+
+def _node_text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", errors="replace")
+
+
+def _preference(node: Node, kind: str) -> tuple[int, int]:
+    # Same name captured twice: the more specific kind wins, then the larger
+    # node (with its decorators / export keyword) over the bare one.
+    return _KIND_RANK.get(kind, 2), node.end_byte - node.start_byte
+
+
+def _clean_name(text: str, language: str) -> str:
+    name = " ".join(text.split()).strip("'\"`")
+    if name.startswith("[") and name[1:2] in ("'", '"', "`"):
+        name = name.strip("[]").strip("'\"`")  # JS get ['async'] () -> async
+    if language == "cpp":
+        # Foo::bar -> bar, get<int> -> get (ctags and readers use the bare name).
+        if "<" in name and not name.startswith("operator"):
+            name = name[: name.index("<")]
+        name = name.rsplit("::", 1)[-1]
+    return name
+
+
+def _collect(root: Node, language: str) -> tuple[list[tuple[Node, Node, str]], list[Node]]:
+    """Run the language's query: (definition, name, kind) triples and imports."""
+    from tree_sitter import QueryCursor
+
+    by_name: dict[tuple[int, int], tuple[Node, Node, str]] = {}
+    imports: list[Node] = []
+    for _pattern, caps in QueryCursor(get_query(language)).matches(root):
+        if "import" in caps:
+            imports.extend(caps["import"])
+        names = caps.get("name")
+        for cap, nodes in caps.items():
+            if not cap.startswith("definition."):
+                continue
+            node, kind = nodes[0], cap[len("definition."):]
+            name = names[0] if names else extract.name_of(node)
+            if name is None:
+                continue
+            if not names:
+                kind = extract.refine_kind(node, kind)
+            key = (name.start_byte, name.end_byte)
+            seen = by_name.get(key)
+            if seen is not None and _preference(seen[0], seen[2]) >= _preference(node, kind):
+                continue
+            by_name[key] = (node, name, kind)
+    # One definition captured with nested names (Rust `impl Foo<T>` gives
+    # both `Foo<T>` and `Foo`): keep the innermost name.
+    by_def: dict[tuple[int, int, str], tuple[Node, Node, str]] = {}
+    for entry in by_name.values():
+        node, name, kind = entry
+        key = (node.start_byte, node.end_byte, kind)
+        seen = by_def.get(key)
+        if seen is not None:
+            s_name = seen[1]
+            if s_name.start_byte <= name.start_byte and name.end_byte <= s_name.end_byte:
+                by_def[key] = entry
+                continue
+            if name.start_byte <= s_name.start_byte and s_name.end_byte <= name.end_byte:
+                continue
+            by_def[(node.start_byte, node.end_byte, f"{kind}@{name.start_byte}")] = entry
+            continue
+        by_def[key] = entry
+    return list(by_def.values()), imports
+
+
+def _summarise_imports(nodes: list[Node]) -> list[str]:
+    counts = Counter(extract.import_name(n) for n in nodes)
+    return [name if count == 1 else f"{name} ({count})" for name, count in counts.items()]
+
+
+def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes,
+                   language: str) -> list[Symbol]:
+    entries.sort(key=lambda e: (e[0].start_byte, -e[0].end_byte))
+    symbols: list[Symbol] = []
+    stack: list[tuple[int, Symbol]] = []  # (end_byte, symbol) of open ancestors
+    for node, name_node, kind in entries:
+        while stack and (stack[-1][0] <= node.start_byte or stack[-1][0] < node.end_byte):
+            stack.pop()
+        parent = stack[-1][1] if stack else None
+        if kind == "function" and parent is not None and parent.kind in _TYPE_KINDS:
+            kind = "method"
+        name = _clean_name(_node_text(name_node), language)
+        start_line, end_line = node.start_point.row + 1, _end_line(node)
+        if (parent is not None and parent.name == name and parent.start_line == start_line
+                and parent.end_line == end_line):
+            continue  # `x.run = function run() {}`: one symbol, not two
+        # A keyword standing in for the name (`init`, `companion`) may sit
+        # anywhere before the body; only a real name bounds the search.
+        after = name_node.end_byte if name_node.type not in _KEYWORD_NAMES else node.start_byte
+        body = extract.find_body(node, after)
+        symbol = Symbol(
+            name=name,
+            kind=kind,
+            start_line=start_line,
+            end_line=end_line,
+            signature=extract.signature(node, body, source, language),
+            parent=parent.qualified_name if parent else None,
+            doc=extract.doc_line(node, body, language),
+            depth=len(stack),
+        )
+        symbols.append(symbol)
+        stack.append((node.end_byte, symbol))
+    return symbols
+
+
+def outline_source(source: bytes, path: str, language: str | None = None) -> Outline:
+    """Outline ``source`` (the file's bytes); ``language`` overrides detection."""
+    try:
+        if language is None:
+            language = refine_language(language_for_path(path, head=source[:256]), path, source)
+        if language is None:
+            return _fallback(path, None, source, "no grammar for this file type")
+        total_lines = _line_count(source)
+        if (len(source) >= MINIFIED_MIN_BYTES
+                and len(source) / max(total_lines, 1) > MINIFIED_BYTES_PER_LINE):
+            return _fallback(path, language, source, "minified or generated (very long lines)")
+        try:
+            parser = get_parser(language)
+            get_query(language)
+        except GrammarUnavailable:
+            return _fallback(path, language, source, f"grammar for {language} not installed")
+        # C/C++: parse a copy with derailing macros blanked (same offsets).
+        tree = parser.parse(mask_macros(source) if language in ("c", "cpp") else source)
+        root = tree.root_node
+        entries, import_nodes = _collect(root, language)
+        error_ratio = _error_ratio(root, total_lines)
+        return Outline(
+            path=path,
+            language=language,
+            total_lines=total_lines,
+            imports=_summarise_imports(import_nodes),
+            symbols=_build_symbols(entries, source, language),
+            parsed=True,
+            error_ratio=error_ratio,
+            total_bytes=len(source),
+            import_count=len(import_nodes),
+        )
+    except Exception as exc:  # never break the caller (a hook): summarise instead
+        return _fallback(path, language, source, f"outline failed: {type(exc).__name__}: {exc}")
+
+
+def outline_file(path: str) -> Outline:
+    """Read ``path`` and outline it; unreadable files give a fallback summary."""
+    try:
+        with open(path, "rb") as fh:
+            source = fh.read()
+    except OSError as exc:
+        return _fallback(path, None, b"", f"unreadable: {exc.strerror or exc}")
+    return outline_source(source, path)

@@ -1,0 +1,17 @@
+; Function patterns capture the bare node; the outliner follows the
+; declarator chain (char *f(), char **g()) to the name and drops
+; declarations of variables. Spelled out in the query, the chain makes it
+; several times slower to compile, which a hook pays on every run.
+(function_definition) @definition.function
+; Prototypes (headers are mostly these), also inside #ifdef and extern "C".
+(declaration) @definition.function
+
+(struct_specifier name: (type_identifier) @name body: (_)) @definition.struct
+(union_specifier name: (type_identifier) @name body: (_)) @definition.struct
+(enum_specifier name: (type_identifier) @name body: (_)) @definition.enum
+(type_definition declarator: (type_identifier) @name) @definition.type
+; #define with a value (a bare #define is an include guard or a flag).
+(preproc_def name: (identifier) @name value: (_)) @definition.constant
+(preproc_function_def name: (identifier) @name) @definition.macro
+
+(preproc_include path: (_) @import)

@@ -1,0 +1,19 @@
+; class, struct, enum, actor and extension are all class_declaration; the
+; outliner reads the declaration_kind (one bare pattern compiles far faster
+; than five spelled-out ones).
+(class_declaration) @definition.class
+(protocol_declaration name: (_) @name) @definition.protocol
+; No @name: naming a child of function_declaration makes this query take
+; ~100 ms to compile; the outliner reads the `name` field instead.
+(function_declaration) @definition.function
+(protocol_function_declaration name: (simple_identifier) @name) @definition.method
+(init_declaration "init" @name) @definition.method
+(deinit_declaration "deinit" @name) @definition.method
+(typealias_declaration name: (_) @name) @definition.type
+
+(source_file
+  (property_declaration
+    (value_binding_pattern "let")
+    name: (pattern bound_identifier: (simple_identifier) @name)) @definition.constant)
+
+(import_declaration (identifier) @import)

@@ -1,0 +1,209 @@
+"""Inputs a Read hook meets in practice: none of them may raise."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from parser import estimate_tokens, language_for_path, outline_file, outline_source
+from parser.languages import EXTENSIONS
+from parser.preprocess import mask_macros
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_package_name_does_not_shadow_stdlib() -> None:
+    # The stdlib `parser` module was removed in Python 3.10.
+    assert "parser" not in sys.stdlib_module_names
+    import parser
+
+    assert os.path.dirname(parser.__file__) == os.path.join(REPO, "parser")
+
+
+def test_empty_file() -> None:
+    result = outline_source(b"", "empty.py")
+    assert result.parsed and result.symbols == [] and result.total_lines == 0
+    assert result.render() == "no symbols found (0 lines)"
+
+
+def test_syntax_errors_keep_what_parses() -> None:
+    source = b"def good(a):\n    return a\n\ndef bad(:\n    return\n\nclass Fine:\n    def m(self):\n        pass\n"
+    result = outline_source(source, "broken.py")
+    assert result.parsed
+    assert 0 < result.error_ratio < 0.5
+    names = [s.qualified_name for s in result.symbols]
+    assert "good" in names and "Fine" in names and "Fine.m" in names
+    assert result.render().startswith("syntax errors:")
+
+
+def test_garbage_is_all_errors() -> None:
+    result = outline_source(b")))) ((( }}}\n" * 20, "junk.go")
+    assert result.parsed and result.error_ratio > 0.5 and result.symbols == []
+
+
+def test_non_utf8_bytes() -> None:
+    source = b"def caf\xe9():\n    return '\xff\xfe'\n\ndef ok(x):\n    return x\n"
+    result = outline_source(source, "latin1.py")
+    assert result.parsed
+    assert [s.name for s in result.symbols][-1] == "ok"
+    json.dumps(result.to_json())  # replacement characters, not bytes
+    result.render()
+
+
+def test_crlf_line_endings() -> None:
+    source = (b"class A:\r\n    def f(self, a,\r\n          b):\r\n        return 1\r\n\r\n"
+              b'def g(x):\r\n    """Doc g.\r\n    More."""\r\n    return x\r\n')
+    result = outline_source(source, "crlf.py")
+    got = [(s.qualified_name, s.start_line, s.end_line) for s in result.symbols]
+    assert got == [("A", 1, 4), ("A.f", 2, 4), ("g", 6, 9)]
+    assert result.symbols[1].signature == "def f(self, a, b)"
+    assert result.symbols[2].doc == "Doc g"
+    assert "\r" not in result.render()
+
+
+def test_unknown_extension_falls_back() -> None:
+    result = outline_source(b"some: yaml\nother: 1\n", "config.unknownext")
+    assert not result.parsed and result.language is None
+    assert result.render() == "2 lines, 20 bytes, no outline available (no grammar for this file type)"
+
+
+def test_minified_javascript_falls_back() -> None:
+    source = b"var a=1;" + b"function f(a,b){return a+b};" * 300
+    result = outline_source(source, "bundle.min.js")
+    assert not result.parsed and result.language == "javascript"
+    assert "minified" in (result.reason or "")
+    assert result.render().startswith("1 lines, ")
+
+
+def test_missing_file_falls_back() -> None:
+    result = outline_file("/nonexistent/dir/file.py")
+    assert not result.parsed and "unreadable" in (result.reason or "")
+
+
+def test_directory_falls_back(tmp_path) -> None:
+    assert not outline_file(str(tmp_path)).parsed
+
+
+def test_huge_file_is_outlined_quickly() -> None:
+    chunks = []
+    for i in range(5000):
+        chunks.append(
+            f"class C{i}(Base):\n    '''Doc {i}.'''\n\n    def m{i}(self, a: int) -> int:\n"
+            f"        if a:\n            return a + {i}\n        return 0\n\n\n"
+        )
+    source = "".join(chunks).encode()
+    assert source.count(b"\n") == 45000
+    start = time.perf_counter()
+    result = outline_source(source, "huge.py")
+    elapsed = time.perf_counter() - start
+    assert result.parsed and len(result.symbols) == 10000
+    assert result.symbols[-1].qualified_name == "C4999.m4999"
+    assert result.symbols[-1].start_line == 44995
+    assert elapsed < 10, elapsed  # ~0.6 s here; generous for a loaded CI machine
+    text = result.render(max_chars=9000)
+    assert len(text) <= 9000 and "omitted" in text.splitlines()[-1]
+
+
+def test_render_budget_drops_nested_symbols_first() -> None:
+    source = b"".join(
+        b"class K%d:\n    def a(self):\n        pass\n    def b(self):\n        pass\n" % i for i in range(40))
+    result = outline_source(source, "k.py")
+    full = result.render()
+    budget = result.render(max_chars=len(full) // 2)
+    assert len(budget) <= len(full) // 2
+    assert "def a" not in budget and "class K39" in budget
+    assert budget.splitlines()[-1] == "… 80 nested symbols omitted"
+
+
+def test_constant_runs_collapse_in_render() -> None:
+    source = b"".join(b"SETTING_%d = %d\n" % (i, i) for i in range(30)) + b"\ndef f():\n    pass\n"
+    result = outline_source(source, "settings.py")
+    assert len(result.symbols) == 31  # every constant is still a symbol
+    lines = result.render().splitlines()
+    assert lines[0].startswith("L1-30  30 constants: SETTING_0, SETTING_1,")
+    assert lines[0].endswith("… +10 more")
+    assert lines[1] == "L32-33  def f()"
+
+
+def test_c_macros_do_not_derail_parsing() -> None:
+    source = (b"namespace std _GLIBCXX_VISIBILITY(default)\n{\n_GLIBCXX_BEGIN_NAMESPACE_VERSION\n"
+              b"class LLVM_GSL_POINTER Ref {\npublic:\n  LLVM_NODISCARD bool empty() const _GLIBCXX_NOEXCEPT\n"
+              b"  { return true; }\n};\n_GLIBCXX_END_NAMESPACE_VERSION\n}\n")
+    masked = mask_macros(source)
+    assert len(masked) == len(source) and masked.count(b"\n") == source.count(b"\n")
+    result = outline_source(source, "ref.hpp")
+    got = [(s.qualified_name, s.kind) for s in result.symbols]
+    assert got == [("std", "module"), ("std.Ref", "class"), ("std.Ref.empty", "method")]
+    assert result.error_ratio == 0
+    # Signatures come from the original bytes: a macro inside the node stays.
+    assert result.symbols[2].signature == "bool empty() const _GLIBCXX_NOEXCEPT"
+
+
+@pytest.mark.parametrize(("path", "language"), [
+    ("a.py", "python"), ("a.pyi", "python"), ("a.js", "javascript"), ("a.jsx", "javascript"),
+    ("a.mjs", "javascript"), ("a.cjs", "javascript"), ("a.ts", "typescript"), ("a.tsx", "tsx"),
+    ("a.go", "go"), ("a.rs", "rust"), ("A.java", "java"), ("a.c", "c"), ("a.h", "c"),
+    ("a.hpp", "cpp"), ("a.hh", "cpp"), ("a.hxx", "cpp"), ("a.cc", "cpp"), ("a.rb", "ruby"),
+    ("a.cs", "csharp"), ("a.php", "php"), ("a.kt", "kotlin"), ("a.swift", "swift"), ("a.sh", "bash"),
+    ("a.lua", "lua"), ("a.scala", "scala"), ("dir/Rakefile", "ruby"), ("A.PY", "python"),
+    ("a.json", None), ("a.md", None), ("Makefile", None), (".bashrc", "bash"),
+])
+def test_language_for_path(path: str, language: str | None) -> None:
+    assert language_for_path(path) == language
+
+
+def test_language_from_shebang(tmp_path) -> None:
+    script = tmp_path / "tool"
+    script.write_bytes(b"#!/usr/bin/env python3.11\nprint(1)\n")
+    assert language_for_path(str(script)) == "python"
+    assert language_for_path("deploy", head=b"#!/bin/bash\nset -e\n") == "bash"
+    assert language_for_path("serve", head=b"#!/usr/bin/env -S node --experimental\n") == "javascript"
+    assert language_for_path("notes", head=b"hello\n") is None
+    # An extension always wins over the content.
+    assert language_for_path("x.txt", head=b"#!/bin/sh\n") is None
+    result = outline_file(str(script))
+    assert result.parsed and result.language == "python"
+
+
+def test_every_grammar_loads_and_every_query_compiles() -> None:
+    from parser.grammars import GRAMMARS, get_query
+
+    for language in set(EXTENSIONS.values()) | set(GRAMMARS):
+        assert get_query(language).pattern_count > 0, language
+
+
+def test_estimate_tokens() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens(b"def f(x):\n    return x\n") == estimate_tokens("def f(x):\n    return x\n")
+    short, long = "x = 1\n", "x = 1\n" * 100
+    assert estimate_tokens(long) > 50 * estimate_tokens(short)
+    # Roughly len/4 on ordinary code.
+    code = open(os.path.join(REPO, "parser", "outline.py"), encoding="utf-8").read()
+    assert 0.6 < estimate_tokens(code) / (len(code) / 4) < 1.4
+    # Big texts are sampled: same order of magnitude as counting all of it.
+    from parser import tokens
+
+    big = code * (tokens.SAMPLE_ABOVE // len(code) + 2)
+    exact = len(tokens._TOKEN.findall(big))
+    assert abs(estimate_tokens(big) - exact) / exact < 0.05
+
+
+def test_imports_stay_lazy() -> None:
+    """Importing the package loads no tree-sitter; outlining loads one grammar."""
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {REPO!r})\n"
+        "import parser\n"
+        "assert not [m for m in sys.modules if m.startswith('tree_sitter')], sorted(sys.modules)\n"
+        "parser.outline_source(b'def f():\\n    pass\\n', 'x.py')\n"
+        "grammars = sorted({m.split('.')[0] for m in sys.modules if m.startswith('tree_sitter_')})\n"
+        "assert grammars == ['tree_sitter_python'], grammars\n"
+        "heavy = {'numpy', 'pyarrow', 'lancedb', 'anthropic', 'torch', 'importlib.resources'}\n"
+        "assert not heavy & set(sys.modules), heavy & set(sys.modules)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
