@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 MAX_IMPORTS_SHOWN = 25
 # Docs are shown for symbols of at least this many lines: a short body is
 # cheaper to read than to summarise. (to_json keeps every doc.)
-DOC_MIN_LINES = 5
+DOC_MIN_LINES = 10
+DOC_MAX_CHARS = 60
 # A run of this many constants/variables in a row (a Go const block, a wall of
 # #defines, a table of settings) becomes one line of names: their values are
 # what makes such files long, and the model can read the range if it needs them.
@@ -37,12 +38,21 @@ def _imports_line(outline: Outline) -> str | None:
     return f"imports ({len(outline.imports)}): {', '.join(shown)}{tail}"
 
 
+def _compact_signature(signature: str) -> str:
+    # A Python method's self/cls is implied by its nesting under the class: ~2 tokens per method.
+    for receiver in ("self", "cls"):
+        signature = signature.replace(f"({receiver}, ", "(").replace(f"({receiver})", "()")
+    return signature
+
+
 def symbol_line(symbol: Symbol) -> str:
     span = (f"L{symbol.start_line}" if symbol.start_line == symbol.end_line
             else f"L{symbol.start_line}-{symbol.end_line}")
-    show_doc = symbol.doc and symbol.end_line - symbol.start_line + 1 >= DOC_MIN_LINES
-    doc = f"  # {symbol.doc}" if show_doc else ""
-    return f"{'  ' * symbol.depth}{span}  {symbol.signature}{doc}"
+    doc = ""
+    if symbol.doc and symbol.end_line - symbol.start_line + 1 >= DOC_MIN_LINES:
+        text = symbol.doc if len(symbol.doc) <= DOC_MAX_CHARS else symbol.doc[: DOC_MAX_CHARS - 1] + "…"
+        doc = f"  # {text}"
+    return f"{'  ' * symbol.depth}{span}  {_compact_signature(symbol.signature)}{doc}"
 
 
 def _constants_line(run: list[Symbol]) -> str:

@@ -229,7 +229,8 @@ def test_render_is_compact_and_indented() -> None:
     text = outline("sample.py").render()
     lines = text.splitlines()
     assert lines[0] == "imports (5): __future__, logging, os.path, dataclasses, typing"
-    assert ("  L38-55  def reserve(self, sku: str, count: int = 1, *, warehouse: str = ...) -> int"
+    # self is implied by the nesting; docs are cut at 60 characters
+    assert ("  L38-55  def reserve(sku: str, count: int = 1, *, warehouse: str = ...) -> int"
             "  # Reserve ``count`` units; returns the units left") in lines
     assert "    L50-51  def clamp(value: int) -> int" in lines
     assert "L72  normalize = lambda sku" in lines
