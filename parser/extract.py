@@ -157,6 +157,47 @@ def _cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+DECORATOR_CAP = 40  # a longer decorator keeps its name and shows its arguments as (…)
+MAX_DECORATORS = 4
+
+
+def _split_decorators(text: str) -> tuple[list[str], str]:
+    """Leading decorators / annotations / attributes (`@x(...)`, `#[x(...)]`) and the rest."""
+    decorators: list[str] = []
+    pos = 0
+    while pos < len(text) and (text[pos] == "@" or text.startswith("#[", pos)):
+        depth, i = 0, pos
+        while i < len(text):
+            ch = text[i]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            elif ch == " " and depth <= 0:
+                break
+            i += 1
+        decorators.append(text[pos:i])
+        pos = i + 1
+    return decorators, text[pos:]
+
+
+def _compress_decorators(text: str, limit: int) -> str:
+    """Decorators keep their names but not long arguments, so that the definition itself (name,
+    parameters, return type) is never cut off by a chain of `@click.option(...)` lines."""
+    decorators, rest = _split_decorators(text)
+    if not decorators or not rest:
+        return _cap(text, limit)
+    shown = []
+    for d in decorators[:MAX_DECORATORS]:
+        if len(d) > DECORATOR_CAP:
+            cut = min((d.find(c) for c in "([" if d.find(c) > 0), default=-1)
+            d = d[:cut] + ("(…)" if d[cut] == "(" else "[…]") if cut > 0 else _cap(d, DECORATOR_CAP)
+        shown.append(d)
+    if len(decorators) > MAX_DECORATORS:
+        shown.append(f"+{len(decorators) - MAX_DECORATORS} decorators")
+    return " ".join(shown) + " " + _cap(rest, limit)
+
+
 def signature(node: Node, body: Node | None, source: bytes, language: str) -> str:
     """One-line signature: the node's text up to its body, comments removed."""
     start = node.start_byte
@@ -181,7 +222,7 @@ def signature(node: Node, body: Node | None, source: bytes, language: str) -> st
     prefix = _SPEC_PREFIX.get(node.type) if language == "go" else None
     if prefix and not text.startswith(prefix):
         text = prefix + text
-    return _cap(text, SIGNATURE_CAP if body is not None else VALUE_CAP)
+    return _compress_decorators(text, SIGNATURE_CAP if body is not None else VALUE_CAP)
 
 
 def _python_docstring(body: Node) -> str | None:

@@ -1,0 +1,154 @@
+"""The Read outline as the real PostToolUse hook process produces it, with its SQLite cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import HookRunner
+
+from memory.project import identify
+
+PY_SOURCE = Path(__file__).resolve().parents[1].joinpath("memory", "cli.py").read_text()
+
+
+def read_event(hooks: HookRunner, path: Path, **tool_input: object) -> dict:
+    text = path.read_text(errors="replace")
+    lines = text.count("\n") + 1
+    return hooks.event("PostToolUse", tool_name="Read", tool_input={"file_path": str(path), **tool_input},
+                       tool_response={"type": "text", "file": {"filePath": str(path), "content": text,
+                                                               "numLines": lines, "startLine": 1,
+                                                               "totalLines": lines}})
+
+
+def outlined(result: dict) -> str | None:
+    out = result["json"]
+    if not out:
+        return None
+    return out["hookSpecificOutput"]["updatedToolOutput"]["file"]["content"]
+
+
+def db(home: Path, project: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(home / "projects" / identify(str(project)).key / "memory.db")
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+@pytest.fixture
+def big(project: Path) -> Path:
+    path = project / "service.py"
+    path.write_text(PY_SOURCE)
+    return path
+
+
+def test_full_read_of_a_large_file_returns_its_outline(hooks: HookRunner, home: Path, big: Path) -> None:
+    result = hooks.run("post_tool_use", read_event(hooks, big))
+    text = outlined(result)
+    assert text is not None
+    assert text.startswith("[memory plugin] Outline of service.py (python, ")
+    assert "offset=" in text and "limit=" in text
+    assert "def search(" in text and "def main()" in text
+    assert "click.echo(" not in text  # bodies withheld
+    shape = result["json"]["hookSpecificOutput"]["updatedToolOutput"]
+    assert shape["type"] == "text" and shape["file"]["filePath"] == str(big)
+    assert shape["file"]["numLines"] == text.count("\n") + 1 and shape["file"]["startLine"] == 1
+    conn = db(home, hooks.project)
+    row = conn.execute("SELECT * FROM file_signatures").fetchone()
+    assert row["path"] == str(big) and row["language"] == "python" and row["symbols"] > 10
+    assert row["outline_tokens"] < row["original_tokens"] * 0.3
+    saving = conn.execute("SELECT * FROM token_savings").fetchone()
+    assert saving["session_id"] == hooks.session and saving["original_tokens"] == row["original_tokens"]
+
+
+def test_second_full_read_in_a_session_passes_through(hooks: HookRunner, big: Path) -> None:
+    assert outlined(hooks.run("post_tool_use", read_event(hooks, big)))
+    assert hooks.run("post_tool_use", read_event(hooks, big))["json"] is None
+
+
+def test_a_subagent_gets_its_own_outline(hooks: HookRunner, big: Path) -> None:
+    assert outlined(hooks.run("post_tool_use", read_event(hooks, big)))
+    sub = read_event(hooks, big)
+    sub.update(agent_id="agent-7", agent_type="Explore")
+    assert outlined(hooks.run("post_tool_use", sub))
+
+
+@pytest.mark.parametrize("extra", [{"offset": 10}, {"limit": 50}, {"offset": 1, "limit": 2000}])
+def test_targeted_reads_pass_through(hooks: HookRunner, big: Path, extra: dict) -> None:
+    assert hooks.run("post_tool_use", read_event(hooks, big, **extra))["json"] is None
+
+
+def test_cache_hit_costs_no_parse_and_a_changed_file_is_replaced(hooks: HookRunner, home: Path, big: Path) -> None:
+    hooks.run("post_tool_use", read_event(hooks, big))
+    conn = db(home, hooks.project)
+    first = dict(conn.execute("SELECT * FROM file_signatures").fetchone())
+    other = HookRunner(hooks.project, session="s2")
+    assert outlined(other.run("post_tool_use", read_event(other, big)))
+    second = dict(conn.execute("SELECT * FROM file_signatures").fetchone())
+    assert second["created_at"] == first["created_at"] and second["accessed_at"] > first["accessed_at"]
+    big.write_text(PY_SOURCE + "\n\ndef brand_new_function(x: int) -> int:\n    return x\n")
+    third = HookRunner(hooks.project, session="s3")
+    text = outlined(third.run("post_tool_use", read_event(third, big)))
+    assert text and "brand_new_function" in text
+    rows = conn.execute("SELECT * FROM file_signatures").fetchall()
+    assert len(rows) == 1 and rows[0]["content_hash"] != first["content_hash"]
+    for r in (other, third):
+        assert all(x["exit_code"] == 0 for x in r.results)
+
+
+def test_small_unknown_binary_and_minified_files_pass_through(hooks: HookRunner, project: Path) -> None:
+    small = project / "small.py"
+    small.write_text("def f():\n    return 1\n")
+    notes = project / "notes.txt"
+    notes.write_text("words\n" * 1000)
+    binary = project / "blob.py"
+    binary.write_bytes(b"\x00\x01binary" * 5000 + b"\n" * 400)
+    minified = project / "app.min.js"
+    minified.write_text(("function a(b){return b+1}var c=" * 2000) + "\n" * 300)
+    for path in (small, notes, binary, minified):
+        assert hooks.run("post_tool_use", read_event(hooks, path))["json"] is None, path
+
+
+def test_outline_off_disables_it(hooks: HookRunner, big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_OUTLINE", "off")
+    assert hooks.run("post_tool_use", read_event(hooks, big))["json"] is None
+
+
+def test_files_over_the_byte_cap_pass_through(hooks: HookRunner, big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_OUTLINE_MAX_BYTES", "1000")
+    assert hooks.run("post_tool_use", read_event(hooks, big))["json"] is None
+
+
+def test_syntax_errors_non_utf8_and_crlf_still_outline(hooks: HookRunner, project: Path) -> None:
+    path = project / "broken.py"
+    body = PY_SOURCE.replace("def stats(", "def stats(((", 1).replace("\n", "\r\n")
+    path.write_bytes(body.encode() + b"\n# caf\xe9\n")
+    text = outlined(hooks.run("post_tool_use", read_event(hooks, path)))
+    assert text is not None and "def search(" in text
+
+
+def test_stats_report_tokens_saved(hooks: HookRunner, home: Path, big: Path) -> None:
+    hooks.run("post_tool_use", read_event(hooks, big))
+    cli = Path(sys.executable).parent / "memory"
+    proc = subprocess.run([str(cli), "stats", "--json"], capture_output=True, text=True, cwd=hooks.project,
+                          env={**os.environ, "MEMORY_HOME": str(home)}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["outlines"]["outlined_reads"] == 1
+    assert data["outlines"]["tokens_saved"] > 1000
+    assert data["outlines_last_session"]["tokens_saved"] == data["outlines"]["tokens_saved"]
+
+
+def test_deleted_files_are_pruned_from_the_cache(hooks: HookRunner, home: Path, big: Path) -> None:
+    from memory import outline_cache
+    from memory.workspace import Workspace
+
+    hooks.run("post_tool_use", read_event(hooks, big))
+    big.unlink()
+    ws = Workspace.for_dir(str(hooks.project), home=str(home))
+    assert outline_cache.prune(ws.db) == 1
+    assert ws.db.execute("SELECT count(*) FROM file_signatures").fetchone()[0] == 0
