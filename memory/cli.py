@@ -147,16 +147,58 @@ def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
         raise click.ClickException(f"no memory with id {', '.join(map(str, missing))}")
 
 
-def _parse_jsonl_line(line: str, number: int) -> dict[str, Any]:
+def _parse_jsonl_line(line: str, number: int, default_project: str | None) -> dict[str, Any]:
+    """One --jsonl line, checked and converted completely: every line is, before anything is saved."""
+    def bad(why: str) -> click.ClickException:
+        return click.ClickException(f"line {number}: {why}")
+
     try:
         obj = json.loads(line)
     except ValueError as exc:
-        raise click.ClickException(f"line {number}: not JSON ({exc.msg}); give one JSON object per line") from None
-    if not isinstance(obj, dict) or not isinstance(obj.get("content", obj.get("title")), str):
-        raise click.ClickException(f"line {number}: needs an object with a string \"content\" (and \"title\")")
-    if obj.get("type", "observation") not in TYPES:
-        raise click.ClickException(f"line {number}: type must be one of {', '.join(TYPES)}")
-    return obj
+        raise bad(f"not JSON ({exc.msg}); give one JSON object per line") from None
+    if not isinstance(obj, dict):
+        raise bad("needs a JSON object with a string \"content\" (and \"title\")")
+    content, title = obj.get("content"), obj.get("title")
+    if not isinstance(content if content is not None else title, str) or not (content or title):
+        raise bad("needs a non-empty string \"content\" (and \"title\")")
+    if title is not None and not isinstance(title, str):
+        raise bad("\"title\" must be a string")
+    content = str(content or title)
+    out: dict[str, Any] = {"content": content, "title": title or content.splitlines()[0][:120]}
+    out["type"] = obj.get("type", "observation")
+    if out["type"] not in TYPES:
+        raise bad(f"type must be one of {', '.join(TYPES)}")
+    importance = obj.get("importance", 0.5)
+    if isinstance(importance, bool) or not isinstance(importance, int | float) or not 0 <= importance <= 1:
+        raise bad("importance must be a number from 0 to 1")
+    out["importance"] = float(importance)
+    tags = obj.get("tags", [])
+    if isinstance(tags, str):
+        tags = [tags]
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise bad("tags must be a string or a list of strings")
+    out["tags"] = tags
+    created = obj.get("created_at")
+    if isinstance(created, str):
+        try:
+            created = parse_when(created)
+        except ValueError as exc:
+            raise bad(f"created_at: {exc}") from None
+    elif created is not None and (isinstance(created, bool) or not isinstance(created, int | float)):
+        raise bad("created_at must be a date string or a unix time in seconds")
+    out["created_at"] = created
+    session = obj.get("session_id")
+    if session is not None and not isinstance(session, str):
+        raise bad("session_id must be a string")
+    out["session_id"] = session
+    project = obj.get("project") or default_project
+    if project is not None and not isinstance(project, str):
+        raise bad("project must be a folder or a project key or name")
+    try:
+        out["workspace"] = _open(project)
+    except click.UsageError as exc:
+        raise bad(exc.message) from None
+    return out
 
 
 @cli.command()
@@ -176,19 +218,15 @@ def save(text: tuple[str, ...], title: str | None, type_: str, importance: float
         results = []
         spaces: dict[str | None, Workspace] = {}
         # Every line is checked before any is saved: a bad line leaves the store untouched.
-        objects = [(n, _parse_jsonl_line(line, n)) for n, line in enumerate(sys.stdin, start=1) if line.strip()]
+        objects = [(n, _parse_jsonl_line(line, n, project))
+                   for n, line in enumerate(sys.stdin, start=1) if line.strip()]
         for number, obj in objects:
-            proj = obj.get("project") or project
-            ws = spaces.get(proj) or spaces.setdefault(proj, _open(proj))
-            created = obj.get("created_at")
-            if isinstance(created, str):
-                created = _when(created)
-            content = str(obj.get("content") or obj.get("title"))
+            ws = obj["workspace"]
+            ws = spaces.setdefault(ws.project.key, ws)
             saved = store.save(ws.db, ws.project.key, store.NewMemory(
-                title=str(obj.get("title") or content.splitlines()[0][:120]), content=content,
-                type=obj.get("type", "observation"), importance=float(obj.get("importance", 0.5)),
-                tags=[str(t) for t in obj.get("tags", [])], source="cli", created_at=created,
-                session_id=obj.get("session_id")), filter_low_value=False)
+                title=obj["title"], content=obj["content"], type=obj["type"], importance=obj["importance"],
+                tags=obj["tags"], source="cli", created_at=obj["created_at"], session_id=obj["session_id"]),
+                filter_low_value=False)
             results.append({"line": number, "id": saved.id, "action": saved.action})
         if as_json:
             _emit(results)

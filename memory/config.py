@@ -21,6 +21,14 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_OUTLINE_MAX_BYTES": ("4000000", "files larger than this are passed through (not parsed in a hook)"),
     "MEMORY_AUTO_SETUP": ("1", "0 stops an installed plugin from building its venv in the data dir"),
     "MEMORY_LOG_LEVEL": ("warning", "hook log level: debug, info, warning, error"),
+    "MEMORY_MAX_BYTES": ("500MB", "size cap of the data dir (databases and vectors; K/M/G are powers of 1024); "
+                         "past it the least recently used memories are evicted down to 85%"),
+    "MEMORY_MAX_MEMORIES": ("100000", "memories kept per project at most (0: no count limit)"),
+    "MEMORY_MARKDOWN_GLOBS": ("CLAUDE.md **/CLAUDE.md *.md docs/**/*.md doc/**/*.md notes/**/*.md",
+                              "project markdown indexed as fact memories (globs from the project root, "
+                              "space or comma separated; empty: off)"),
+    "MEMORY_MARKDOWN_INTERVAL_MINUTES": ("30", "markdown is re-indexed at most this often (queued at SessionStart)"),
+    "MEMORY_DAILY_LOG": ("on", "off: no daily markdown log (daily/YYYY-MM-DD.md in the data dir) of what was saved"),
 }
 
 

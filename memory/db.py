@@ -67,7 +67,10 @@ def apply_migrations(db: sqlite3.Connection) -> int:
 
 def quarantine(path: str) -> str:
     """Move a corrupt database (and its WAL) aside so that a fresh one can be created. Nothing is deleted."""
-    target = f"{path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+    base = f"{path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+    target, n = base, 1
+    while os.path.exists(target):  # never overwrite an earlier corrupt copy
+        target, n = f"{base}-{n}", n + 1
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(path + suffix):
             os.rename(path + suffix, target + suffix)

@@ -48,7 +48,8 @@ def check_db(path: str) -> dict[str, Any]:
         version = schema_version(db)
         fts_ok = True
         try:
-            db.execute("INSERT INTO memories_fts(memories_fts) VALUES('integrity-check')")
+            # rank=1 also compares the external-content index with the memories table
+            db.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)")
         except sqlite3.DatabaseError:
             fts_ok = False
         n = db.execute("SELECT count(*) FROM memories").fetchone()[0] if version else 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-_TAG_SOURCE = r"<\s*(/?)\s*private\b[^>]*>"
+_TAG_SOURCE = r"<\s*(/?)\s*private\b[^<>]*>"  # [^<>]: a tag never spans another tag
 
 
 def strip_private(text: str) -> str:
@@ -17,7 +17,7 @@ def strip_private(text: str) -> str:
     out: list[str] = []
     depth = 0
     pos = 0
-    for m in _pattern("private-tag", _TAG_SOURCE, re.I).finditer(text):
+    for m in _pattern(_TAG_SOURCE, re.I).finditer(text):
         if depth == 0:
             out.append(text[pos : m.start()])
         closing = m.group(1) == "/"
@@ -34,6 +34,10 @@ def strip_private(text: str) -> str:
 # (kind, trigger substrings (lower case), pattern, group to redact or 0 for the whole match).
 # Patterns are compiled on first use, and only run when a trigger occurs in the text: compiling all of
 # them costs a hook process several ms, and most texts contain none of the triggers.
+_SECRET_NAME = (
+    r"\b(?:[A-Za-z0-9]+[_\-.])*(?i:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
+    r"|client[_-]?secret|auth[_-]?token|credentials?)(?:[A-Z][A-Za-z0-9]*)?(?:[_\-.][A-Za-z0-9]+)*"
+)
 _SECRETS: list[tuple[str, tuple[str, ...], str, int, int]] = [
     ("private-key", ("private key",),
      r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", 0, re.S),
@@ -53,17 +57,20 @@ _SECRETS: list[tuple[str, tuple[str, ...], str, int, int]] = [
     ("url-password", ("://",), r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]+:([^\s@/'\"]+)@", 1, 0),
     ("bearer-token", ("bearer", "token"), r"\b(?:bearer|token)\s+([A-Za-z0-9._~+/\-]{20,}=*)", 1, re.I),
     ("aws-secret", ("secret",), r"aws_?secret_?access_?key['\"]?\s*[:=]\s*['\"]?([A-Za-z0-9/+=]{30,})", 1, re.I),
-    ("assigned-secret", ("pass", "pwd", "secret", "token", "key", "auth"),
-     r"\b[A-Z0-9_]*(?:password|passwd|pwd|secret|token|api_?key|access_?key|private_?key|client_?secret"
-     r"|auth)[A-Z0-9_]*['\"]?\s*[:=]\s*['\"]?([^\s'\"`,;()\[\]{}<>]{6,})(?=[\s'\"`,;]|$)", 1, re.I | re.M),
+    # NAME = value where a whole segment of NAME is a secret word (DB_PASSWORD, api-key, clientSecret; not
+    # max_tokens or author): quoted values up to their closing quote, then bare values.
+    ("assigned-secret", ("pass", "pwd", "secret", "token", "key", "credential"),
+     _SECRET_NAME + r"['\"]?\s*[:=]\s*(['\"])([^'\"\n]{4,})\1", 2, 0),
+    ("assigned-secret", ("pass", "pwd", "secret", "token", "key", "credential"),
+     _SECRET_NAME + r"['\"]?\s*[:=]\s*([^\s'\"`,;()\[\]{}<>]{6,})(?=[\s'\"`,;]|$)", 1, re.M),
 ]
 _COMPILED: dict[str, re.Pattern[str]] = {}
 
 
-def _pattern(kind: str, source: str, flags: int) -> re.Pattern[str]:
-    pattern = _COMPILED.get(kind)
+def _pattern(source: str, flags: int) -> re.Pattern[str]:
+    pattern = _COMPILED.get(source)
     if pattern is None:
-        pattern = _COMPILED[kind] = re.compile(source, flags)
+        pattern = _COMPILED[source] = re.compile(source, flags)
     return pattern
 
 
@@ -72,7 +79,7 @@ def redact_secrets(text: str) -> str:
     for kind, triggers, source, group, flags in _SECRETS:
         if not any(t in lower for t in triggers):
             continue
-        pattern = _pattern(kind, source, flags)
+        pattern = _pattern(source, flags)
         if group == 0:
             text = pattern.sub(f"[REDACTED:{kind}]", text)
         else:

@@ -27,10 +27,12 @@ def enqueue(db: sqlite3.Connection, kind: str, payload: dict[str, Any], *, dedup
             """INSERT INTO queue (kind, payload, dedup_key, run_after, created_at) VALUES (?, ?, ?, ?, ?)
                ON CONFLICT(dedup_key) DO UPDATE SET
                  status = CASE WHEN queue.status = 'running' THEN 'running' ELSE 'pending' END,
-                 payload = excluded.payload, run_after = excluded.run_after""",
+                 payload = excluded.payload, run_after = excluded.run_after
+               RETURNING id""",
             (kind, json.dumps(payload), dedup_key, now + delay, now),
         )
-    return cur.lastrowid
+        row = cur.fetchone()  # RETURNING: lastrowid is wrong after the DO UPDATE branch
+    return int(row[0]) if row else None
 
 
 def claim(db: sqlite3.Connection, worker: str | None = None) -> sqlite3.Row | None:

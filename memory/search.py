@@ -116,9 +116,10 @@ def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filte
         return []
     where, args = (filters or Filters()).sql()
     if max_candidates:
-        edge = db.execute(
-            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (match, max_candidates - 1),
+        edge = db.execute(  # the filters apply here too, or excluded rows could fill the window
+            f"""SELECT memories_fts.rowid FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+                WHERE memories_fts MATCH ? {where} ORDER BY memories_fts.rowid DESC LIMIT 1 OFFSET ?""",
+            [match, *args, max_candidates - 1],
         ).fetchone()
         if edge:
             where += " AND memories_fts.rowid >= ?"

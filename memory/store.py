@@ -69,6 +69,16 @@ def _prepare(m: NewMemory) -> tuple[str, str]:
 
 
 def save(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_value: bool = True) -> Saved:
+    saved = _save_row(db, project, m, filter_low_value=filter_low_value)
+    if saved.id is not None and saved.action in ("inserted", "updated"):
+        # The daily log line and the cheap size check run after the transaction (memory/aftersave.py).
+        from memory.aftersave import after_save
+
+        after_save(db, project, saved.id, saved.action, m.source)
+    return saved
+
+
+def _save_row(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_value: bool = True) -> Saved:
     if m.type not in TYPES:
         raise ValueError(f"unknown memory type {m.type!r}; use one of: {', '.join(TYPES)}")
     title, content = _prepare(m)
@@ -78,9 +88,11 @@ def save(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_value
         return Saved(None, "dropped")
     now = time.time()
     created = m.created_at or now
-    chash = content_hash(f"{title}\n{content}")
+    # The title and the content are hashed apart (a NUL between them), so moving words across the
+    # boundary makes a different memory.
+    chash = content_hash(f"{normalise(title)}\x00{normalise(content)}")
     tkey = normalise(title)
-    tags = ",".join(sorted({clean(t).strip().lower() for t in m.tags if t.strip()}))
+    tags = ",".join(sorted({c for t in m.tags if (c := clean(t).strip().lower())}))
     files = "\n".join(dict.fromkeys(clean(f) for f in m.files if f))
     with Tx(db):
         row = db.execute(
