@@ -25,6 +25,7 @@ class Capture:
     def __init__(self) -> None:
         self.memories: list[NewMemory] = []
         self.changes: list[Any] = []  # callables applied to the session state
+        self.writes: list[Any] = []  # callables(db) run in the same transaction
 
     def change(self, fn: Any) -> None:
         self.changes.append(fn)

@@ -26,7 +26,9 @@ def _workspace(project: str | None) -> Workspace:
             if project in (meta.get("key"), meta.get("name")):
                 return Workspace.for_dir(meta["root"]) if os.path.isdir(meta["root"]) else _by_key(meta)
         raise click.UsageError(f"no project {project!r}: give a folder, or a key or name from `memory projects`")
-    return Workspace.for_dir(project or os.environ.get("MEMORY_PROJECT_DIR") or os.getcwd())
+    # As the hooks decide: CLAUDE_PROJECT_DIR stays put when the agent cds (Bash tool, MCP server).
+    return Workspace.for_dir(project or os.environ.get("MEMORY_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR")
+                             or os.getcwd())
 
 
 def _by_key(meta: dict[str, Any]) -> Workspace:
@@ -67,8 +69,12 @@ def _when(value: str | None) -> float | None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="claude-memory-plugin", message="memory %(version)s")
-def cli() -> None:
+@click.option("--home", type=click.Path(file_okay=False), help="Data dir (default: MEMORY_HOME, else "
+              "CLAUDE_PLUGIN_DATA, else the installed plugin's).")
+def cli(home: str | None) -> None:
     """Persistent memory for Claude Code: search, inspect and manage what the plugin remembers."""
+    if home:
+        os.environ["MEMORY_HOME"] = os.path.abspath(os.path.expanduser(home))
 
 
 @cli.command()
@@ -78,13 +84,20 @@ def cli() -> None:
 @click.option("--since", help="Only memories since a date (2026-11-01) or an age (7d, 12h).")
 @click.option("--until", help="Only memories before a date or an age.")
 @click.option("--session", help="Only memories of this session id.")
+@click.option("--all-projects", "-a", is_flag=True, help="Search every project's memory (hits labelled by project).")
 @project_option
 @json_option
 def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: str | None, until: str | None,
-           session: str | None, project: str | None, as_json: bool) -> None:
+           session: str | None, all_projects: bool, project: str | None, as_json: bool) -> None:
     """Search memories (layer 1: id, title, type, score, date)."""
-    ws = _open(project)
     text = " ".join(query)
+    if all_projects:
+        from memory.cli_more import search_all_projects
+
+        search_all_projects(text, limit, Filters(types=list(types) or None, since=_when(since), until=_when(until),
+                                                 session_id=session), project, as_json)
+        return
+    ws = _open(project)
     hits = keyword_search(ws.db, text, limit=limit, filters=Filters(
         types=list(types) or None, since=_when(since), until=_when(until), session_id=session))
     store.log_access(ws.db, [h.id for h in hits], "search", None, text)
@@ -207,13 +220,20 @@ def _parse_jsonl_line(line: str, number: int, default_project: str | None) -> di
 @click.option("--type", "type_", default="learning", show_default=True, type=click.Choice(TYPES))
 @click.option("--importance", default=0.7, show_default=True, type=click.FloatRange(0, 1))
 @click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
+@click.option("--expires", help="Forget it after a duration (30d, 12h, 2w, 6mo) or on a date (2027-01-31).")
 @click.option("--jsonl", is_flag=True, help="Read many memories from stdin, one JSON object per line "
               "(title, content, type, project, created_at optional); print their ids.")
 @project_option
 @json_option
 def save(text: tuple[str, ...], title: str | None, type_: str, importance: float, tags: tuple[str, ...],
-         jsonl: bool, project: str | None, as_json: bool) -> None:
+         expires: str | None, jsonl: bool, project: str | None, as_json: bool) -> None:
     """Save a memory from the arguments or stdin."""
+    from memory.expiry import parse_expires
+
+    try:
+        expires_at = parse_expires(expires) if expires else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--expires") from None
     if jsonl:
         results = []
         spaces: dict[str | None, Workspace] = {}
@@ -240,7 +260,7 @@ def save(text: tuple[str, ...], title: str | None, type_: str, importance: float
     ws = _open(project)
     saved = store.save(ws.db, ws.project.key, store.NewMemory(
         title=title or content.splitlines()[0][:120], content=content, type=type_, importance=importance,
-        tags=list(tags), source="cli"), filter_low_value=False)
+        tags=list(tags), source="cli", expires_at=expires_at), filter_low_value=False)
     if saved.id is None:
         raise click.ClickException("nothing left to save once private text and secrets were removed")
     if as_json:
@@ -398,6 +418,12 @@ def doctor(project: str | None, as_json: bool) -> None:
                 click.echo(f"{key}: {value}")
     if not data["database"].get("ok", True):
         sys.exit(1)
+
+
+from memory.cli_more import COMMANDS  # noqa: E402 - they use the helpers above
+
+for _command in COMMANDS:
+    cli.add_command(_command)
 
 
 def main() -> None:

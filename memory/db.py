@@ -78,14 +78,21 @@ def quarantine(path: str) -> str:
 
 
 class Tx:
-    """`with Tx(db):` runs a write transaction that takes the write lock up front (no upgrade deadlocks)."""
+    """`with Tx(db):` runs a write transaction that takes the write lock up front (no upgrade deadlocks).
+
+    Re-entrant: inside another Tx it joins it, so a hook can make all its writes one commit (each commit
+    costs a hook ~1-2 ms)."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
+        self.owner = False
 
     def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
+        if not self.db.in_transaction:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.owner = True
         return self.db
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if self.owner:
+            self.db.execute("ROLLBACK" if exc_type else "COMMIT")

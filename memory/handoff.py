@@ -30,6 +30,8 @@ def render(state: State, root: str, notes: list[sqlite3.Row] | None = None) -> s
     if len(state.get("prompts", [])) > 1:
         lines.append("Later requests: " + " | ".join(p[:160] for p in state["prompts"][-4:]
                                                       if p != state.get("task")))
+    if state.get("compact_instructions"):
+        lines.append(f"Compaction focus asked by the user: {state['compact_instructions']}")
     if state.get("last_action"):
         lines.append(f"Last action: {state['last_action'][:500]}")
     if state.get("files_modified"):

@@ -18,6 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from memory.capture import Capture
+
 
 def _header(rel: str, c: outline_cache.Cached) -> str:
     saved = max(0, c.original_tokens - c.outline_tokens)
@@ -30,8 +32,9 @@ def _header(rel: str, c: outline_cache.Cached) -> str:
     )
 
 
-def maybe_outline(ws: Workspace, event: dict[str, Any], sid: str) -> dict[str, Any] | None:
-    """The PostToolUse output that replaces a Read's result with an outline, or None to pass through."""
+def maybe_outline(ws: Workspace, event: dict[str, Any], sid: str, cap: Capture) -> dict[str, Any] | None:
+    """The PostToolUse output that replaces a Read's result with an outline, or None to pass through.
+    Its bookkeeping (the saving, the file marked as outlined) joins the capture's transaction."""
     if env("MEMORY_OUTLINE").lower() in ("off", "0", "false", "no"):
         return None
     tin = event.get("tool_input")
@@ -69,8 +72,9 @@ def maybe_outline(ws: Workspace, event: dict[str, Any], sid: str) -> dict[str, A
         return None  # no outline, or not worth withholding the body for
     rel = os.path.relpath(path, ws.project.root) if path.startswith(ws.project.root + os.sep) else path
     content = _header(rel, cached) + cached.outline
-    outline_cache.record_saving(ws.db, sid, path, cached.original_tokens, cached.outline_tokens)
-    session_state.update(ws, sid, lambda s: session_state.push_unique(s, "outlined", key))
+    cap.writes.append(lambda db: outline_cache.record_saving(db, sid, path, cached.original_tokens,
+                                                             cached.outline_tokens))
+    cap.change(lambda s: session_state.push_unique(s, "outlined", key))
     replaced = dict(file)
     replaced.update(content=content, numLines=content.count("\n") + 1, startLine=1)
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse",

@@ -44,7 +44,7 @@ def push_unique(state: State, key: str, value: Any) -> None:
     state[key] = items[-LIST_CAPS.get(key, 30):]
 
 
-def update(ws: Workspace, session_id: str, change: Callable[[State], None]) -> State:
+def update(ws: Workspace, session_id: str, change: Callable[[State], None], *, export: bool = True) -> State:
     """Read-modify-write under the write lock: parallel tool hooks of one session do not lose updates."""
     with Tx(ws.db):
         state = load(ws, session_id)
@@ -56,9 +56,13 @@ def update(ws: Workspace, session_id: str, change: Callable[[State], None]) -> S
                ON CONFLICT(session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at""",
             (session_id, ws.project.key, json.dumps(state), state["updated_at"]),
         )
-    export(ws, state)
+    if export:
+        _export(ws, state)
     return state
 
 
 def export(ws: Workspace, state: State) -> None:
     write_private(ws.state_path, json.dumps(state, indent=2, ensure_ascii=False))
+
+
+_export = export  # `update` has a parameter named export

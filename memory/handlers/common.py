@@ -48,10 +48,18 @@ def touch_session(ws: Workspace, event: dict[str, Any], *, source: str | None = 
 
 
 def apply(ws: Workspace, sid: str, cap: Capture) -> list[store.Saved]:
-    if cap.changes:
-        def change(s: session_state.State) -> None:
-            for fn in cap.changes:
-                fn(s)
+    """All of a capture's writes in one transaction (one commit), then the state file export."""
+    state = None
+    with Tx(ws.db):
+        if cap.changes:
+            def change(s: session_state.State) -> None:
+                for fn in cap.changes:
+                    fn(s)
 
-        session_state.update(ws, sid, change)
-    return [store.save(ws.db, ws.project.key, m) for m in cap.memories]
+            state = session_state.update(ws, sid, change, export=False)
+        for write in cap.writes:
+            write(ws.db)
+        saved = [store.save(ws.db, ws.project.key, m) for m in cap.memories]
+    if state is not None:
+        session_state.export(ws, state)
+    return saved

@@ -4,6 +4,7 @@ Read of a large code file gets its outline instead of its body (memory/outline_r
 from __future__ import annotations
 
 from memory import capture
+from memory.db import Tx
 from memory.handlers.common import apply, session_id, touch_session, workspace
 
 TYPE_CHECKING = False
@@ -16,10 +17,13 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
         return None
     ws = workspace(event)
     sid = session_id(event)
-    touch_session(ws, event, tools=1)
-    apply(ws, sid, capture.tool_event(event, ws.project.root))
+    cap = capture.tool_event(event, ws.project.root)
+    out = None
     if event.get("tool_name") == "Read" and event.get("hook_event_name") == "PostToolUse":
         from memory.outline_read import maybe_outline
 
-        return maybe_outline(ws, event, sid)
-    return None
+        out = maybe_outline(ws, event, sid, cap)  # parses (if it must) before the write lock is taken
+    with Tx(ws.db):
+        touch_session(ws, event, tools=1)
+        apply(ws, sid, cap)
+    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from memory import handoff, queue
 from memory import state as session_state
+from memory.db import Tx
 from memory.handlers.common import session_id, touch_session, workspace
 
 TYPE_CHECKING = False
@@ -15,14 +16,14 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     ws = workspace(event)
     sid = session_id(event)
-    touch_session(ws, event)
-    st = session_state.load(ws, sid)
-    instructions = event.get("custom_instructions")
-    if isinstance(instructions, str) and instructions.strip():
-        st["blockers"] = st.get("blockers", [])
-        st["compact_instructions"] = instructions.strip()[:300]
-    handoff.write(ws, st, "compact")
-    queue.enqueue(ws.db, "extract", {"session_id": sid, "trigger": "compact",
-                                     "transcript_path": str(event.get("transcript_path") or "")},
-                  dedup_key=None)
+    with Tx(ws.db):  # one commit
+        touch_session(ws, event)
+        st = session_state.load(ws, sid)
+        instructions = event.get("custom_instructions")
+        if isinstance(instructions, str) and instructions.strip():
+            st["compact_instructions"] = instructions.strip()[:300]  # what the user asked /compact to keep
+        handoff.write(ws, st, "compact")
+        queue.enqueue(ws.db, "extract", {"session_id": sid, "trigger": "compact",
+                                         "transcript_path": str(event.get("transcript_path") or "")},
+                      dedup_key=None)
     return None

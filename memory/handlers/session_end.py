@@ -18,15 +18,15 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     ws = workspace(event)
     sid = session_id(event)
-    touch_session(ws, event)
-    st = session_state.load(ws, sid)
-    handoff.write(ws, st, "end")
-    with Tx(ws.db):
+    with Tx(ws.db):  # one commit
+        touch_session(ws, event)
+        st = session_state.load(ws, sid)
+        handoff.write(ws, st, "end")
         ws.db.execute(
             "UPDATE sessions SET status = 'completed', ended_at = ?, end_reason = ?, summary = ? WHERE id = ?",
             (time.time(), str(event.get("reason") or "")[:40], summary.heuristic(st, ws.project.root), sid),
         )
-    queue.enqueue(ws.db, "extract", {"session_id": sid, "trigger": "end",
-                                     "transcript_path": str(event.get("transcript_path") or "")},
-                  dedup_key=f"extract:end:{sid}")
+        queue.enqueue(ws.db, "extract", {"session_id": sid, "trigger": "end",
+                                         "transcript_path": str(event.get("transcript_path") or "")},
+                      dedup_key=f"extract:end:{sid}")
     return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from memory import capture, handoff
 from memory import state as session_state
+from memory.db import Tx
 from memory.handlers.common import apply, session_id, touch_session, workspace
 
 TYPE_CHECKING = False
@@ -14,8 +15,9 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     ws = workspace(event)
     sid = session_id(event)
-    touch_session(ws, event)
     message = event.get("last_assistant_message")
-    apply(ws, sid, capture.stop_event(message if isinstance(message, str) else "", sid))
-    handoff.write(ws, session_state.load(ws, sid), "stop")
+    with Tx(ws.db):  # one commit for the whole turn end
+        touch_session(ws, event)
+        apply(ws, sid, capture.stop_event(message if isinstance(message, str) else "", sid))
+        handoff.write(ws, session_state.load(ws, sid), "stop")
     return None

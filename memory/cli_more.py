@@ -1,0 +1,179 @@
+"""More `memory` commands: handoff, recent, cleanup, index-markdown, mcp, and `slash` (what the
+/memory:* slash commands run). Registered on the group at the end of memory/cli.py."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import click
+
+from memory.classify import TYPES
+from memory.cli import _date, _emit, _open, json_option, project_option
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def search_all_projects(text: str, limit: int, filters: Any, project: str | None, as_json: bool) -> None:
+    """`memory search --all-projects`: every project's database, hits labelled with their project."""
+    from memory.finder import search_all
+
+    if project:
+        raise click.UsageError("give either --project or --all-projects, not both")
+    found = search_all(text, limit=limit, filters=filters)
+    if as_json:
+        _emit([{**x.hit.compact(), "project": x.project, "project_key": x.key} for x in found])
+        return
+    if not found:
+        click.echo("no memories match in any project")
+        return
+    width = max(len(x.project) for x in found)
+    for x in found:
+        c = x.hit.compact()
+        click.echo(f"{x.project:<{width}}  #{c['id']:<6} {c['date']}  {c['type']:<11} {c['score']:>7.2f}  "
+                   f"{x.hit.title}")
+
+
+@click.command(name="handoff")
+@click.option("--session", help="Show this session's handoff (default: the project's latest).")
+@project_option
+@json_option
+def handoff_cmd(session: str | None, project: str | None, as_json: bool) -> None:
+    """The current handoff: the state of the work that a compaction or a new session starts from."""
+    from memory import handoff
+
+    ws = _open(project)
+    row = handoff.latest(ws, session or None)
+    if row is None:
+        if as_json:
+            _emit(None)
+        else:
+            click.echo(f"no handoff yet for project {ws.project.name}: one is written at the end of each turn, "
+                       "before a compaction and when a session ends")
+        return
+    if as_json:
+        _emit(dict(row))
+        return
+    whose = "this session" if session and row["session_id"] == session else f"session {row['session_id'][:8]}"
+    click.echo(f"Handoff of {whose} ({row['trigger']}, {_date(row['created_at'])}), project {ws.project.name}:")
+    click.echo("")
+    click.echo(row["content"])
+
+
+@click.command()
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 200))
+@click.option("--type", "types", multiple=True, type=click.Choice(TYPES),
+              help="Only these types (repeatable; default: all but prompts).")
+@project_option
+@json_option
+def recent(limit: int, types: tuple[str, ...], project: str | None, as_json: bool) -> None:
+    """The most recent memories of the project, newest first."""
+    ws = _open(project)
+    shown = list(types) or [t for t in TYPES if t != "prompt"]
+    marks = ",".join("?" * len(shown))
+    rows = ws.db.execute(
+        f"""SELECT id, type, title, created_at, session_id FROM memories WHERE type IN ({marks})
+            AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC, id DESC LIMIT ?""",
+        [*shown, time.time(), limit]).fetchall()
+    if as_json:
+        _emit([dict(r) for r in rows])
+        return
+    if not rows:
+        click.echo(f"no memories yet in project {ws.project.name}")
+        return
+    for r in rows:
+        click.echo(f"#{r['id']:<6} {_date(r['created_at'])}  {r['type']:<11} {r['title']}")
+
+
+def _cleanup_text(r: dict[str, Any]) -> list[str]:
+    dry = r["dry_run"]
+    lim = r["limits"]
+    lines = [f"data dir {r['home']}: {_size(r['before']['bytes'])}"
+             + (f" -> about {_size(r['after']['bytes'])}" if dry else f" -> {_size(r['after']['bytes'])}")
+             + f" (cap {_size(lim['max_bytes'])}, evicts down to {_size(lim['target_bytes'])})"]
+    verb = "to remove" if dry else "removed"
+    lines.append(f"expired memories {verb}: {r['expired']}")
+    evicted = r["evicted_for_count"] + r["evicted_for_bytes"]
+    per = ", ".join(f"{k} {v}" for k, v in r["by_project"].items())
+    lines.append(f"least recently used {verb}: {evicted} ({r['evicted_for_count']} over the "
+                 f"{lim['max_memories_per_project'] or 'unlimited'}-per-project count, {r['evicted_for_bytes']} "
+                 f"over the size cap){f'; by project: {per}' if per else ''}")
+    for s in r["sample"]:
+        lines.append(f"  {s['project']} #{s['id']} [{s['type']}] {s['title'][:90]}")
+    if evicted > len(r["sample"]):
+        lines.append(f"  ... and {evicted - len(r['sample'])} more")
+    if not dry:
+        lines.append(f"freed {_size(r['freed_bytes'])}; memories {r['memories_before']} -> {r['memories_after']}; "
+                     f"vectors: {r['vectors']}; finished jobs purged: {r['queue_rows_purged']}")
+    if r["note"]:
+        lines.append(r["note"])
+    return lines
+
+
+@click.command()
+@click.option("--dry-run", is_flag=True, help="Show what would be removed; change nothing.")
+@click.option("--max-bytes", help="Size cap for this run (e.g. 200MB; default MEMORY_MAX_BYTES).")
+@click.option("--max-memories", type=click.IntRange(0), help="Per-project count cap for this run.")
+@json_option
+def cleanup(dry_run: bool, max_bytes: str | None, max_memories: int | None, as_json: bool) -> None:
+    """Remove expired memories and evict the least recently used ones past the limits (all projects)."""
+    from memory import evict
+    from memory.limits import parse_size
+
+    try:
+        cap = parse_size(max_bytes) if max_bytes else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--max-bytes") from None
+    result = evict.run(max_bytes=cap, max_memories=max_memories, dry_run=dry_run)
+    if as_json:
+        _emit(result)
+    else:
+        click.echo("\n".join(_cleanup_text(result)))
+
+
+@click.command(name="index-markdown")
+@click.option("--force", is_flag=True, help="Re-index every file, changed or not.")
+@project_option
+@json_option
+def index_markdown(force: bool, project: str | None, as_json: bool) -> None:
+    """Index the project's markdown (MEMORY_MARKDOWN_GLOBS) as fact memories now."""
+    from memory import mdindex
+
+    result = mdindex.index_project(_open(project), force=force)
+    if as_json:
+        _emit(result)
+        return
+    click.echo(f"{result['files']} markdown files: {result['indexed']} indexed ({result['sections']} sections), "
+               f"{result['unchanged']} unchanged, {result['removed']} stale sections removed")
+    for rel in result["skipped_large"]:  # type: ignore[attr-defined]
+        click.echo(f"skipped (over 100 KB): {rel}")
+
+
+@click.command()
+def mcp() -> None:
+    """Run the MCP server on stdin/stdout (what Claude Code starts from .mcp.json)."""
+    try:
+        from memory.mcp_server import main as serve
+    except ImportError as exc:
+        raise click.ClickException(f"the MCP server needs the `mcp` package ({exc}); run scripts/setup") from None
+    serve()
+
+
+@click.command(hidden=True)
+@click.argument("verb")
+@click.option("--session", default="", help="The Claude Code session id (${CLAUDE_SESSION_ID}).")
+def slash(verb: str, session: str) -> None:
+    """Run what /memory:VERB asks, with its raw arguments on stdin (see memory/slash.py)."""
+    from memory.slash import run
+
+    sys.exit(run(verb, sys.stdin.read(), session or None))
+
+
+COMMANDS = [handoff_cmd, recent, cleanup, index_markdown, mcp, slash]

