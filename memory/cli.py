@@ -13,7 +13,6 @@ import click
 
 from memory import store
 from memory.classify import TYPES
-from memory.db import DatabaseCorrupt
 from memory.search import Filters, keyword_search, timeline
 from memory.timeparse import parse_when
 from memory.workspace import Workspace, all_projects
@@ -38,11 +37,13 @@ def _by_key(meta: dict[str, Any]) -> Workspace:
 
 
 def _open(project: str | None) -> Workspace:
+    from memory import notices
+
     ws = _workspace(project)
-    try:
-        ws.db  # noqa: B018 - opens and migrates
-    except DatabaseCorrupt as exc:
-        click.echo(f"memory: {exc}; a fresh database was created", err=True)
+    before = len(notices.pending())
+    ws.db  # noqa: B018 - opens and migrates; a corrupt file is moved aside and recorded as a notice
+    for notice in notices.pending()[before:]:
+        click.echo(f"memory: {notice.get('message')}", err=True)
     return ws
 
 
@@ -399,12 +400,18 @@ def outline(file: str, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option("--repair", is_flag=True, help="Fix what can be fixed: salvage a damaged database, rebuild the "
+              "full-text index, release jobs of a dead worker, clear notices.")
 @project_option
 @json_option
-def doctor(project: str | None, as_json: bool) -> None:
+def doctor(repair: bool, project: str | None, as_json: bool) -> None:
     """What is installed, which providers are available, data dir and database health."""
+    from memory.doctor import repair as run_repair
     from memory.doctor import report
 
+    if repair:
+        for line in run_repair(_workspace(project)):
+            click.echo(f"repair: {line}", err=as_json)
     data = report(_workspace(project))
     if as_json:
         _emit(data)

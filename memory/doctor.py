@@ -7,6 +7,7 @@ import os
 import socket
 import sqlite3
 import sys
+import time
 from typing import Any
 
 from memory import __version__
@@ -61,6 +62,12 @@ def check_db(path: str) -> dict[str, Any]:
         db.close()
 
 
+def _notices() -> list[dict[str, object]]:
+    from memory import notices
+
+    return notices.pending()
+
+
 def report(ws: Workspace) -> dict[str, Any]:
     home = data_home()
     deps = {name: importlib.util.find_spec(name) is not None for name in OPTIONAL}
@@ -93,4 +100,79 @@ def report(ws: Workspace) -> dict[str, Any]:
         "projects_known": len(all_projects(home)),
         "hook_log": log,
         "hook_errors_logged": errors,
+        "notices": [str(n.get("message")) for n in _notices()],
     }
+
+
+def repair(ws: Workspace) -> list[str]:
+    """Bring a project's store back to health; returns what was done. Nothing is deleted: a database that
+    fails its integrity check is salvaged row by row into a fresh one and the old file is kept aside."""
+    from memory import notices
+    from memory.db import Tx, quarantine
+
+    done: list[str] = []
+    path = ws.db_path
+    health = check_db(path)
+    if health.get("exists") and not health.get("ok"):
+        if health.get("integrity") == "ok" and not health.get("fts_ok"):
+            db = connect(path)
+            db.execute("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')")
+            db.close()
+            done.append("rebuilt the full-text index from the memories table")
+        else:
+            salvaged = _salvage(path)
+            moved = quarantine(path)
+            os.replace(salvaged, path)
+            done.append(f"salvaged what could be read into a fresh database; the damaged file is at {moved}")
+    ws.close()
+    db = ws.db
+    with Tx(db):
+        stale = db.execute(
+            "UPDATE queue SET status = 'pending', locked_by = NULL WHERE status = 'running' AND locked_at < ?",
+            (time.time() - 300,)).rowcount
+    if stale:
+        done.append(f"released {stale} queue job(s) left running by a dead worker")
+    items = notices.pending()
+    if items:
+        done.append(f"cleared {len(items)} notice(s): " + notices.summary(items).replace("\n", "; "))
+        notices.clear()
+    return done or ["nothing to repair"]
+
+
+def _salvage(path: str) -> str:
+    """Copy every readable row of every table into a new database (schema from the migrations)."""
+    target = f"{path}.salvage-{os.getpid()}"
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(target + suffix):
+            os.remove(target + suffix)
+    fresh = connect(target)
+    try:
+        old = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        old.row_factory = sqlite3.Row
+        tables = [r[0] for r in fresh.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'memories_fts%' "
+            "AND name NOT LIKE 'sqlite_%'")]
+        for table in tables:
+            columns = [r[1] for r in fresh.execute(f"PRAGMA table_info({table})")]
+            try:
+                cursor = old.execute(f"SELECT * FROM {table}")
+            except sqlite3.DatabaseError:
+                continue
+            while True:
+                try:
+                    row = cursor.fetchone()
+                except sqlite3.DatabaseError:
+                    break  # the rest of this table is unreadable
+                if row is None:
+                    break
+                keep = [c for c in row.keys() if c in columns]
+                try:
+                    fresh.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(keep)}) VALUES "
+                                  f"({', '.join('?' * len(keep))})", [row[c] for c in keep])
+                except sqlite3.DatabaseError:
+                    continue
+        old.close()
+    except sqlite3.DatabaseError:
+        pass  # not even the schema could be read: the fresh database stays empty
+    fresh.close()
+    return target

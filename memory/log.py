@@ -26,8 +26,12 @@ def log(level: str, message: str, *, event: str = "") -> None:
             os.write(fd, (line.replace("\n", "\n    ") + "\n").encode("utf-8", "replace"))
         finally:
             os.close(fd)
-    except OSError:
-        pass  # a log that cannot be written must not break the hook
+    except OSError as exc:
+        # A read-only or full data dir must not break the hook; the user hears of it once (notices).
+        from memory import notices
+
+        notices.add("unwritable", f"cannot write to the data dir ({exc.strerror or exc}); memories are not "
+                                  f"being saved. Run `memory doctor`.")
 
 
 def log_exception(event: str, exc: BaseException) -> None:

@@ -7,7 +7,7 @@ import os
 import sqlite3
 
 from memory.config import data_home
-from memory.db import connect
+from memory.db import DatabaseCorrupt, connect
 from memory.project import Project, identify
 
 
@@ -38,7 +38,14 @@ class Workspace:
     def db(self) -> sqlite3.Connection:
         if self._db is None:
             fresh = not os.path.exists(self.db_path)
-            self._db = connect(self.db_path)
+            try:
+                self._db = connect(self.db_path)
+            except DatabaseCorrupt as exc:  # moved aside; go on with a fresh one and tell the user once
+                from memory import notices
+
+                notices.add("corrupt-db", f"{exc}; a fresh database was created")
+                self._db = connect(self.db_path)
+                fresh = True
             if fresh or not os.path.exists(os.path.join(self.dir, "project.json")):
                 write_private(os.path.join(self.dir, "project.json"), json.dumps(
                     {"key": self.project.key, "name": self.project.name, "root": self.project.root,

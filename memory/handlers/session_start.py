@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory import bootstrap, inject
+from memory import bootstrap, inject, notices
 from memory.handlers.common import session_id, touch_session, workspace
 from memory.hookrun import context_output
 
@@ -18,4 +18,9 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     source = str(event.get("source") or "startup")
     touch_session(ws, event, source=source)
     text, _ = inject.session_start(ws, sid, source)
-    return context_output("SessionStart", text)
+    out = context_output("SessionStart", text) or {}
+    problems = notices.pending()
+    if problems:  # shown to the user, not the model, once
+        out["systemMessage"] = notices.summary(problems)
+        notices.clear()
+    return out or None
