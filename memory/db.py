@@ -26,9 +26,7 @@ def connect(path: str, *, migrate: bool = True) -> sqlite3.Connection:
     db.row_factory = sqlite3.Row
     try:
         db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
-        if mode != "wal":
-            db.execute("PRAGMA journal_mode=WAL")
+        _ensure_wal(db)
         db.execute("PRAGMA synchronous=NORMAL")
         if migrate:
             apply_migrations(db)
@@ -39,6 +37,21 @@ def connect(path: str, *, migrate: bool = True) -> sqlite3.Connection:
             raise DatabaseCorrupt(f"database {path} was corrupt and was moved to {moved}") from exc
         raise
     return db
+
+
+def _ensure_wal(db: sqlite3.Connection) -> None:
+    """Switch to WAL once. Switching needs an exclusive lock and SQLite may answer "database is locked"
+    without waiting when several processes open a new file at once: retry until the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def schema_version(db: sqlite3.Connection) -> int:

@@ -229,7 +229,7 @@ def test_session_end_completes_the_session_with_a_summary_and_queues_extraction(
     s = db.execute("SELECT * FROM sessions").fetchone()
     assert s["status"] == "completed" and s["end_reason"] == "prompt_input_exit"
     assert "Add a --verbose flag" in s["summary"] and "cli.py" in s["summary"]
-    job = db.execute("SELECT * FROM queue").fetchone()
+    job = db.execute("SELECT * FROM queue WHERE kind = 'extract'").fetchone()  # SessionStart queues others
     assert job["kind"] == "extract" and json.loads(job["payload"])["session_id"] == "sess-1"
 
 
