@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Concurrency stress: several Claude Code sessions on one project at once.
+
+N driver processes each fire --events hook events (mixed: prompts, tool calls, turn ends, compactions)
+through the real hook launcher, in parallel, while a CLI search loop runs beside them (and the background
+worker, which the hooks start when they queue work). Then it checks that no event was lost, that no hook
+failed or logged "database is locked", that no job is duplicated, and prints hook latency.
+
+    .venv/bin/python scripts/bench_stress.py [--processes 8] [--events 1000] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from memory.project import identify  # noqa: E402
+
+LAUNCHER = str(ROOT / "hooks" / "run")
+
+
+def _event(kind: int, proc: int, i: int, project: str) -> tuple[str, dict]:
+    base = {"session_id": f"stress-{proc}", "transcript_path": "", "cwd": project}
+    if kind == 0:
+        return "user_prompt_submit", {**base, "hook_event_name": "UserPromptSubmit",
+                                      "prompt": f"Implement stress feature {proc}-{i} for the billing queue"}
+    if kind in (1, 2, 3):
+        return "post_tool_use", {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                                 "tool_input": {"command": f"make target-{proc}-{i}"},
+                                 "tool_response": {"stdout": f"built {proc} {i}", "stderr": ""}}
+    if kind == 4:
+        return "post_tool_use", {**base, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+                                 "tool_input": {"file_path": f"{project}/src/file_{proc}_{i}.py",
+                                                "old_string": "a", "new_string": f"b{i}"},
+                                 "tool_response": {}}
+    if kind == 5:
+        return "stop", {**base, "hook_event_name": "Stop", "last_assistant_message": f"Done with step {i}."}
+    if kind == 6:
+        return "session_start", {**base, "hook_event_name": "SessionStart", "source": "startup"}
+    return "pre_compact", {**base, "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""}
+
+
+KINDS = [0, 1, 2, 3, 4, 5, 1, 2, 4, 0, 6, 3, 5, 1, 7, 2]  # a mix weighted like a real session
+
+
+def driver(proc: int, events: int, project: str, env: dict[str, str], out: multiprocessing.Queue) -> None:
+    times, failures, counts = [], [], {"prompts": 0, "bash": 0, "edit": 0, "tools": 0}
+    for i in range(events):
+        kind = KINDS[i % len(KINDS)]
+        entry, payload = _event(kind, proc, i, project)
+        start = time.perf_counter()
+        p = subprocess.run([LAUNCHER, entry], input=json.dumps(payload).encode(), capture_output=True, env=env)
+        times.append((time.perf_counter() - start) * 1000)
+        if p.returncode != 0 or p.stderr:
+            failures.append(f"{entry}: exit {p.returncode} {p.stderr[:200]!r}")
+        counts["prompts"] += kind == 0
+        counts["bash"] += kind in (1, 2, 3)
+        counts["edit"] += kind == 4
+        counts["tools"] += kind in (1, 2, 3, 4)
+    out.put({"times": times, "failures": failures, "counts": counts})
+
+
+def run(processes: int, events: int, workdir: Path) -> dict:
+    home, project = workdir / "data", workdir / "project"
+    (project / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    env = {**os.environ, "MEMORY_HOME": str(home)}
+    for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR"):
+        env.pop(name, None)
+    searches = {"ok": 0, "failed": []}
+    stop = threading.Event()
+
+    def search_loop() -> None:
+        cli = [str(Path(sys.executable).parent / "memory"), "search", "stress", "billing", "--json"]
+        while not stop.is_set():
+            p = subprocess.run(cli, capture_output=True, cwd=project, env=env)
+            if p.returncode == 0:
+                searches["ok"] += 1
+            elif b"no memories" not in p.stderr:
+                searches["failed"].append(p.stderr[:200])
+            time.sleep(0.2)
+
+    queue: multiprocessing.Queue = multiprocessing.Queue()
+    started = time.perf_counter()
+    drivers = [multiprocessing.Process(target=driver, args=(p, events, str(project), env, queue))
+               for p in range(processes)]
+    searcher = threading.Thread(target=search_loop, daemon=True)
+    searcher.start()
+    for d in drivers:
+        d.start()
+    results = [queue.get() for _ in drivers]
+    for d in drivers:
+        d.join()
+    stop.set()
+    searcher.join(timeout=30)
+    wall = time.perf_counter() - started
+
+    db = sqlite3.connect(home / "projects" / identify(str(project)).key / "memory.db")
+    bash = db.execute("SELECT count(*) FROM memories WHERE title LIKE 'Ran `make target-%'").fetchone()[0]
+    edits = db.execute("SELECT count(*) FROM memories WHERE title LIKE 'Modified src/file_%'").fetchone()[0]
+    prompts = db.execute("SELECT count(*) FROM memories WHERE title LIKE 'Asked: Implement stress feature%'"
+                         ).fetchone()[0]
+    tool_calls = db.execute("SELECT coalesce(sum(tool_call_count), 0) FROM sessions").fetchone()[0]
+    dup_jobs = db.execute("SELECT count(*) FROM (SELECT dedup_key FROM queue WHERE dedup_key IS NOT NULL "
+                          "GROUP BY dedup_key HAVING count(*) > 1)").fetchone()[0]
+    log = home / "logs" / "hooks.log"
+    log_text = log.read_text(errors="replace") if log.exists() else ""
+    times = [t for r in results for t in r["times"]]
+    expected = {k: sum(r["counts"][k] for r in results) for k in ("prompts", "bash", "edit", "tools")}
+    return {
+        "processes": processes, "events_per_process": events, "events": len(times), "wall_seconds": round(wall, 1),
+        "events_per_second": round(len(times) / wall, 1),
+        "hook_p50_ms": round(statistics.median(times), 1),
+        "hook_p95_ms": round(sorted(times)[int(0.95 * (len(times) - 1))], 1), "hook_max_ms": round(max(times), 1),
+        "failures": [f for r in results for f in r["failures"]][:10],
+        "lost": {"bash": expected["bash"] - bash, "edit": expected["edit"] - edits,
+                 "prompts": expected["prompts"] - prompts, "tool_calls": expected["tools"] - tool_calls},
+        "locked_in_log": log_text.count("database is locked"), "errors_in_log": log_text.count(" ERROR "),
+        "duplicate_jobs": dup_jobs, "cli_searches_ok": searches["ok"], "cli_searches_failed": searches["failed"][:5],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--processes", type=int, default=8)
+    ap.add_argument("--events", type=int, default=1000)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-stress-") as tmp:
+        result = run(args.processes, args.events, Path(tmp))
+    result["date"] = time.strftime("%Y-%m-%d")
+    result["machine"] = f"{os.cpu_count()} cores"
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    for key, value in result.items():
+        print(f"{key:<22} {value}")
+
+
+if __name__ == "__main__":
+    main()

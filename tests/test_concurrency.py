@@ -1,0 +1,21 @@
+"""Several sessions on one project at once: nothing lost, nothing locked, no duplicate jobs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from helpers import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_stress import run  # noqa: E402
+
+
+def test_parallel_sessions_lose_nothing(tmp_path: Path) -> None:
+    result = run(processes=6, events=24, workdir=tmp_path)
+    assert result["failures"] == []
+    assert result["lost"] == {"bash": 0, "edit": 0, "prompts": 0, "tool_calls": 0}
+    assert result["locked_in_log"] == 0 and result["errors_in_log"] == 0
+    assert result["duplicate_jobs"] == 0
+    assert result["cli_searches_failed"] == []
