@@ -157,13 +157,19 @@ def index_markdown(force: bool, project: str | None, as_json: bool) -> None:
 
 
 @click.command()
-def mcp() -> None:
+@click.option("--warm", is_flag=True, help="Record the handshake cache now (after an install or update) and exit.")
+def mcp(warm: bool) -> None:
     """Run the MCP server on stdin/stdout (what Claude Code starts from .mcp.json)."""
-    try:
-        from memory.mcp_server import main as serve
-    except ImportError as exc:
-        raise click.ClickException(f"the MCP server needs the `mcp` package ({exc}); run scripts/setup") from None
-    serve()
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        raise click.ClickException("the MCP server needs the `mcp` package; run scripts/setup")
+    from memory import mcp_front
+
+    if warm:
+        click.echo(f"MCP handshake cached in {mcp_front.warm()}")
+        return
+    sys.exit(mcp_front.main())
 
 
 @click.command(hidden=True)

@@ -21,6 +21,7 @@ from typing import Any
 
 from memory import limits, queue, store
 from memory.config import data_home
+from memory.db import Tx
 from memory.expiry import expired_ids
 from memory.project import Project
 from memory.workspace import Workspace, all_projects
@@ -30,7 +31,7 @@ ACTIVE_SESSION_HOURS = 24  # a session that sent no event for a day is over, eve
 PROTECTED_TYPES = ("decision",)
 MAX_ROUNDS = 8
 QUEUE_KEEP_DAYS = 7
-VECTOR_DIR_NAMES = ("vectors", "lancedb")
+VECTOR_DIR = "vectors.lance"  # memory/vectors.py keeps each project's LanceDB there
 
 
 # -- measuring --------------------------------------------------------------------------------------
@@ -48,11 +49,19 @@ def _tree_bytes(path: str) -> int:
 
 
 def usage(home: str) -> dict[str, int]:
-    """Bytes on disk that count towards MEMORY_MAX_BYTES: the project folders (databases, WAL, state) and
-    the vector store. The venv, the logs and the daily log are not memory and are left out."""
-    projects = _tree_bytes(os.path.join(home, "projects"))
-    vectors = sum(_tree_bytes(os.path.join(home, name)) for name in VECTOR_DIR_NAMES)
-    return {"bytes": projects + vectors, "projects": projects, "vectors": vectors}
+    """Bytes on disk that count towards MEMORY_MAX_BYTES: every project folder (database, WAL, state, and
+    the vector store beside the database). The venv, the logs and the daily log are not memory."""
+    total = vectors = 0
+    base = os.path.join(home, "projects")
+    for key in os.listdir(base) if os.path.isdir(base) else []:
+        folder = os.path.join(base, key)
+        for entry in os.scandir(folder) if os.path.isdir(folder) else []:
+            size = _tree_bytes(entry.path) if entry.is_dir(follow_symlinks=False) else entry.stat(
+                follow_symlinks=False).st_size
+            total += size
+            if entry.name == VECTOR_DIR:
+                vectors += size
+    return {"bytes": total, "databases": total - vectors, "vectors": vectors}
 
 
 def _workspaces(home: str) -> list[Workspace]:
@@ -119,6 +128,17 @@ def _delete_vectors(ws: Workspace, ids: list[int]) -> str:
     return "queued"
 
 
+def _drop_derived(ws: Workspace, ids: list[int]) -> None:
+    """The worker's neighbour-aware FTS rows (memories_ctx) of deleted memories go now, so the space is
+    freed in this run; the vector rows and the ledger are the worker's to update (it re-indexes the
+    neighbours from the ledger), through the jobs store.forget queued."""
+    if not ids or not ws.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_ctx'").fetchone():
+        return
+    with Tx(ws.db):
+        ws.db.executemany("DELETE FROM memories_ctx WHERE rowid = ?", [(i,) for i in ids])
+
+
 def remove(ws: Workspace, ids: list[int]) -> tuple[int, str]:
     """Delete memories (FTS rows go with them through the delete trigger) and their vectors, 100 at a time."""
     removed = 0
@@ -127,6 +147,7 @@ def remove(ws: Workspace, ids: list[int]) -> tuple[int, str]:
         batch = ids[start : start + BATCH]
         gone = store.forget(ws.db, batch)
         removed += len(gone)
+        _drop_derived(ws, gone)
         if gone:
             how = _delete_vectors(ws, gone)
     return removed, how
@@ -137,6 +158,8 @@ def reclaim(db: sqlite3.Connection) -> None:
     converted once with a full VACUUM; after that an incremental vacuum is enough."""
     try:
         db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_ctx'").fetchone():
+            db.execute("INSERT INTO memories_ctx(memories_ctx) VALUES ('optimize')")
         if db.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
             db.execute("PRAGMA auto_vacuum = INCREMENTAL")
             db.execute("VACUUM")
@@ -260,14 +283,23 @@ def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: 
         # projects until the estimate reaches the excess, give the space back, measure, repeat if needed.
         # The excess is measured once the free pages and the WAL are given back (or, dry, subtracted):
         # counting them would evict memories for space that costs nothing to recover.
-        used = usage(home)["bytes"]
+        def measured() -> int:
+            # LanceDB frees deleted rows only when the worker compacts the table (after it has run the
+            # delete jobs): count the vectors of the memories that are left, not the files as they are.
+            u = usage(home)
+            if not u["vectors"] or not r.memories_before:
+                return u["bytes"]
+            left = sum(ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] for ws in spaces)
+            return u["databases"] + min(u["vectors"], int(r.before["vectors"] * left / r.memories_before))
+
+        used = measured()
         if used > r.max_bytes:
             if dry_run:
                 used -= sum(_reclaimable(ws) for ws in spaces)
             else:
                 for ws in spaces:
                     reclaim(ws.db)
-                used = usage(home)["bytes"]
+                used = measured()
             while used > r.target_bytes and r.rounds < MAX_ROUNDS:
                 r.rounds += 1
                 freed = _evict_bytes(r, spaces, used - r.target_bytes, now, gone)
@@ -278,8 +310,12 @@ def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: 
                 if dry_run:
                     used -= freed
                     break
-                used = usage(home)["bytes"]
+                used = measured()
         r.after = usage(home) if not dry_run else {**r.before, "bytes": max(0, used)}
+        if not dry_run and r.after["bytes"] > used:
+            r.note = (r.note + " " if r.note else "") + (
+                f"the vector files shrink to about {used} bytes in all once the worker has deleted the "
+                "evicted vectors and compacted its tables")
         r.memories_after = sum(ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] for ws in spaces)
         if dry_run:
             r.memories_after -= sum(len(v) for v in gone.values())

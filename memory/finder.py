@@ -1,7 +1,7 @@
 """Searching for the interfaces (CLI --all-projects, MCP): one project, or every project in the data dir.
 
-One project is searched with the hybrid search (BM25 + vectors, memory/hybrid.py) when it is installed
-and answers, else with BM25 alone; hooks never come here (they cannot afford the vector store).
+One project is searched with the hybrid search (BM25 + vectors, memory/hybrid.py) when the background
+worker is running and answers (it holds the embedding model and the vector table), else with BM25 alone.
 Across projects each database is searched on its own and the hits are merged by score, each labelled
 with its project. BM25 scores of different databases are not strictly comparable (each has its own
 document frequencies), which is fine for a merged list the user reads.
@@ -10,9 +10,9 @@ document frequencies), which is fine for a merged list the user reads.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from memory import store
+from memory.config import env
 from memory.project import Project
 from memory.search import Filters, Hit, keyword_search
 from memory.workspace import Workspace, all_projects
@@ -27,25 +27,36 @@ class Labelled:
         self.hit, self.project, self.key = hit, project, key
 
 
-def _hybrid_search() -> Any:
+WORKER_TIMEOUT_S = 1.5  # an interactive tool can wait longer than a hook (40 ms) for the warm worker
+
+
+def _worker_hits(ws: Workspace, query: str, limit: int, filters: Filters | None) -> list[Hit] | None:
+    """Hybrid hits from the running worker (warm model, open vector table), or None: no worker, search
+    mode keyword, or no answer in time. A CLI or MCP process never loads the model itself (seconds)."""
+    if env("MEMORY_SEARCH_MODE").strip().lower() != "hybrid":
+        return None
     try:
-        from memory import hybrid  # type: ignore[attr-defined]
+        from memory import worker_client
     except ImportError:
         return None
-    return getattr(hybrid, "search", None)
+    f = filters or Filters()
+    answer = worker_client.ask(ws.home, {
+        "op": "search", "project": ws.project.key, "query": query, "limit": limit,
+        "filters": {"types": f.types, "since": f.since, "until": f.until, "session_id": f.session_id,
+                    "exclude_session": f.exclude_session, "include_expired": f.include_expired}},
+        timeout=WORKER_TIMEOUT_S)
+    if not answer or not isinstance(answer.get("hits"), list):
+        return None
+    scores = {int(h["id"]): float(h.get("score") or 0.0) for h in answer["hits"] if isinstance(h, dict)}
+    rows = store.get_many(ws.db, list(scores))
+    return [Hit(r["id"], r["title"], r["type"], scores[r["id"]], r["created_at"], r["session_id"], r["content"],
+                r["importance"], r["project"]) for r in rows]
 
 
 def search_project(ws: Workspace, query: str, *, limit: int = 10, filters: Filters | None = None) -> list[Hit]:
-    hybrid = _hybrid_search()
-    if hybrid is not None:
-        try:
-            hits = hybrid(ws, query, limit=limit, filters=filters)
-            if isinstance(hits, list) and all(isinstance(h, Hit) for h in hits):
-                return hits
-        except Exception as exc:  # the vector side is optional: BM25 alone still answers
-            from memory.log import log
-
-            log("warning", f"hybrid search failed, BM25 only: {exc!r}", event="search")
+    hits = _worker_hits(ws, query, limit, filters)
+    if hits is not None:
+        return hits
     return keyword_search(ws.db, query, limit=limit, filters=filters)
 
 

@@ -54,7 +54,8 @@ def build(places: mcp_tools.Places | None = None) -> MCPServer:
     async def search(
         query: Annotated[str, Field(min_length=1, max_length=1000, description="What to look for (keywords).")],
         limit: Annotated[int, Field(ge=1, le=50, description="Results at most.")] = 10,
-        types: Annotated[list[TypeName] | None, Field(description="Only these memory types.")] = None,
+        types: Annotated[list[TypeName] | None, Field(description="Only these memory types (default: all but "
+                                                                   "prompt, the user's own requests).")] = None,
         project: Project = None,
         since: Annotated[str | None, Field(description="Only memories since a date (2026-11-01) or an age "
                                                        "(7d, 12h).")] = None,

@@ -160,7 +160,10 @@ def search(places: Places, query: str, limit: int = 10, types: list[str] | None 
         raise ToolInputError("query must not be empty")
     if not 1 <= limit <= 50:
         raise ToolInputError("limit must be from 1 to 50")
-    filters = Filters(types=_types(types), since=_when(since, "since"), until=_when(until, "until"))
+    # The user's own requests ("Asked: ...") are kept as memories, but a search would mostly echo the
+    # current one back: they are left out unless asked for.
+    wanted = _types(types) or [t for t in TYPES if t != "prompt"]
+    filters = Filters(types=wanted, since=_when(since, "since"), until=_when(until, "until"))
     if all_projects:
         if project:
             raise ToolInputError("give either project or all_projects, not both")
@@ -198,6 +201,8 @@ def timeline_tool(places: Places, id: int | None = None, query: str | None = Non
                 return f"No memory in project {ws.project.name} matches {query!r}."
             anchor = hits[0].id
         rows = timeline(ws.db, anchor, before, after)
+        now = time.time()  # expired neighbours are gone for the model, as they are for search
+        rows = [r for r in rows if r["id"] == anchor or not r["expires_at"] or r["expires_at"] > now]
         if not rows:
             raise ToolInputError(f"no memory #{anchor} in project {ws.project.name}; ids come from search")
         lines = [f"Around #{anchor} in project {ws.project.name}, oldest first (> marks it):"]
@@ -316,7 +321,7 @@ def stats(places: Places, project: str | None = None, all_projects: bool = False
     home = places.home or places.current.home
     used = usage(home)
     lines = [f"Data dir {home}: {_size(used['bytes'])} of a {_size(max_bytes())} cap "
-             f"(databases {_size(used['projects'])}, vectors {_size(used['vectors'])}); "
+             f"(databases {_size(used['databases'])}, vectors {_size(used['vectors'])}); "
              f"at most {max_memories() or 'unlimited'} memories per project."]
     if all_projects:
         if project:

@@ -11,7 +11,6 @@ for the worker, at most once per MEMORY_MARKDOWN_INTERVAL_MINUTES; `memory index
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -32,8 +31,8 @@ META_ENQUEUED = "mdindex:enqueued_at"
 # Folders never walked: dependencies, builds, caches and VCS data are not the project's notes.
 SKIP_DIRS = frozenset("node_modules .git .hg .svn .venv venv env __pycache__ build dist target vendor "
                       "site-packages .tox .mypy_cache .pytest_cache .ruff_cache .next .cache coverage".split())
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = r"^(#{1,6})\s+(.+?)\s*#*\s*$"  # compiled on first use: SessionStart imports this module
+_FENCE = r"^\s*(```|~~~)"
 
 
 # -- configuration and scheduling (runs in the SessionStart hook: keep it cheap) ----------------------
@@ -138,9 +137,9 @@ def sections(text: str) -> list[tuple[str, str]]:
         body.clear()
 
     for line in text.splitlines():
-        if _FENCE.match(line):
+        if re.match(_FENCE, line):
             fenced = not fenced
-        m = None if fenced else _HEADING.match(line)
+        m = None if fenced else re.match(_HEADING, line)
         if m:
             flush()
             level = len(m.group(1))
@@ -237,6 +236,8 @@ def index_project(ws: Workspace, *, force: bool = False) -> dict[str, object]:
     root = ws.project.root
     globs = patterns()
     files = find_files(root, globs, exclude=[ws.home]) if globs and root and os.path.isdir(root) else []
+    import hashlib  # here, not at the top: SessionStart imports this module for maybe_enqueue
+
     known = _meta(ws)
     indexed = unchanged = removed = section_count = 0
     skipped: list[str] = []
