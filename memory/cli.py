@@ -13,7 +13,7 @@ import click
 
 from memory import store
 from memory.classify import TYPES
-from memory.search import Filters, keyword_search, timeline
+from memory.search import Filters, timeline
 from memory.timeparse import parse_when
 from memory.workspace import Workspace, all_projects
 
@@ -86,10 +86,12 @@ def cli(home: str | None) -> None:
 @click.option("--until", help="Only memories before a date or an age.")
 @click.option("--session", help="Only memories of this session id.")
 @click.option("--all-projects", "-a", is_flag=True, help="Search every project's memory (hits labelled by project).")
+@click.option("--mode", type=click.Choice(["hybrid", "keyword"]), default=None,
+              help="hybrid: keyword and vectors fused (default, MEMORY_SEARCH_MODE); keyword: BM25 only.")
 @project_option
 @json_option
 def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: str | None, until: str | None,
-           session: str | None, all_projects: bool, project: str | None, as_json: bool) -> None:
+           session: str | None, all_projects: bool, mode: str | None, project: str | None, as_json: bool) -> None:
     """Search memories (layer 1: id, title, type, score, date)."""
     text = " ".join(query)
     if all_projects:
@@ -99,8 +101,12 @@ def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: st
                                                  session_id=session), project, as_json)
         return
     ws = _open(project)
-    hits = keyword_search(ws.db, text, limit=limit, filters=Filters(
+    from memory import layers
+
+    hits, used = layers.search(ws, text, limit=limit, mode=mode, timeout=2.0, in_process=True, filters=Filters(
         types=list(types) or None, since=_when(since), until=_when(until), session_id=session))
+    if used != (mode or used) and not as_json:
+        click.echo(f"memory: no semantic index answered; {used} results", err=True)
     store.log_access(ws.db, [h.id for h in hits], "search", None, text)
     if as_json:
         _emit([h.compact() for h in hits])
@@ -306,6 +312,13 @@ def stats(project: str | None, as_json: bool) -> None:
         pct = 100 * o["tokens_saved"] / o["original_tokens"] if o["original_tokens"] else 0.0
         click.echo(f"{label}: {o['outlined_reads']} reads, {o['tokens_saved']:,} of {o['original_tokens']:,} "
                    f"tokens saved ({pct:.0f}%)")
+    x = data["extraction"]
+    runs = "  ".join(f"{p}:{v['ok']} ok/{v['failed']} failed ({v['input_tokens'] + v['output_tokens']:,} tokens)"
+                     for p, v in x["by_provider"].items()) or "none yet"
+    click.echo(f"extraction {x['sessions_extracted']} sessions, {x['learnings']} learnings; {runs}")
+    click.echo(f"token budget {x['budget_spent_today_all_projects']:,} of {x['budget_daily_tokens']:,} paid tokens "
+               f"spent today (all projects; this project {x['paid_tokens_today']:,} today, "
+               f"{x['paid_tokens_total']:,} in total)")
 
 
 @cli.command()
@@ -350,8 +363,11 @@ def replay(file: str, home: str | None, cwd: str | None, show: int, as_json: boo
     """Feed recorded hook events (JSON lines) or a transcript through the real hook processes."""
     from memory.replay import replay as run_replay
 
+    scratch = home is None
     home = home or tempfile.mkdtemp(prefix="memory-replay-")
     env = {**os.environ, "MEMORY_HOME": home}
+    if scratch:  # no background worker left behind in a scratch dir
+        env["MEMORY_WORKER"] = "off"
     results = []
     for r in run_replay(file, cwd=cwd, env=env):
         results.append(r)
@@ -427,9 +443,11 @@ def doctor(repair: bool, project: str | None, as_json: bool) -> None:
         sys.exit(1)
 
 
+from memory.cli_extract import COMMANDS as EXTRACT_COMMANDS  # noqa: E402
 from memory.cli_more import COMMANDS  # noqa: E402 - they use the helpers above
+from memory.cli_semantic import COMMANDS as SEMANTIC_COMMANDS  # noqa: E402
 
-for _command in COMMANDS:
+for _command in [*COMMANDS, *SEMANTIC_COMMANDS, *EXTRACT_COMMANDS]:
     cli.add_command(_command)
 
 

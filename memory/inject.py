@@ -9,8 +9,8 @@ import time
 
 from memory import handoff, store
 from memory import state as session_state
-from memory.config import env_int
-from memory.search import Filters, Hit, keyword_search, useful_memories
+from memory.config import env, env_int
+from memory.search import Filters, Hit, _shared_terms, keyword_search, terms, useful_memories
 from memory.workspace import Workspace
 
 
@@ -41,6 +41,32 @@ def _fit(parts: list[str], limit: int) -> str:
     return "\n".join(out)
 
 
+def _hybrid(ws: Workspace, query: str, limit: int, filters: Filters, *, relevant_only: bool = False
+            ) -> list[Hit] | None:
+    """Hybrid hits from the warm worker within MEMORY_WORKER_TIMEOUT_MS, or None (keyword recall then).
+    With `relevant_only`, a hit must share two content words with the query or be close in meaning
+    (vector similarity at least MEMORY_RECALL_MIN_SIMILARITY): a prompt about nothing stored gets nothing."""
+    if env("MEMORY_SEARCH_MODE").lower() != "hybrid":
+        return None
+    from memory.layers import hybrid_via_worker
+
+    got = hybrid_via_worker(ws, query, limit, filters)
+    if got is None:
+        return None
+    from memory.log import log
+
+    log("debug", f"recall: hybrid, {len(got)} hits from the worker", event="recall")
+    if not relevant_only:
+        return [hit for hit, _ in got]
+    qterms = terms(query)
+    try:
+        min_sim = float(env("MEMORY_RECALL_MIN_SIMILARITY"))
+    except ValueError:
+        min_sim = 0.45
+    return [hit for hit, parts in got
+            if _shared_terms(qterms, f"{hit.title} {hit.content}") >= 2 or (parts.get("vector") or 0.0) >= min_sim]
+
+
 def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, list[int]]:
     """Returns the text to inject and the ids of memories it names."""
     limit = env_int("MEMORY_INJECT_MAX_CHARS")
@@ -62,9 +88,26 @@ def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, lis
                          f"stopped, {_date(h['created_at'])}):\n{h['content']}")
     hits = [x for x in useful_memories(ws.db, ws.project.key, env_int("MEMORY_STARTUP_MEMORIES") * 2)
             if x.session_id != session_id and x.importance >= 0.4][: env_int("MEMORY_STARTUP_MEMORIES")]
+    if h and h["content"].strip():
+        # What the handoff is about, found by hybrid search when the worker answers in time: the most
+        # related memories take up to half the places.
+        related = _hybrid(ws, h["content"][:600], env_int("MEMORY_STARTUP_MEMORIES") // 2,
+                          Filters(exclude_session=session_id))
+        if related:
+            seen_ids = {x.id for x in related}
+            hits = (related + [x for x in hits if x.id not in seen_ids])[: env_int("MEMORY_STARTUP_MEMORIES")]
     if hits:
         parts.append(f"Memories of project {ws.project.name} from earlier sessions:")
         parts += [_hit_line(x) for x in hits]
+    if source in ("startup", "clear"):  # last: the first part dropped when the cap is reached
+        from memory.summary import recent
+
+        # The session whose handoff is injected above is already described by it.
+        lines = recent(ws.db, ws.project.key, (session_id, h["session_id"] if h else ""),
+                       env_int("MEMORY_SESSION_SUMMARIES"))
+        if lines:
+            parts += ["Recent sessions in this project (what was asked, done, learned, left):\n" + lines[0],
+                      *lines[1:]]
     if not parts:
         return "", []
     text = _fit(parts, limit)
@@ -79,9 +122,11 @@ def prompt_recall(ws: Workspace, session_id: str, prompt: str) -> tuple[str, lis
         return "", []
     shown = {r[0] for r in ws.db.execute(
         "SELECT DISTINCT memory_id FROM access_log WHERE session_id = ? AND kind LIKE 'inject%'", (session_id,))}
-    hits = keyword_search(ws.db, prompt, limit=env_int("MEMORY_PROMPT_RECALL_LIMIT") + len(shown),
-                          filters=Filters(exclude_session=session_id), min_terms=2,
-                          max_candidates=env_int("MEMORY_RECALL_CANDIDATES"))
+    limit = env_int("MEMORY_PROMPT_RECALL_LIMIT") + len(shown)
+    hits = _hybrid(ws, prompt, limit, Filters(exclude_session=session_id), relevant_only=True)
+    if hits is None:
+        hits = keyword_search(ws.db, prompt, limit=limit, filters=Filters(exclude_session=session_id), min_terms=2,
+                              max_candidates=env_int("MEMORY_RECALL_CANDIDATES"))
     prompt_hash = store.content_hash(prompt)
     hits = [h for h in hits if h.id not in shown and store.content_hash(h.content) != prompt_hash]
     hits = hits[: env_int("MEMORY_PROMPT_RECALL_LIMIT")]

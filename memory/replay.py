@@ -66,8 +66,11 @@ def _content_text(content: Any) -> str:
     return ""
 
 
-def transcript_events(lines: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Synthesise the hook events a transcript implies: prompts, tool calls and results, turn ends."""
+def transcript_events(lines: list[dict[str, Any]], *, with_time: bool = False) -> Iterator[dict[str, Any]]:
+    """Synthesise the hook events a transcript implies: prompts, tool calls and results, turn ends.
+
+    with_time: each event also carries its line's "timestamp" (`memory import` dates memories by it;
+    replayed hooks get exactly the fields Claude Code sends)."""
     session = next((str(ln["sessionId"]) for ln in lines if ln.get("sessionId")), "replayed-session")
     cwd = next((str(ln["cwd"]) for ln in lines if ln.get("cwd")), os.getcwd())
     base = {"session_id": session, "cwd": cwd, "transcript_path": ""}
@@ -76,20 +79,21 @@ def transcript_events(lines: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     last_text = ""
     in_turn = False
     for ln in lines:
+        here = {**base, "timestamp": ln.get("timestamp")} if with_time else base
         kind = ln.get("type")
         msg = ln.get("message") if isinstance(ln.get("message"), dict) else {}
         content = msg.get("content")
         if kind == "system" and ln.get("subtype") == "compact_boundary":
-            yield {**base, "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""}
-            yield {**base, "hook_event_name": "SessionStart", "source": "compact"}
+            yield {**here, "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""}
+            yield {**here, "hook_event_name": "SessionStart", "source": "compact"}
         elif kind == "user" and isinstance(content, str) and not ln.get("isMeta"):
             if content.startswith(("<command-", "<local-command", "Caveat:")):
                 continue
             if in_turn:
-                yield {**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                yield {**here, "hook_event_name": "Stop", "stop_hook_active": False,
                        "last_assistant_message": last_text}
             in_turn = True
-            yield {**base, "hook_event_name": "UserPromptSubmit", "prompt": content}
+            yield {**here, "hook_event_name": "UserPromptSubmit", "prompt": content}
         elif kind == "assistant" and isinstance(content, list):
             for block in content:
                 if not isinstance(block, dict):
@@ -100,7 +104,7 @@ def transcript_events(lines: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                     call = {"tool_name": block.get("name"), "tool_input": block.get("input") or {},
                             "tool_use_id": block.get("id")}
                     tools[str(block.get("id"))] = call
-                    yield {**base, "hook_event_name": "PreToolUse", **call}
+                    yield {**here, "hook_event_name": "PreToolUse", **call}
         elif kind == "user" and isinstance(content, list):
             for block in content:
                 if not isinstance(block, dict) or block.get("type") != "tool_result":
@@ -109,11 +113,11 @@ def transcript_events(lines: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                 if call is None:
                     continue
                 if block.get("is_error"):
-                    yield {**base, "hook_event_name": "PostToolUseFailure", **call,
+                    yield {**here, "hook_event_name": "PostToolUseFailure", **call,
                            "error": _content_text(block.get("content"))}
                 else:
                     result = ln.get("toolUseResult", _content_text(block.get("content")))
-                    yield {**base, "hook_event_name": "PostToolUse", **call, "tool_response": result}
+                    yield {**here, "hook_event_name": "PostToolUse", **call, "tool_response": result}
     if in_turn:
         yield {**base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": last_text}
     yield {**base, "hook_event_name": "SessionEnd", "reason": "other"}

@@ -31,7 +31,18 @@ def project_stats(ws: Workspace) -> dict[str, Any]:
         "outlines": outline_cache.savings(db),
         "outlines_last_session": outline_cache.savings(db, _last_session(ws)),
         "outlines_cached_files": db.execute("SELECT count(*) FROM file_signatures").fetchone()[0],
+        "extraction": _extraction(ws),
     }
+
+
+def _extraction(ws: Workspace) -> dict[str, Any]:
+    """Which extractors ran and what they cost (memory/budget.py); the budget is for all projects."""
+    from memory import budget
+
+    data = budget.project_spend(ws.db)
+    data["budget_daily_tokens"] = budget.daily_budget()
+    data["budget_spent_today_all_projects"] = budget.spent_today(ws.home)
+    return data
 
 
 def _last_session(ws: Workspace) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sqlite3
 import time
@@ -69,8 +70,12 @@ def _prepare(m: NewMemory) -> tuple[str, str]:
 
 
 def save(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_value: bool = True) -> Saved:
-    saved = _save_row(db, project, m, filter_low_value=filter_low_value)
+    with Tx(db):  # the memory and its embedding job commit together: a crash cannot keep one without the other
+        saved = _save_row(db, project, m, filter_low_value=filter_low_value)
+        if saved.id is not None and saved.action in ("inserted", "updated"):
+            queue_vector_jobs(db, [saved.id])
     if saved.id is not None and saved.action in ("inserted", "updated"):
+        mark_dirty(db, project)
         # The daily log line and the cheap size check run after the transaction (memory/aftersave.py).
         from memory.aftersave import after_save
 
@@ -134,7 +139,39 @@ def forget(db: sqlite3.Connection, ids: list[int]) -> list[int]:
             if db.execute("DELETE FROM memories WHERE id = ?", (mid,)).rowcount:
                 db.execute("DELETE FROM access_log WHERE memory_id = ?", (mid,))
                 gone.append(mid)
+        queue_vector_jobs(db, gone)
+    if gone:
+        mark_dirty(db, None)
     return gone
+
+
+def queue_vector_jobs(db: sqlite3.Connection, ids: list[int]) -> None:
+    """One `vector` job per memory id (dedup key vector:<id>, so repeated saves make one job). The worker
+    looks the memory up when it runs the job: present, it is embedded; gone, its vector is deleted."""
+    if not ids:
+        return
+    now = time.time()
+    db.executemany(
+        """INSERT INTO queue (kind, payload, dedup_key, run_after, created_at) VALUES ('vector', ?, ?, ?, ?)
+           ON CONFLICT(dedup_key) DO UPDATE SET
+             status = CASE WHEN queue.status = 'running' THEN 'running' ELSE 'pending' END,
+             run_after = excluded.run_after""",
+        [(f'{{"id": {int(i)}}}', f"vector:{int(i)}", now, now) for i in ids],
+    )
+
+
+def mark_dirty(db: sqlite3.Connection, project: str | None) -> None:
+    """Tell a running worker that this project has new work: an empty file <home>/dirty/<key>."""
+    try:
+        path = db.execute("PRAGMA database_list").fetchone()[2] or ""
+        project_dir = os.path.dirname(path)
+        if os.path.basename(os.path.dirname(project_dir)) != "projects":
+            return
+        folder = os.path.join(os.path.dirname(os.path.dirname(project_dir)), "dirty")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        os.close(os.open(os.path.join(folder, os.path.basename(project_dir)), os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError:
+        pass  # only a hint: the worker also scans every project when it starts
 
 
 def get_many(db: sqlite3.Connection, ids: list[int]) -> list[sqlite3.Row]:

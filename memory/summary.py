@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 
 from memory.state import State
 
@@ -25,3 +27,26 @@ def heuristic(state: State, root: str) -> str:
     elif state.get("last_action"):
         parts.append(f"Last: {state['last_action'][:160]}")
     return " | ".join(parts)[:1000]
+
+
+def recent(db: sqlite3.Connection, project: str, exclude: tuple[str, ...], limit: int) -> list[str]:
+    """Lines for the startup context: the summaries of the project's last completed sessions, newest first.
+
+    The extraction worker replaces the heuristic summary written at SessionEnd with a better one (asked,
+    done, learned, next), so by the next session these are usually the model's or the heuristic
+    extractor's."""
+    if limit <= 0:
+        return []
+    marks = ",".join("?" * len(exclude)) or "''"
+    rows = db.execute(
+        f"""SELECT id, summary, coalesce(ended_at, last_event_at, started_at) AS at FROM sessions
+            WHERE project = ? AND status = 'completed' AND coalesce(summary, '') != '' AND id NOT IN ({marks})
+            ORDER BY at DESC LIMIT ?""",
+        (project, *exclude, limit),
+    ).fetchall()
+    out = []
+    for r in rows:
+        text = " ".join(str(r["summary"]).split())
+        when = time.strftime("%Y-%m-%d", time.localtime(r["at"])) if r["at"] else ""
+        out.append(f"- {when}: {text[:400]}{'...' if len(text) > 400 else ''}")
+    return out

@@ -25,12 +25,21 @@ sys.path.insert(0, str(ROOT))
 from memory.store import content_hash, normalise  # noqa: E402
 from memory.workspace import Workspace  # noqa: E402
 
-WORDS = ("auth token cookie session refresh jwt login logout cache redis postgres migration schema index query "
-         "parser lexer tokenizer ast grammar outline signature hook event compaction handoff worker queue lock "
-         "embedding vector search rank bm25 fts recall memory store sqlite wal checkpoint vacuum config env "
-         "docker build deploy ci test pytest fixture mock timeout retry backoff rate limit api endpoint route "
-         "handler middleware react component state props render css layout flexbox grid typescript eslint "
-         "webpack vite bundle import export module package version release changelog bug fix error crash").split()
+
+def corpus_words(limit_files: int = 80) -> list[str]:
+    """Real developer prose with its natural (Zipf) word frequencies: the words of the Python standard
+    library's own source. A tiny synthetic vocabulary would make every prompt word match a quarter of all
+    memories, which no real store looks like."""
+    import re
+    import sysconfig
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    words: list[str] = []
+    for path in sorted(stdlib.glob("*.py"))[:limit_files]:
+        words += re.findall(r"[a-z]{3,}", path.read_text(errors="replace").lower())
+    return words
+
+
 TYPES = ["observation"] * 5 + ["change"] * 3 + ["bugfix", "decision", "discovery", "feature", "refactor", "prompt"]
 
 
@@ -38,8 +47,10 @@ def populate(ws: Workspace, n: int, seed: int = 7) -> None:
     rng = random.Random(seed)
     now = time.time()
     rows = []
+    pool = corpus_words()
     for i in range(n):
-        words = rng.choices(WORDS, k=rng.randint(12, 60))
+        start = rng.randrange(0, len(pool) - 80)
+        words = pool[start:start + rng.randint(12, 60)]  # a run of real text, as a memory would be
         title = f"{rng.choice(['Fixed', 'Changed', 'Found', 'Decided', 'Ran', 'Modified'])} {' '.join(words[:6])} {i}"
         content = " ".join(words) + f" (file src/module_{i % 500}.py)"
         created = now - rng.uniform(0, 180 * 86400)
@@ -70,8 +81,8 @@ def events(project: Path) -> dict[str, tuple[str, dict]]:
         "SessionStart(startup)": ("session_start", {**base, "hook_event_name": "SessionStart", "source": "startup"}),
         "SessionStart(compact)": ("session_start", {**base, "hook_event_name": "SessionStart", "source": "compact"}),
         "UserPromptSubmit": ("user_prompt_submit", {**base, "hook_event_name": "UserPromptSubmit",
-                                                    "prompt": "Why does the jwt refresh token cookie expire before "
-                                                              "the session cache? fix the redis timeout"}),
+                                                    "prompt": "Why does the parser raise an error when the "
+                                                              "encoding of the file is missing? fix the decoder"}),
         "PreToolUse(Read)": ("pre_tool_use", {**base, "hook_event_name": "PreToolUse", "tool_name": "Read",
                                               "tool_input": {"file_path": app}, "tool_use_id": "t1"}),
         "PostToolUse(Read)": ("post_tool_use", {**base, "hook_event_name": "PostToolUse", "tool_name": "Read",

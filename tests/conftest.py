@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests import `helpers` from here
 
+# Any hook a test runs may start the background worker: keep it light (no model in memory) and short-lived.
+# Tests of the providers and of the worker's lifetime set their own values.
+os.environ.setdefault("MEMORY_EMBEDDER", "hashing")
+os.environ.setdefault("MEMORY_WORKER_IDLE_SECONDS", "10")
+
 from helpers import HookRunner, make_git_project  # noqa: E402
 
 
@@ -17,6 +23,9 @@ from helpers import HookRunner, make_git_project  # noqa: E402
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     data = tmp_path / "data"
     monkeypatch.setenv("MEMORY_HOME", str(data))
+    # Hooks and the CLI would start a background worker (a model in memory for minutes) in every test's
+    # data dir; tests of the worker turn it back on (tests/test_worker.py).
+    monkeypatch.setenv("MEMORY_WORKER", "off")
     for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR"):
         monkeypatch.delenv(name, raising=False)
     return data

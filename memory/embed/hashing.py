@@ -6,9 +6,8 @@ plurals) and identifier parts still meet. Each feature goes to one of `dim` buck
 with a sign from another hash bit so that collisions cancel out rather than pile up. Term frequencies are
 sublinear (1 + log tf), and the vector is L2-normalised, so a dot product is a cosine.
 
-IDF is applied on the query side only (`weight_query`), from bucket document frequencies the vector
-store keeps: document vectors then never change when other documents arrive, which is what lets the
-worker embed each memory once.
+There is no corpus-wide IDF: a vector must not change when other memories arrive (each is embedded once).
+Stop words are dropped instead, and in hybrid search the BM25 list, which has IDF, carries most weight.
 """
 
 from __future__ import annotations

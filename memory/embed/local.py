@@ -56,8 +56,9 @@ class LocalEmbedder:
                                    "(pip install 'claude-memory-plugin[local]')") from exc
         self._model = SentenceTransformer(path, device="cpu")
         self.model = os.path.basename(path.rstrip("/")) if env("MEMORY_LOCAL_EMBED_MODEL") else "all-MiniLM-L6-v2"
-        dim = self._model.get_sentence_embedding_dimension() if hasattr(
-            self._model, "get_sentence_embedding_dimension") else None
+        getter = (getattr(self._model, "get_embedding_dimension", None)  # sentence-transformers >= 6
+                  or getattr(self._model, "get_sentence_embedding_dimension", None))
+        dim = getter() if getter else None
         self.dim = int(dim or len(self.embed_query("probe")))
 
     def embed(self, texts: list[str]) -> list[list[float]]:

@@ -9,6 +9,7 @@ from memory import state as session_state
 from memory import store
 from memory.capture import Capture
 from memory.db import Tx
+from memory.privacy import clean
 from memory.workspace import Workspace
 
 TYPE_CHECKING = False
@@ -35,7 +36,8 @@ def touch_session(ws: Workspace, event: dict[str, Any], *, source: str | None = 
         cur = ws.db.execute(
             """INSERT INTO sessions (id, project, source, cwd, transcript_path, started_at, last_event_at)
                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING""",
-            (sid, ws.project.key, source, str(event.get("cwd") or ""), str(event.get("transcript_path") or ""),
+            (sid, ws.project.key, clean(source)[:40] if source else source, clean(str(event.get("cwd") or "")),
+             clean(str(event.get("transcript_path") or "")),
              now, now),
         )
         new = cur.rowcount == 1
@@ -62,4 +64,18 @@ def apply(ws: Workspace, sid: str, cap: Capture) -> list[store.Saved]:
         saved = [store.save(ws.db, ws.project.key, m) for m in cap.memories]
     if state is not None:
         session_state.export(ws, state)
+    if any(s.action in ("inserted", "updated") for s in saved):
+        wake_worker(ws)  # after the commit: the worker must find the jobs when it looks
     return saved
+
+
+def wake_worker(ws: Workspace) -> None:
+    """New queued work: wake the running worker, or start one (memory/worker_client.py)."""
+    from memory import worker_client
+
+    try:
+        worker_client.kick(ws.home, ws.project.key)
+    except OSError as exc:
+        from memory.log import log
+
+        log("warning", f"worker not started: {exc!r}", event="worker")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from memory import handoff, queue
 from memory import state as session_state
 from memory.db import Tx
-from memory.handlers.common import session_id, touch_session, workspace
+from memory.handlers.common import session_id, touch_session, wake_worker, workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -26,4 +26,5 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
         queue.enqueue(ws.db, "extract", {"session_id": sid, "trigger": "compact",
                                          "transcript_path": str(event.get("transcript_path") or "")},
                       dedup_key=None)
+    wake_worker(ws)  # the extraction runs detached, in the worker; compaction never waits for it
     return None

@@ -8,7 +8,8 @@ import time
 from memory import handoff, queue, summary
 from memory import state as session_state
 from memory.db import Tx
-from memory.handlers.common import session_id, touch_session, workspace
+from memory.handlers.common import session_id, touch_session, wake_worker, workspace
+from memory.privacy import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -24,9 +25,11 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
         handoff.write(ws, st, "end")
         ws.db.execute(
             "UPDATE sessions SET status = 'completed', ended_at = ?, end_reason = ?, summary = ? WHERE id = ?",
-            (time.time(), str(event.get("reason") or "")[:40], summary.heuristic(st, ws.project.root), sid),
+            # The reason is event text like any other: through the privacy filter before the disk.
+            (time.time(), clean(str(event.get("reason") or ""))[:40], summary.heuristic(st, ws.project.root), sid),
         )
         queue.enqueue(ws.db, "extract", {"session_id": sid, "trigger": "end",
                                          "transcript_path": str(event.get("transcript_path") or "")},
                       dedup_key=f"extract:end:{sid}")
+    wake_worker(ws)
     return None

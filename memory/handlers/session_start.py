@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from memory import bootstrap, inject, notices
-from memory.handlers.common import session_id, touch_session, workspace
+from memory import bootstrap, inject, mdindex, notices
+from memory.handlers.common import session_id, touch_session, wake_worker, workspace
 from memory.hookrun import context_output
+from memory.log import log
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -17,6 +18,11 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     sid = session_id(event)
     source = str(event.get("source") or "startup")
     touch_session(ws, event, source=source)
+    try:  # the project's markdown is re-indexed by the worker, at most once per interval (memory/mdindex.py)
+        mdindex.maybe_enqueue(ws)
+    except Exception as exc:  # indexing is a nicety: it must not cost the session its context
+        log("warning", f"markdown indexing not queued: {exc!r}", event="SessionStart")
+    wake_worker(ws)  # warm for hybrid recall by the first prompt, and the queue gets drained
     text, _ = inject.session_start(ws, sid, source)
     out = context_output("SessionStart", text) or {}
     problems = notices.pending()

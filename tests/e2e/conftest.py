@@ -63,6 +63,9 @@ def _base_env(home: Path, fake: FakeAnthropic, memory_home: Path) -> dict[str, s
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
         DISABLE_AUTOUPDATER="1",
         MEMORY_HOME=str(memory_home),
+        # Hooks start the background worker: the light embedder, and gone soon after the test.
+        MEMORY_EMBEDDER="hashing",
+        MEMORY_WORKER_IDLE_SECONDS="15",
         NO_COLOR="1",
     )
     return env

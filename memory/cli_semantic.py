@@ -1,0 +1,140 @@
+"""`memory reindex` and `memory worker`: the semantic-recall commands (registered by memory/cli.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import click
+
+from memory import worker_client
+from memory.config import data_home
+
+
+def stop_worker(home: str, wait: float = 30.0) -> bool:
+    """Ask a running worker to exit and wait until its lock is free. True when none is left."""
+    worker_client.ask(home, {"op": "shutdown"}, timeout=2.0)
+    deadline = time.monotonic() + wait
+    while worker_client.alive(home):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def reindex_project(home: str, key: str, embedder: Any, progress: bool = True) -> dict[str, Any]:
+    """Rebuild one project's derived indexes from SQLite: memories_ctx, the ledger and the vectors.
+    The caller holds the worker lock."""
+    from memory.worker import META_PROVIDER, ProjectIndex
+
+    p = ProjectIndex(home, key, embedder)
+    try:
+        with p.db:
+            pass
+        p.db.execute("DELETE FROM meta WHERE key = ?", (META_PROVIDER,))
+        p.check_provider()  # a reset: empty ledger, memories_ctx and table
+        ids = [r[0] for r in p.db.execute("SELECT id FROM memories ORDER BY session_id, created_at, id")]
+        t0 = time.perf_counter()
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(ids), unit="memory", desc=key[:30], leave=True)
+        embedded = 0
+        for start in range(0, len(ids), 64):
+            chunk = ids[start:start + 64]
+            embedded += p.index(chunk)["embedded"]
+            if bar is not None:
+                bar.update(len(chunk))
+        if bar is not None:
+            bar.close()
+        p.db.execute("UPDATE queue SET status = 'done', finished_at = ? WHERE kind = 'vector' AND status = 'pending'",
+                     (time.time(),))
+        built = p.vectors.maintain()
+        return {"project": key, "memories": len(ids), "embedded": embedded, "provider": p.provider,
+                "seconds": round(time.perf_counter() - t0, 1), "index": built}
+    finally:
+        p.db.close()
+
+
+@click.command()
+@click.option("--project", "-p", help="Project folder, or a project key or name (default: cwd).")
+@click.option("--all", "all_projects", is_flag=True, help="Every project in the data dir.")
+@click.option("--embedder", type=click.Choice(["auto", "ollama", "sentence-transformers", "hashing"]),
+              help="Provider to use (default: MEMORY_EMBEDDER).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def reindex(project: str | None, all_projects: bool, embedder: str | None, as_json: bool) -> None:
+    """Re-embed memories and rebuild the vector and context indexes from SQLite (after a change of
+    embedding provider or model, or to repair them)."""
+    from memory import embed
+    from memory.cli import _workspace
+    from memory.worker import Worker
+
+    home = data_home()
+    if embedder:
+        os.environ["MEMORY_EMBEDDER"] = embedder
+    keys = ([d for d in sorted(os.listdir(os.path.join(home, "projects")))
+             if os.path.exists(os.path.join(home, "projects", d, "memory.db"))]
+            if all_projects else [_workspace(project).project.key])
+    if not stop_worker(home):
+        raise click.ClickException("the worker did not stop; try again, or `memory worker stop`")
+    holder = Worker(home)
+    if not holder.acquire(attempts=100):
+        raise click.ClickException("could not take the worker lock")
+    try:
+        try:
+            e = embed.choose()
+        except embed.NoEmbedder as exc:
+            raise click.ClickException(str(exc)) from None
+        results = [reindex_project(home, key, e, progress=not as_json) for key in keys]
+    finally:
+        holder.close()
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+    else:
+        for r in results:
+            click.echo(f"{r['project']}: {r['memories']} memories, {r['embedded']} embedded with {r['provider']} "
+                       f"in {r['seconds']} s" + (f"; {r['index']}" if r["index"] else ""))
+
+
+@click.command()
+@click.argument("action", type=click.Choice(["status", "start", "stop", "run"]), default="status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def worker(action: str, as_json: bool) -> None:
+    """The background worker: status, start (detached), stop, or run in the foreground."""
+    home = data_home()
+    if action == "run":
+        from memory.worker import Worker
+
+        raise SystemExit(Worker(home).run())
+    if action == "stop":
+        ok = stop_worker(home)
+        click.echo("stopped" if ok else "still running")
+        return
+    if action == "start":
+        pid = worker_client.start(home)
+        click.echo(f"started pid {pid}" if pid else "already running (or disabled: MEMORY_WORKER)")
+        return
+    info = worker_client.ask(home, {"op": "ping"}, timeout=2.0)
+    data = {"alive": worker_client.alive(home), "answers": info is not None, **(info or {}),
+            "socket": worker_client.socket_path(home), "log": worker_client.log_file(home)}
+    from memory.cli import _open
+
+    ws = _open(None)
+    provider = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
+    data["project"] = ws.project.key
+    data["project_provider"] = provider[0] if provider else None
+    data["project_indexed"] = (f"{ws.db.execute('SELECT count(*) FROM memory_index').fetchone()[0]} of "
+                               f"{ws.db.execute('SELECT count(*) FROM memories').fetchone()[0]} memories")
+    data["project_vector_jobs"] = {r[0]: r[1] for r in ws.db.execute(
+        "SELECT status, count(*) FROM queue WHERE kind = 'vector' GROUP BY status")}
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        for k, v in data.items():
+            click.echo(f"{k}: {v}")
+
+
+COMMANDS = [reindex, worker]
