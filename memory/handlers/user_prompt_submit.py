@@ -4,6 +4,7 @@ prompt is stored, so it never echoes the prompt back)."""
 from __future__ import annotations
 
 from memory import capture, inject
+from memory.db import Tx
 from memory.handlers.common import apply, session_id, touch_session, workspace
 from memory.hookrun import context_output
 
@@ -18,8 +19,9 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
         return None
     ws = workspace(event)
     sid = session_id(event)
-    new = touch_session(ws, event, source="prompt", prompts=1)
     parts = []
+    # Recall runs before the write lock is taken: it may wait for the worker, which may be writing.
+    new = ws.db.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone() is None
     if new:
         # SessionStart context is not always delivered on new interactive sessions (claude-code#10373):
         # the first prompt of a session we have not seen carries it instead.
@@ -29,5 +31,7 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     recall, _ = inject.prompt_recall(ws, sid, prompt)
     if recall:
         parts.append(recall)
-    apply(ws, sid, capture.prompt_event(prompt, sid))
+    with Tx(ws.db):  # one commit for the session row and the capture
+        touch_session(ws, event, source="prompt", prompts=1)
+        apply(ws, sid, capture.prompt_event(prompt, sid))
     return context_output("UserPromptSubmit", "\n\n".join(parts)[:9000])
