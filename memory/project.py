@@ -5,9 +5,10 @@ Read straight from the filesystem (no `git` subprocess, no pathlib): a hook cann
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
+
+from memory.sha import sha256
 
 
 class Project:
@@ -90,6 +91,6 @@ def identify(path: str | None) -> Project:
         remote = normalise_remote(url) if url else None
     base = root or start
     identity = f"remote:{remote}" if remote else f"path:{base}"
-    digest = hashlib.sha256(identity.encode()).hexdigest()[:10]
+    digest = sha256(identity.encode()).hexdigest()[:10]
     name = remote.rsplit("/", 1)[-1] if remote else (os.path.basename(base) or "root")
     return Project(key=f"{_slug(name)}-{digest}", name=name, root=base, remote=remote)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import sqlite3
@@ -12,6 +11,7 @@ from memory.classify import TYPES, is_low_value
 from memory.config import env_int
 from memory.db import Tx
 from memory.privacy import clean
+from memory.sha import sha256
 
 
 class NewMemory:
@@ -50,7 +50,7 @@ def normalise(text: str) -> str:
 
 
 def content_hash(text: str) -> str:
-    return hashlib.sha256(normalise(text).encode("utf-8", "replace")).hexdigest()
+    return sha256(normalise(text).encode("utf-8", "replace")).hexdigest()
 
 
 def cap(text: str, limit: int | None = None) -> str:

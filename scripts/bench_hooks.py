@@ -163,6 +163,9 @@ def main() -> None:
         fill_s = time.perf_counter() - t
         ws.close()
 
+        # As scripts/setup leaves the plugin: byte-compiled (PYTHONDONTWRITEBYTECODE may be set here).
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "memory"), str(ROOT / "parser"),
+                        str(ROOT / "hooks")], check=False, capture_output=True)
         launcher = str(ROOT / "hooks" / "run")
         venv_py = ROOT / ".venv" / "bin" / "python"
         py = str(venv_py if venv_py.exists() else Path(sys.executable))
