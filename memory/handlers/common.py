@@ -69,6 +69,16 @@ def apply(ws: Workspace, sid: str, cap: Capture) -> list[store.Saved]:
     return saved
 
 
+def queue_extraction(ws: Workspace, event: dict[str, Any], sid: str, trigger: str,
+                     dedup_key: str | None) -> None:
+    """Queue the session's learning extraction for the worker (PreCompact and SessionEnd)."""
+    from memory import queue
+
+    queue.enqueue(ws.db, "extract", {"session_id": sid, "trigger": trigger,
+                                     "transcript_path": clean(str(event.get("transcript_path") or ""))},
+                  dedup_key=dedup_key)
+
+
 def wake_worker(ws: Workspace) -> None:
     """New queued work: wake the running worker, or start one (memory/worker_client.py)."""
     from memory import worker_client

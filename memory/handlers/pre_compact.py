@@ -3,10 +3,10 @@ Never blocks compaction."""
 
 from __future__ import annotations
 
-from memory import handoff, queue
+from memory import handoff
 from memory import state as session_state
 from memory.db import Tx
-from memory.handlers.common import session_id, touch_session, wake_worker, workspace
+from memory.handlers.common import queue_extraction, session_id, touch_session, wake_worker, workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -23,8 +23,6 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
         if isinstance(instructions, str) and instructions.strip():
             st["compact_instructions"] = instructions.strip()[:300]  # what the user asked /compact to keep
         handoff.write(ws, st, "compact")
-        queue.enqueue(ws.db, "extract", {"session_id": sid, "trigger": "compact",
-                                         "transcript_path": str(event.get("transcript_path") or "")},
-                      dedup_key=None)
+        queue_extraction(ws, event, sid, "compact", dedup_key=None)
     wake_worker(ws)  # the extraction runs detached, in the worker; compaction never waits for it
     return None

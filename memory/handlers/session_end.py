@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
-from memory import handoff, queue, summary
+from memory import handoff, summary
 from memory import state as session_state
 from memory.db import Tx
-from memory.handlers.common import session_id, touch_session, wake_worker, workspace
+from memory.handlers.common import queue_extraction, session_id, touch_session, wake_worker, workspace
 from memory.privacy import clean
 
 TYPE_CHECKING = False
@@ -28,8 +28,6 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
             # The reason is event text like any other: through the privacy filter before the disk.
             (time.time(), clean(str(event.get("reason") or ""))[:40], summary.heuristic(st, ws.project.root), sid),
         )
-        queue.enqueue(ws.db, "extract", {"session_id": sid, "trigger": "end",
-                                         "transcript_path": str(event.get("transcript_path") or "")},
-                      dedup_key=f"extract:end:{sid}")
+        queue_extraction(ws, event, sid, "end", dedup_key=f"extract:end:{sid}")
     wake_worker(ws)
     return None
