@@ -9,7 +9,7 @@ import time
 BUSY_TIMEOUT_MS = 5000
 # len(migrations.MIGRATIONS); kept here so that opening an up-to-date database does not import them
 # (a test checks the two agree).
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class DatabaseCorrupt(Exception):

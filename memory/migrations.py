@@ -240,5 +240,65 @@ def m004_extraction(db: sqlite3.Connection) -> None:
     )
 
 
+def m005_team(db: sqlite3.Connection) -> None:
+    # Team memory (memory/team/): every memory gets a global uid and a scope (personal or team, by type
+    # from team_types at insert); memories pulled from the team server carry their author and machine.
+    # Once the project is linked (a team_link row), a change to a team memory writes an outbox row in the
+    # same transaction (triggers, so every writer is covered), and the outbox queues one team_sync job for
+    # the worker. While pulled changes are applied, team_state holds 'applying' (inside that transaction
+    # only), so nothing pulled echoes back. Deleting a row is local (eviction, `memory forget`): a deletion
+    # for everyone is `memory team forget`, which writes the tombstone itself.
+    now = "((julianday('now') - 2440587.5) * 86400.0)"
+    linked = ("EXISTS (SELECT 1 FROM team_link) AND NOT EXISTS (SELECT 1 FROM team_state WHERE key = 'applying')")
+    run_script(
+        db,
+        f"""
+        ALTER TABLE memories ADD COLUMN uid TEXT;
+        ALTER TABLE memories ADD COLUMN scope TEXT;
+        ALTER TABLE memories ADD COLUMN author TEXT;
+        ALTER TABLE memories ADD COLUMN machine TEXT;
+        CREATE TABLE team_types (type TEXT PRIMARY KEY);
+        INSERT INTO team_types (type) VALUES ('decision'), ('bugfix'), ('discovery'), ('learning');
+        UPDATE memories SET uid = lower(hex(randomblob(16))),
+            scope = CASE WHEN type IN (SELECT type FROM team_types) THEN 'team' ELSE 'personal' END;
+        CREATE UNIQUE INDEX memories_uid ON memories(uid);
+        CREATE TABLE team_link (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            project_id TEXT NOT NULL,
+            server TEXT NOT NULL,
+            machine TEXT NOT NULL,
+            share_handoffs INTEGER NOT NULL DEFAULT 0,
+            linked_at REAL NOT NULL
+        );
+        CREATE TABLE team_outbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            uid TEXT NOT NULL UNIQUE,
+            op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+            at REAL NOT NULL
+        );
+        CREATE TABLE team_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TRIGGER memories_team_ai AFTER INSERT ON memories BEGIN
+            UPDATE memories SET uid = lower(hex(randomblob(16))) WHERE id = new.id AND new.uid IS NULL;
+            UPDATE memories SET scope = CASE WHEN new.type IN (SELECT type FROM team_types) THEN 'team'
+                ELSE 'personal' END WHERE id = new.id AND new.scope IS NULL;
+            INSERT OR REPLACE INTO team_outbox (uid, op, at)
+                SELECT uid, 'upsert', {now} FROM memories WHERE id = new.id AND scope = 'team' AND {linked};
+        END;
+        CREATE TRIGGER memories_team_au AFTER UPDATE OF title, content, type, importance, tags, files, expires_at,
+            scope ON memories WHEN new.uid IS NOT NULL AND (new.scope = 'team' OR old.scope = 'team') AND {linked}
+        BEGIN
+            INSERT OR REPLACE INTO team_outbox (uid, op, at)
+                VALUES (new.uid, CASE WHEN new.scope = 'team' THEN 'upsert' ELSE 'delete' END, {now});
+        END;
+        CREATE TRIGGER team_outbox_kick AFTER INSERT ON team_outbox BEGIN
+            INSERT OR IGNORE INTO queue (kind, payload, dedup_key, run_after, created_at)
+                VALUES ('team_sync', '{{}}', 'team_sync', {now} + 2, {now});
+            UPDATE queue SET status = 'pending', attempts = 0, run_after = {now} + 2
+                WHERE dedup_key = 'team_sync' AND status IN ('done', 'failed');
+        END;
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_outlines, m003_semantic,
-                                                          m004_extraction]
+                                                          m004_extraction, m005_team]
