@@ -446,8 +446,9 @@ def doctor(repair: bool, project: str | None, as_json: bool) -> None:
 from memory.cli_extract import COMMANDS as EXTRACT_COMMANDS  # noqa: E402
 from memory.cli_more import COMMANDS  # noqa: E402 - they use the helpers above
 from memory.cli_semantic import COMMANDS as SEMANTIC_COMMANDS  # noqa: E402
+from memory.cli_team import COMMANDS as TEAM_COMMANDS  # noqa: E402
 
-for _command in [*COMMANDS, *SEMANTIC_COMMANDS, *EXTRACT_COMMANDS]:
+for _command in [*COMMANDS, *SEMANTIC_COMMANDS, *EXTRACT_COMMANDS, *TEAM_COMMANDS]:
     cli.add_command(_command)
 
 
