@@ -10,7 +10,10 @@ import tempfile
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())  # pgserver's lock lives there
+if not os.environ.get("XDG_RUNTIME_DIR"):  # pgserver keeps its lock there (owner-only, else it warns)
+    os.environ["XDG_RUNTIME_DIR"] = os.path.join(tempfile.gettempdir(), f"runtime-{os.getuid()}")
+    os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+    os.chmod(os.environ["XDG_RUNTIME_DIR"], 0o700)
 
 ROLES = {"team_owner": "owner-Pa55word", "alice": "alice-S3cret!", "bob": "bob-S3cret%x", "carol": "carol-S3cret"}
 
@@ -52,8 +55,10 @@ class PgServer:
             return cur.fetchall() if cur.description else []
 
 
-def server(base: Path) -> PgServer:
+def server() -> PgServer:
+    """The session's server, in a folder of its own under the temp dir: pgserver runs PostgreSQL as a
+    separate system user when we are root, and pytest's temp folders are closed to other users."""
     global _server
     if _server is None:
-        _server = PgServer(base)
+        _server = PgServer(Path(tempfile.mkdtemp(prefix="memory-team-pg-")) / "data")
     return _server

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
+import sqlite3
 import stat
-from collections.abc import Iterator
+import subprocess
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,8 +20,8 @@ from team_machines import PROJECT_ID, Machine
 
 
 @pytest.fixture(scope="session")
-def pg(tmp_path_factory: pytest.TempPathFactory) -> PgServer:
-    return server(tmp_path_factory.mktemp("pg") / "data")
+def pg() -> PgServer:
+    return server()
 
 
 @pytest.fixture
@@ -56,3 +61,217 @@ def test_init_creates_the_schema_records_the_url_privately_and_never_prints_the_
         assert data["linked"] and data["project_id"] == PROJECT_ID and "error" not in data["server_view"]
     indexes = {r[0] for r in pg.sql(database, "SELECT indexname FROM pg_indexes WHERE schemaname = 'memory'")}
     assert {"memories_tsv", "memories_hnsw_384", "memories_hnsw_1024", "memories_changes"} <= indexes
+
+
+def test_a_decision_saved_on_one_machine_reaches_the_other_machines_session_start(
+        pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    database, a, b = team
+    b.init()
+    decision = a.save("We decided to deploy with blue-green switches behind the nginx balancer")
+    a.save("ran the profiler on the nightly import job", "observation")  # personal: never leaves A
+    b.hooks.start()
+    assert "blue-green" not in b.hooks.start()  # not synced yet
+    a.cli("team", "sync")
+    b.cli("team", "sync")
+    context = b.hooks.start()
+    assert "blue-green switches behind the nginx balancer" in context
+    (row,) = b.rows("SELECT * FROM memories WHERE content LIKE '%blue-green%'")
+    assert row["author"] == "alice" and row["scope"] == "team" and row["machine"] != b.rows(
+        "SELECT machine FROM team_link")[0][0]
+    assert b.rows("SELECT count(*) FROM team_outbox")[0][0] == 0  # nothing pulled echoes back
+    assert pg.sql(database, "SELECT count(*) FROM memory.memories WHERE content LIKE '%profiler%'") == [(0,)]
+    assert not b.rows("SELECT 1 FROM memories WHERE content LIKE '%profiler%'")
+    # Keyword recall in a prompt (of another session: this one was shown it) sees it too, from the local copy.
+    b.hooks.session = "sess-b2"
+    assert "blue-green" in b.hooks.prompt("how do we deploy behind the nginx balancer with blue-green?")
+    # And the server's own search (full text + vectors) finds it.
+    hits = json.loads(b.cli("team", "search", "nginx", "balancer", "--json").stdout)
+    assert hits and "blue-green" in hits[0]["content"] and hits[0]["author"] == "alice"
+    assert pg.sql(database, "SELECT embed_dim FROM memory.memories WHERE content LIKE '%blue-green%'")[0][0]
+    assert decision
+
+
+def test_a_deletion_for_everyone_propagates_as_a_tombstone(pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    database, a, b = team
+    b.init()
+    mid = a.save("We decided to pin the protobuf runtime to 5.x for the gateway")
+    a.cli("team", "sync")
+    b.cli("team", "sync")
+    assert "protobuf runtime" in b.hooks.start()
+    out = a.cli("team", "forget", str(mid))
+    assert "for everyone" in out.stdout
+    assert pg.sql(database, "SELECT deleted, content FROM memory.memories") == [(True, "")]
+    b.cli("team", "sync")
+    assert not b.rows("SELECT 1 FROM memories WHERE content LIKE '%protobuf%'")
+    assert "protobuf runtime" not in b.hooks.start()
+    # A plain `memory forget` is local: the team keeps the memory.
+    kept = a.save("We decided to keep the gateway on HTTP/2 only")
+    a.cli("team", "sync")
+    a.cli("forget", str(kept))
+    a.cli("team", "sync")
+    b.cli("team", "sync")
+    assert b.rows("SELECT 1 FROM memories WHERE content LIKE '%HTTP/2 only%'")
+
+
+def test_last_writer_wins_per_memory_on_both_sides(pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    database, a, b = team
+    b.init()
+    a.save("Build cache: we decided on sccache for the rust crates", "decision", "--title", "Build cache")
+    a.cli("team", "sync")
+    b.cli("team", "sync")
+    (uid,) = a.rows("SELECT uid FROM memories WHERE title = 'Build cache'")[0]
+    # Both edit the same memory offline; B's edit is later.
+    for machine, text in ((a, "sccache, with the S3 backend"), (b, "sccache, with a local disk cache")):
+        db = machine.db()
+        with db:
+            db.execute("UPDATE memories SET content = ? WHERE uid = ?", (text, uid))
+        db.close()
+    a.cli("team", "sync")  # A's version on the server
+    b.cli("team", "sync")  # B's later one replaces it; B keeps its own
+    a.cli("team", "sync")  # A takes B's
+    for machine in (a, b):
+        assert [r[0] for r in machine.rows("SELECT content FROM memories WHERE uid = ?", uid)] == [
+            "sccache, with a local disk cache"]
+    assert pg.sql(database, f"SELECT content, author FROM memory.memories WHERE uid = '{uid}'") == [
+        ("sccache, with a local disk cache", "bob")]
+
+
+def test_replaying_a_pushed_batch_adds_and_changes_nothing(pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    database, a, _ = team
+    for i in range(5):
+        a.save(f"We decided rule number {i} for the release train")
+    snapshot = a.rows("SELECT uid, op, at FROM team_outbox")
+    assert len(snapshot) == 5
+    a.cli("team", "push")
+    before = pg.sql(database, "SELECT uid, seq, xid::text, written_at FROM memory.memories ORDER BY uid")
+    db = a.db()
+    with db:  # as if the acknowledgement had been lost in a crash
+        db.executemany("INSERT INTO team_outbox (uid, op, at) VALUES (?, ?, ?)", [tuple(r) for r in snapshot])
+    db.close()
+    assert "pushed 5" in a.cli("team", "push").stdout
+    assert pg.sql(database, "SELECT uid, seq, xid::text, written_at FROM memory.memories ORDER BY uid") == before
+    assert a.rows("SELECT count(*) FROM team_outbox")[0][0] == 0
+
+
+def _kill_when(proc: subprocess.Popen[str], ready: Callable[[], bool], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert proc.poll() is None, ("finished before it could be killed", proc.communicate())
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def test_a_sync_killed_mid_way_loses_and_duplicates_nothing(pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    database, a, b = team
+    b.init()
+    n = 2000
+    lines = "".join(json.dumps({"title": f"Decision {i}", "content": f"We decided item {i} of the migration plan",
+                                "type": "decision"}) + "\n" for i in range(n))
+    a.cli("save", "--jsonl", stdin=lines)
+    assert a.rows("SELECT count(*) FROM team_outbox")[0][0] == n
+
+    def on_server() -> int:
+        return int(pg.sql(database, "SELECT count(*) FROM memory.memories")[0][0])
+
+    push = a.popen("team", "push", MEMORY_TEAM_BATCH="50")
+    _kill_when(push, lambda: on_server() >= 150)
+    assert on_server() < n, "the push finished before the kill: make the batches smaller"
+    a.cli("team", "push", MEMORY_TEAM_BATCH="50")
+    assert pg.sql(database, "SELECT count(*), count(DISTINCT uid), count(DISTINCT content) FROM memory.memories"
+                  ) == [(n, n, n)]
+    assert a.rows("SELECT count(*) FROM team_outbox")[0][0] == 0
+
+    def pulled() -> int:
+        try:
+            return int(b.rows("SELECT count(*) FROM memories WHERE machine IS NOT NULL")[0][0])
+        except sqlite3.OperationalError:  # locked for a moment by the pull's transaction
+            return 0
+
+    pull = b.popen("team", "pull", MEMORY_TEAM_BATCH="50")
+    _kill_when(pull, lambda: pulled() >= 150)
+    assert pulled() < n
+    b.cli("team", "pull", MEMORY_TEAM_BATCH="50")
+    assert b.rows("SELECT count(*), count(DISTINCT uid), count(DISTINCT content) FROM memories "
+                  "WHERE machine IS NOT NULL")[0][:] == (n, n, n)
+    assert b.rows("SELECT count(*) FROM team_outbox")[0][0] == 0
+    # The local full-text index holds each exactly once.
+    assert b.rows("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'migration'")[0][0] == n
+
+
+def test_with_the_server_down_hooks_work_and_changes_wait_in_the_outbox(
+        pg: PgServer, team: tuple[str, Machine, Machine], tmp_path: Path) -> None:
+    database, a, b = team
+    b.init()
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for i, down in enumerate((f"postgresql://alice:{ROLES['alice']}@/{database}?host={tmp_path}/no-server-here",
+                 f"postgresql://alice:{ROLES['alice']}@127.0.0.1:{port}/{database}",
+                 f"postgresql://alice:{ROLES['alice']}@no-such-host.invalid/{database}")):
+        # MEMORY_TEAM_URL beats team.json: the hooks run as if the network were cut.
+        h = a.hooks
+        ctx = h.run("session_start", h.event("SessionStart", source="startup"), MEMORY_TEAM_URL=down)
+        assert ctx["exit_code"] == 0
+        res = h.run("user_prompt_submit", h.event("UserPromptSubmit", prompt="We decided to ship on Fridays "
+                    f"never (case {i})"), MEMORY_TEAM_URL=down)
+        assert res["exit_code"] == 0
+        a.cli("save", f"We decided the network cut test {i} keeps every change", "--type", "decision",
+              MEMORY_TEAM_URL=down)
+        failed = a.cli("team", "push", check=False, MEMORY_TEAM_URL=down)
+        assert failed.returncode == 1 and "cannot reach the team server" in failed.stderr
+        no_secret(failed.stdout + failed.stderr)
+        status = json.loads(a.cli("team", "status", "--json", MEMORY_TEAM_URL=down).stdout)
+        assert status["pending_upserts"] >= 1 and "cannot reach" in status["last_error"]
+        no_secret(json.dumps(status))
+    waiting = a.rows("SELECT count(*) FROM team_outbox")[0][0]
+    assert waiting >= 3
+    # The hooks queued a sync for the worker; the job fails quietly (recorded, no password anywhere).
+    assert a.rows("SELECT count(*) FROM queue WHERE kind = 'team_sync' AND status = 'pending'")[0][0] >= 1
+    for path in a.home.rglob("*"):
+        if path.is_file():
+            no_secret(path.read_bytes().decode("utf-8", "replace").replace(ROLES["alice"], "")
+                      if path.name == "team.json" else path.read_bytes().decode("utf-8", "replace"))
+    # Back online: everything arrives, once.
+    a.cli("team", "sync")
+    b.cli("team", "sync")
+    assert len(b.rows("SELECT 1 FROM memories WHERE content LIKE '%network cut test%'")) == 3
+    assert a.rows("SELECT count(*) FROM team_outbox")[0][0] == 0
+
+
+def test_row_level_security_keeps_each_role_to_its_projects(pg: PgServer, team: tuple[str, Machine, Machine],
+                                                              tmp_path: Path) -> None:
+    import psycopg
+
+    database, a, b = team
+    a.save("We decided project A uses the blue database cluster")
+    a.cli("team", "sync")
+    other = Machine(tmp_path, "c", pg.url("carol", database), remote="git@github.com:acme/billing.git")
+    a_for_b = Machine(tmp_path, "a2", pg.url("alice", database), remote="git@github.com:acme/billing.git")
+    a_for_b.init()  # alice links project B too, and makes carol its member
+    a_for_b.cli("team", "grant", "carol")
+    other.init()
+    other.save("We decided project B bills through the red ledger")
+    other.cli("team", "sync")
+
+    def visible(role: str) -> set[str]:
+        with psycopg.connect(pg.url(role, database), autocommit=True) as conn:
+            return {r[0] for r in conn.execute("SELECT project_id FROM memory.memories")}
+
+    assert visible("carol") == {"github.com/acme/billing"}
+    assert visible("bob") == {PROJECT_ID}  # a member of A only
+    assert visible("team_owner") == set()  # a member of nothing sees nothing
+    assert visible("alice") == {PROJECT_ID, "github.com/acme/billing"}
+    with psycopg.connect(pg.url("carol", database), autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM memory.memories WHERE content LIKE '%blue database%'"
+                            ).fetchone() == (0,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # writing into project A: refused
+            conn.execute("INSERT INTO memory.memories (project_id, uid, type, created_at, updated_at, version, "
+                         "machine) VALUES (%s, 'x', 'decision', 0, 0, 0, 'm')", (PROJECT_ID,))
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor may she make herself a member
+            conn.execute("INSERT INTO memory.team_members (project_id, role) VALUES (%s, 'carol')", (PROJECT_ID,))
+        assert conn.execute("UPDATE memory.memories SET content = '' WHERE project_id = %s",
+                            (PROJECT_ID,)).rowcount == 0
+    # carol's machine pulls nothing of project A, and a pull into A's project as carol is refused.
+    assert not other.rows("SELECT 1 FROM memories WHERE content LIKE '%blue database%'")

@@ -56,14 +56,14 @@ ORDER BY xid, seq LIMIT %s
 """
 
 
-def _friendly(exc: BaseException, url: str) -> str:
-    text = scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc), url)
+def _friendly(exc: BaseException, url: str, connecting: bool = False) -> str:
+    text = scrub(" ".join(str(exc).split()) or repr(exc), url)
     low = text.lower()
     if "password authentication failed" in low:
         return f"the team server refused the password for {redact(url)}"
-    if any(s in low for s in ("connection refused", "no such file or directory", "could not translate host",
-                              "timeout expired", "name or service not known", "could not connect",
-                              "is the server running")):
+    if "does not exist" in low and "database" in low:
+        return f"no such database on the team server: {redact(url)} ({text})"
+    if connecting:
         return f"cannot reach the team server {redact(url)} ({text}); is it running, and is the URL right?"
     return text
 
@@ -79,7 +79,7 @@ def connect(url: str) -> Any:
         conn = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True,
                                options="-c search_path=memory,public", application_name="memory-team")
     except Exception as exc:  # noqa: BLE001 - psycopg's messages may quote the URL
-        raise TeamError(_friendly(exc, url)) from None
+        raise TeamError(_friendly(exc, url, connecting=True)) from None
     try:
         register_vector_type(conn)
         yield conn
