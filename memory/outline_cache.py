@@ -1,16 +1,26 @@
 """Outlines of code files cached in SQLite (`file_signatures`), and the tokens they saved (`token_savings`).
 
 A hit (same path, size and mtime, confirmed by the content hash) costs no parse and does not even import
-tree-sitter. A changed file's entry is replaced; entries of deleted files are pruned."""
+tree-sitter. A file that has no outline (no symbols, minified, unparseable) is cached too, as a row with no
+symbols, so reading it again does not parse it again. A changed file's entry is replaced; entries of deleted
+files are pruned."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
+import sys
 import time
 
 from memory.db import Tx
+from memory.sha import sha256
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from collections.abc import Callable
+
+# Above this size hashlib's OpenSSL SHA-256 (several times faster, but ~4 ms to import) pays for itself.
+_OPENSSL_HASH_ABOVE = 1 << 20
 
 
 class Cached:
@@ -23,52 +33,79 @@ class Cached:
 
 
 def _ensure_site_packages() -> None:
-    """Hooks run with `python -S`: add the venv's site-packages when tree-sitter is needed.
+    """Hooks run with `python -S`: put the venv's site-packages on sys.path when tree-sitter is needed.
 
-    Under -S, sys.prefix is the base interpreter's, so the venv is found as the folder above bin/python."""
-    import sys
-
+    Under -S, sys.prefix is the base interpreter's, so the venv is found as the folder above bin/python. A
+    plain sys.path entry, not site.addsitedir: processing the .pth files costs ~7 ms and tree-sitter's
+    packages need none."""
     venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
     lib = os.path.join(venv if os.path.exists(os.path.join(venv, "pyvenv.cfg")) else sys.prefix, "lib")
     for name in os.listdir(lib) if os.path.isdir(lib) else []:
         candidate = os.path.join(lib, name, "site-packages")
         if name.startswith("python") and os.path.isdir(candidate) and candidate not in sys.path:
-            import site
-
-            site.addsitedir(candidate)
+            sys.path.append(candidate)
 
 
-def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_result) -> Cached | None:
+def content_hash(data: bytes) -> str:
+    if len(data) > _OPENSSL_HASH_ABOVE:
+        import hashlib
+
+        return hashlib.sha256(data).hexdigest()
+    return sha256(data).hexdigest()
+
+
+def _write(db: sqlite3.Connection, writes: list[Callable[[sqlite3.Connection], object]] | None,
+           fn: Callable[[sqlite3.Connection], object]) -> None:
+    """Run `fn(db)` now in its own transaction, or queue it on `writes` (the caller's transaction)."""
+    if writes is None:
+        with Tx(db):
+            fn(db)
+    else:
+        writes.append(fn)
+
+
+def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_result,
+                writes: list[Callable[[sqlite3.Connection], object]] | None = None) -> Cached | None:
     """The outline of a file whose bytes are `data`; None when it has none (unknown language, minified,
-    unparseable, tree-sitter missing)."""
-    digest = hashlib.sha256(data).hexdigest()
-    row = db.execute("SELECT * FROM file_signatures WHERE path = ?", (path,)).fetchone()
+    unparseable, no symbols, tree-sitter missing). With `writes`, the cache update is queued there to join
+    the caller's transaction instead of committing on its own."""
+    digest = content_hash(data)
+    row = db.execute(
+        """SELECT language, content_hash, size, mtime, total_lines, symbols, outline, original_tokens,
+           outline_tokens FROM file_signatures WHERE path = ?""", (path,)).fetchone()
     now = time.time()
     if row and row["size"] == stat.st_size and row["mtime"] == stat.st_mtime and row["content_hash"] == digest:
-        with Tx(db):
-            db.execute("UPDATE file_signatures SET accessed_at = ? WHERE path = ?", (now, path))
+        _write(db, writes, lambda d: d.execute("UPDATE file_signatures SET accessed_at = ? WHERE path = ?",
+                                               (now, path)))
+        if not row["symbols"]:
+            return None  # known to have no outline
         return Cached(row["language"], row["total_lines"], row["symbols"], row["outline"], row["original_tokens"],
                       row["outline_tokens"], True)
     _ensure_site_packages()
     try:
         from parser import estimate_tokens, outline_source
+        from parser.grammars import GrammarUnavailable, get_language
     except ImportError:  # stdlib-only fallback interpreter: no outline, the Read passes through
         return None
     outline = outline_source(data, path)
-    if not outline.parsed or not outline.symbols:
-        return None
-    text = outline.render()
+    if outline.language and not outline.parsed:
+        try:
+            get_language(outline.language)
+        except GrammarUnavailable:
+            return None  # tree-sitter or the grammar is missing here: nothing to remember about the file
     original = estimate_tokens(data)
-    cached = Cached(outline.language, outline.total_lines, len(outline.symbols), text, original,
-                    estimate_tokens(text), False)
-    with Tx(db):
-        db.execute(
-            """INSERT OR REPLACE INTO file_signatures (path, language, content_hash, size, mtime, total_lines,
-               symbols, outline, original_tokens, outline_tokens, created_at, accessed_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            (path, cached.language, digest, stat.st_size, stat.st_mtime, cached.total_lines, cached.symbols, text,
-             cached.original_tokens, cached.outline_tokens, now, now),
-        )
+    if outline.parsed and outline.symbols:
+        text = outline.render()
+        cached: Cached | None = Cached(outline.language, outline.total_lines, len(outline.symbols), text, original,
+                                       estimate_tokens(text), False)
+    else:
+        cached, text = None, ""
+    values = (path, outline.language, digest, stat.st_size, stat.st_mtime, outline.total_lines,
+              cached.symbols if cached else 0, text, original, cached.outline_tokens if cached else 0, now, now)
+    _write(db, writes, lambda d: d.execute(
+        """INSERT OR REPLACE INTO file_signatures (path, language, content_hash, size, mtime, total_lines,
+           symbols, outline, original_tokens, outline_tokens, created_at, accessed_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", values))
     return cached
 
 

@@ -21,17 +21,6 @@ if TYPE_CHECKING:
     from memory.capture import Capture
 
 
-def _header(rel: str, c: outline_cache.Cached) -> str:
-    saved = max(0, c.original_tokens - c.outline_tokens)
-    return (
-        f"[memory plugin] Outline of {rel} ({c.language}, {c.total_lines} lines, {c.symbols} symbols). "
-        f"The bodies were withheld: about {saved:,} of {c.original_tokens:,} tokens saved. "
-        f"Each entry is Lstart-end and the signature; the row numbers before the tab are outline rows, not "
-        f"file lines. To see code, Read this file with offset=<start line> and limit=<number of lines>. "
-        f"A second full Read of this file returns it whole.\n"
-    )
-
-
 def maybe_outline(ws: Workspace, event: dict[str, Any], sid: str, cap: Capture) -> dict[str, Any] | None:
     """The PostToolUse output that replaces a Read's result with an outline, or None to pass through.
     Its bookkeeping (the saving, the file marked as outlined) joins the capture's transaction."""
@@ -67,13 +56,22 @@ def maybe_outline(ws: Workspace, event: dict[str, Any], sid: str, cap: Capture) 
         return None
     if b"\0" in data[:8192]:
         return None  # binary
-    cached = outline_cache.get_outline(ws.db, path, data, st)
-    if cached is None or cached.outline_tokens > cached.original_tokens * 0.5:
+    # The cache's own writes join the capture's transaction: one commit for the whole hook.
+    cached = outline_cache.get_outline(ws.db, path, data, st, cap.writes)
+    from parser.render import MAX_SHOWN_SHARE, has_groups, read_header
+
+    if cached is None or cached.outline_tokens > cached.original_tokens * MAX_SHOWN_SHARE:
         return None  # no outline, or not worth withholding the body for
+    from parser.tokens import estimate_tokens
+
     rel = os.path.relpath(path, ws.project.root) if path.startswith(ws.project.root + os.sep) else path
-    content = _header(rel, cached) + cached.outline
-    cap.writes.append(lambda db: outline_cache.record_saving(db, sid, path, cached.original_tokens,
-                                                             cached.outline_tokens))
+    grouped = has_groups(cached.outline)
+    header = read_header(rel, cached.total_lines, cached.original_tokens, cached.outline_tokens, grouped)
+    # What the model gets, header included, is what the saving is counted against.
+    shown = cached.outline_tokens + estimate_tokens(header)
+    header = read_header(rel, cached.total_lines, cached.original_tokens, shown, grouped)
+    content = header + cached.outline
+    cap.writes.append(lambda db: outline_cache.record_saving(db, sid, path, cached.original_tokens, shown))
     cap.change(lambda s: session_state.push_unique(s, "outlined", key))
     replaced = dict(file)
     replaced.update(content=content, numLines=content.count("\n") + 1, startLine=1)

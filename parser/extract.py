@@ -7,8 +7,8 @@ the supported grammars, so adding a language rarely needs code here.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
     from tree_sitter import Node
 
@@ -64,6 +64,8 @@ def _declarator_name(node: Node) -> Node | None:
             return None
         if decl.type == "function_declarator":
             return decl.child_by_field_name("declarator")
+        if decl.type == "operator_cast":  # `operator bool() const`: the whole node names it
+            return decl
         inner = decl.child_by_field_name("declarator")
         if inner is None:  # reference_declarator has no field name
             inner = next((c for c in decl.named_children if c.type.endswith("declarator")), None)

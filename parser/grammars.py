@@ -12,9 +12,11 @@ import importlib.util
 import os
 import sys
 from functools import cache
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:  # keep `import parser.grammars` free of tree_sitter
+    from typing import Any
+
     from tree_sitter import Language, Parser, Query
 
 # language name -> (module, function returning the language pointer)
@@ -54,7 +56,24 @@ class GrammarUnavailable(Exception):
     """The grammar wheel (or tree_sitter itself) is not installed."""
 
 
-def _load_binding(package: str) -> object:
+@cache
+def ts() -> Any:
+    """The tree_sitter bindings (Language, Parser, Query, QueryCursor...).
+
+    Loaded straight from the compiled `tree_sitter._binding`: the package `__init__` imports `typing`
+    (~3 ms of a hook) only to declare a Protocol. Falls back to `import tree_sitter`."""
+    loaded = sys.modules.get("tree_sitter._binding")
+    if loaded is not None:
+        return loaded
+    try:
+        return _load_binding("tree_sitter")
+    except (ImportError, AttributeError, OSError):
+        import tree_sitter
+
+        return tree_sitter
+
+
+def _load_binding(package: str) -> Any:
     """The grammar's compiled ``_binding`` module.
 
     Loaded straight from its file: the package ``__init__`` imports
@@ -70,8 +89,8 @@ def _load_binding(package: str) -> object:
                 if sub is not None and sub.loader is not None:
                     module = importlib.util.module_from_spec(sub)
                     sub.loader.exec_module(module)
-                    sys.modules.setdefault(sub.name, module)
-                    return module
+                    # Registered: a later `import tree_sitter` reuses it (one set of types).
+                    return sys.modules.setdefault(sub.name, module)
     return importlib.import_module(package)
 
 
@@ -79,23 +98,19 @@ def _load_binding(package: str) -> object:
 def get_language(name: str) -> Language:
     try:
         package, func = GRAMMARS[name]
-        from tree_sitter import Language
-
         try:
             module = _load_binding(package)
             pointer = getattr(module, func)()
         except (ImportError, AttributeError, OSError):
             pointer = getattr(importlib.import_module(package), func)()
-        return Language(pointer)
+        return ts().Language(pointer)
     except (KeyError, ImportError, AttributeError, ValueError) as exc:
         raise GrammarUnavailable(name) from exc
 
 
 @cache
 def get_parser(name: str) -> Parser:
-    from tree_sitter import Parser
-
-    return Parser(get_language(name))
+    return ts().Parser(get_language(name))
 
 
 def query_source(name: str) -> str:
@@ -109,9 +124,7 @@ def query_source(name: str) -> str:
 
 @cache
 def get_query(name: str) -> Query:
-    from tree_sitter import Query
-
-    return Query(get_language(name), query_source(name))
+    return ts().Query(get_language(name), query_source(name))
 
 
 def available(name: str) -> bool:

@@ -7,7 +7,6 @@ decides whether tree-sitter is worth importing at all.
 from __future__ import annotations
 
 import os
-import re
 
 # Extension -> language name. Names are keys of parser.grammars.GRAMMARS.
 EXTENSIONS: dict[str, str] = {
@@ -94,14 +93,17 @@ def language_for_path(path: str, head: bytes | None = None) -> str | None:
     return _from_shebang(head.split(b"\n", 1)[0])
 
 
-# C++ constructs at the start of a line, looked for in a .h file's head.
-_CPP_HINT = re.compile(rb"^[ \t]*(?:class\s+\w+[^;]*$|namespace\s+\w*\s*\{|template\s*<|"
-                       rb"(?:public|private|protected)\s*:)", re.M)
+# C++ constructs at the start of a line, looked for in a .h file's head (compiled when needed).
+_CPP_HINT = (rb"^[ \t]*(?:class\s+\w+[^;]*$|namespace\s+\w*\s*\{|template\s*<|"
+             rb"(?:public|private|protected)\s*:)")
 
 
 def refine_language(language: str | None, path: str, source: bytes) -> str | None:
     """C++ for a ``.h`` file whose first 64 KB show C++ (class, namespace,
     template); the extension alone says C, which is the better default."""
-    if language == "c" and path.lower().endswith(".h") and _CPP_HINT.search(source, 0, 65536):
-        return "cpp"
+    if language == "c" and path.lower().endswith(".h"):
+        import re
+
+        if re.compile(_CPP_HINT, re.M).search(source, 0, 65536):
+            return "cpp"
     return language

@@ -9,15 +9,16 @@ cannot outline becomes a ``parsed=False`` summary.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from parser import extract
-from parser.grammars import GrammarUnavailable, get_parser, get_query
+from parser.grammars import GrammarUnavailable, get_parser, get_query, ts
 from parser.languages import language_for_path, refine_language
 from parser.preprocess import mask_macros
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
     from tree_sitter import Node
 
 # Average bytes per line above which a file is taken as minified/generated:
@@ -36,34 +37,59 @@ _KEYWORD_NAMES = frozenset({"init", "deinit", "companion", "constructor", "opera
 _KIND_RANK = {"constant": 0, "variable": 0, "class": 1, "function": 1}
 
 
-@dataclass
+_SYMBOL_FIELDS = ("name", "kind", "start_line", "end_line", "signature", "parent", "doc", "depth")
+_OUTLINE_FIELDS = ("path", "language", "total_lines", "imports", "symbols", "parsed", "error_ratio",
+                   "total_bytes", "reason", "import_count")
+
+
+# Plain classes, not dataclasses: importing dataclasses (and the inspect module it pulls in) costs a
+# hook that outlines a file ~8 ms.
 class Symbol:
-    name: str
-    kind: str
-    start_line: int  # 1-based, inclusive
-    end_line: int  # 1-based, inclusive
-    signature: str
-    parent: str | None = None  # qualified name of the enclosing symbol
-    doc: str | None = None
-    depth: int = 0
+    __slots__ = _SYMBOL_FIELDS
+
+    def __init__(self, name: str, kind: str, start_line: int, end_line: int, signature: str,
+                 parent: str | None = None, doc: str | None = None, depth: int = 0) -> None:
+        self.name = name
+        self.kind = kind
+        self.start_line = start_line  # 1-based, inclusive
+        self.end_line = end_line  # 1-based, inclusive
+        self.signature = signature
+        self.parent = parent  # qualified name of the enclosing symbol
+        self.doc = doc
+        self.depth = depth
 
     @property
     def qualified_name(self) -> str:
         return f"{self.parent}.{self.name}" if self.parent else self.name
 
+    def to_json(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in _SYMBOL_FIELDS}
 
-@dataclass
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Symbol) and self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it replaces
+
+    def __repr__(self) -> str:
+        return f"Symbol({self.kind} {self.qualified_name} L{self.start_line}-{self.end_line})"
+
+
 class Outline:
-    path: str
-    language: str | None
-    total_lines: int
-    imports: list[str] = field(default_factory=list)  # "module" or "module (3)"
-    symbols: list[Symbol] = field(default_factory=list)
-    parsed: bool = False
-    error_ratio: float = 0.0  # share of lines touched by ERROR / MISSING nodes
-    total_bytes: int = 0
-    reason: str | None = None  # why parsed is False
-    import_count: int = 0  # import statements/specs seen, before dedup
+    __slots__ = _OUTLINE_FIELDS
+
+    def __init__(self, path: str, language: str | None, total_lines: int, imports: list[str] | None = None,
+                 symbols: list[Symbol] | None = None, parsed: bool = False, error_ratio: float = 0.0,
+                 total_bytes: int = 0, reason: str | None = None, import_count: int = 0) -> None:
+        self.path = path
+        self.language = language
+        self.total_lines = total_lines
+        self.imports = imports if imports is not None else []  # "module" or "module (3)"
+        self.symbols = symbols if symbols is not None else []
+        self.parsed = parsed
+        self.error_ratio = error_ratio  # share of lines touched by ERROR / MISSING nodes
+        self.total_bytes = total_bytes
+        self.reason = reason  # why parsed is False
+        self.import_count = import_count  # import statements/specs seen, before dedup
 
     def render(self, max_chars: int | None = None) -> str:
         from parser.render import render
@@ -71,9 +97,14 @@ class Outline:
         return render(self, max_chars)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data: dict[str, Any] = {f: getattr(self, f) for f in _OUTLINE_FIELDS}
+        data["imports"] = list(self.imports)
+        data["symbols"] = [s.to_json() for s in self.symbols]
         data["error_ratio"] = round(self.error_ratio, 4)
         return data
+
+    def __repr__(self) -> str:
+        return f"Outline({self.path!r}, {self.language}, {len(self.symbols)} symbols, parsed={self.parsed})"
 
 
 def _line_count(source: bytes) -> int:
@@ -135,20 +166,37 @@ def _clean_name(text: str, language: str) -> str:
     if name.startswith("[") and name[1:2] in ("'", '"', "`"):
         name = name.strip("[]").strip("'\"`")  # JS get ['async'] () -> async
     if language == "cpp":
-        # Foo::bar -> bar, get<int> -> get (ctags and readers use the bare name).
-        if "<" in name and not name.startswith("operator"):
-            name = name[: name.index("<")]
-        name = name.rsplit("::", 1)[-1]
+        # Foo<T>::bar -> bar, get<int> -> get, A::operator== -> operator== (ctags and readers use the
+        # bare name); a conversion operator keeps its type: `operator B<T>() const &` -> operator B<T>.
+        at = name.find("operator")
+        if at >= 0 and (at == 0 or not (name[at - 1].isalnum() or name[at - 1] == "_")):
+            name = name[at:]
+            paren = name.find("(", len("operator") + (2 if name.startswith("operator()") else 0))
+            return name[:paren].rstrip() if paren > len("operator") else name
+        name = _strip_template_args(name).rsplit("::", 1)[-1]
     return name
+
+
+def _strip_template_args(name: str) -> str:
+    """`Foo<A<B>>::bar<int>` -> `Foo::bar`."""
+    if "<" not in name:
+        return name
+    out, depth = [], 0
+    for ch in name:
+        if ch == "<":
+            depth += 1
+        elif ch == ">" and depth:
+            depth -= 1
+        elif not depth:
+            out.append(ch)
+    return "".join(out).strip()
 
 
 def _collect(root: Node, language: str) -> tuple[list[tuple[Node, Node, str]], list[Node]]:
     """Run the language's query: (definition, name, kind) triples and imports."""
-    from tree_sitter import QueryCursor
-
     by_name: dict[tuple[int, int], tuple[Node, Node, str]] = {}
     imports: list[Node] = []
-    for _pattern, caps in QueryCursor(get_query(language)).matches(root):
+    for _pattern, caps in ts().QueryCursor(get_query(language)).matches(root):
         if "import" in caps:
             imports.extend(caps["import"])
         names = caps.get("name")

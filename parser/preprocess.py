@@ -17,18 +17,22 @@ _MACRO = rb"(?:_+[A-Z][A-Z0-9_]*|[A-Z][A-Z0-9]*_[A-Z0-9_]*)"
 _ARGS = rb"(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?"  # (x) or ((1, 2))
 _LOWER = rb"__[a-z][a-z0-9_]*"  # __host__, __wur, __attribute_malloc__
 _ATTR = rb"(?:" + _MACRO + rb"|" + _LOWER + rb")" + _ARGS
+# Leading a declaration, a lower-case attribute is a dunder (`__host__`, `__attribute__((x))`) or
+# `__declspec(x)`: libstdc++ names its own functions `__thread_yield()`, and those must stay.
+_LEAD_ATTR = rb"(?:" + _MACRO + rb"|__[a-z][a-z0-9_]*__|__declspec)" + _ARGS
 
-_PATTERNS = [
+# Compiled on first use (C and C++ only): compiling them costs a hook ~1 ms.
+_SOURCES = [
     # A macro alone on its line: namespace/extern "C" openers and closers.
-    re.compile(rb"^[ \t]*(" + _MACRO + _ARGS + rb")[ \t]*$", re.M),
+    (rb"^[ \t]*(" + _MACRO + _ARGS + rb")[ \t]*$", re.M),
     # namespace std _GLIBCXX_VISIBILITY(default)
-    re.compile(rb"\bnamespace[ \t]+\w+[ \t]+(" + _MACRO + _ARGS + rb")"),
+    (rb"\bnamespace[ \t]+\w+[ \t]+(" + _MACRO + _ARGS + rb")", 0),
     # class LLVM_GSL_POINTER StringRef {  /  struct LLVM_NODISCARD Foo
-    re.compile(rb"\b(?:class|struct|union)[ \t]+(" + _MACRO + _ARGS + rb")[ \t]+(?=[A-Za-z_])"),
+    (rb"\b(?:class|struct|union)[ \t]+(" + _MACRO + _ARGS + rb")[ \t]+(?=[A-Za-z_])", 0),
     # Attribute macros leading a declaration: LLVM_NODISCARD bool f();
-    re.compile(rb"^[ \t]*((?:" + _ATTR + rb"[ \t]+)+)(?=[A-Za-z_~])", re.M),
+    (rb"^[ \t]*((?:" + _LEAD_ATTR + rb"[ \t]+)+)(?=[A-Za-z_~])", re.M),
     # Trailing ones: int f() const _GLIBCXX_NOEXCEPT {  /  f (void) __THROW __wur;
-    re.compile(rb"\)[ \t]*(?:const[ \t]*)?((?:" + _ATTR + rb"[ \t]*)+)(?=[;{]|$)", re.M),
+    (rb"\)[ \t]*(?:const[ \t]*)?((?:" + _ATTR + rb"[ \t]*)+)(?=[;{]|$)", re.M),
 ]
 
 
@@ -38,8 +42,13 @@ def _blank(match: re.Match[bytes]) -> bytes:
     return whole[:start] + b" " * (end - start) + whole[end:]
 
 
+_PATTERNS: list[re.Pattern[bytes]] = []
+
+
 def mask_macros(source: bytes) -> bytes:
     """``source`` with derailing macros replaced by spaces (same length)."""
+    if not _PATTERNS:
+        _PATTERNS.extend(re.compile(pattern, flags) for pattern, flags in _SOURCES)
     for pattern in _PATTERNS:
         source = pattern.sub(_blank, source)
     return source

@@ -1,25 +1,34 @@
 """Render an Outline as the compact text the model reads instead of the file.
 
-No header line (the hook writes its own). One line for imports, then one
-line per symbol, indented two spaces per nesting level::
+One line for imports, then one line per symbol: its first-last file line,
+its signature and, for long bodies, the first line of its doc; two spaces
+of indentation per nesting level::
 
     imports (4): os, re, typing (2), .utils
-    L12-40  class Cache(Base)  # LRU cache of outlines
-      L15-20  def get(self, key: str) -> bytes | None
+    12-40 class Cache(Base) # LRU cache of outlines
+      15-20 def get(key: str) -> bytes | None
+      22-30 def *(): clear, close, flush
+
+Every symbol stays named. Two kinds of runs share a line: siblings whose
+signatures differ only by their name (`def *(): clear, close, flush`: the
+signature is printed once, `*` standing for each name), and runs of
+constants (their values are what makes such files long). ``read_header``
+is the line the Read hook puts above it (here, so that the benchmark
+measures exactly what the model receives).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
     from parser.outline import Outline, Symbol
 
-MAX_IMPORTS_SHOWN = 25
+MAX_IMPORTS_SHOWN = 20
+IMPORT_NAME_CHARS = 40
 # Docs are shown for symbols of at least this many lines: a short body is
 # cheaper to read than to summarise. (to_json keeps every doc.)
 DOC_MIN_LINES = 10
-DOC_MAX_CHARS = 60
+DOC_MAX_CHARS = 50
 # A run of this many constants/variables in a row (a Go const block, a wall of
 # #defines, a table of settings) becomes one line of names: their values are
 # what makes such files long, and the model can read the range if it needs them.
@@ -27,45 +36,150 @@ GROUP_MIN = 4
 MAX_GROUPED_NAMES = 20
 GROUP_MAX_GAP = 10  # lines between two constants of one run
 _GROUPED_KINDS = frozenset({"constant", "variable"})
+# Siblings with the same signature but for the name (getters, `fn test_x()`,
+# overloads of one shape) share a line once there are this many in a row.
+SAME_SHAPE_MIN = 3
+SAME_SHAPE_MAX_LINES = DOC_MIN_LINES  # members longer than this keep their own line (and doc)
+# Types (classes, structs...) are landmarks: each keeps its line.
+_SHAPE_KINDS = frozenset({"function", "method", "constant", "variable", "field", "property", "macro"})
+# The Read hook passes a file through whole when its outline would be more than this share of it.
+MAX_SHOWN_SHARE = 0.5
+# The keyword that introduces a function: the row's parameter list already says it is one.
+_FUNCTION_KEYWORD = {"python": "def", "go": "func", "rust": "fn", "php": "function", "javascript": "function",
+                     "typescript": "function", "tsx": "function", "kotlin": "fun", "swift": "func",
+                     "ruby": "def", "scala": "def", "lua": "function", "bash": "function"}
+_CALLABLE_KINDS = frozenset({"function", "method"})
+# Languages whose methods take an explicit receiver that the nesting implies.
+_IMPLIED_RECEIVER = frozenset({"python"})
+
+
+def read_header(rel: str, total_lines: int, original_tokens: int, shown_tokens: int,
+                grouped: bool = False) -> str:
+    """What the Read hook puts above the outline: what it is, what was withheld, how to read code.
+
+    Claude Code numbers the rows of the text it shows, so the header says which numbers are file lines."""
+    star = "; * = each name after the colon" if grouped else ""
+    return (f"[memory plugin] Outline of {rel} ({total_lines} lines; ~{max(0, original_tokens - shown_tokens):,} "
+            f"of ~{original_tokens:,} tokens withheld). Each row: first-last file line, signature{star} (the "
+            f"numbers before the tabs are outline rows). For code, Read offset=<line> limit=<n>; read again "
+            f"for the whole file.\n")
+
+
+def read_text(outline: Outline, rel: str, original_tokens: int) -> tuple[str, int] | None:
+    """What a full Read returns for this outline, header included, and its estimated tokens; None when
+    the Read passes through (no outline, or one not worth withholding the body for)."""
+    from parser.tokens import estimate_tokens
+
+    if not outline.parsed or not outline.symbols:
+        return None
+    body = render(outline)
+    shown = estimate_tokens(body)
+    if shown > original_tokens * MAX_SHOWN_SHARE:
+        return None
+    grouped = has_groups(body)
+    # As the Read hook does: the header's own tokens count as shown.
+    shown += estimate_tokens(read_header(rel, outline.total_lines, original_tokens, shown, grouped))
+    return read_header(rel, outline.total_lines, original_tokens, shown, grouped) + body, shown
+
+
+def has_groups(text: str) -> bool:
+    """Whether rendered text holds a same-shape line (its `*` needs the header's word of explanation)."""
+    return ": " in text and any(_SHAPE_MARK in line for line in text.splitlines())
 
 
 def _imports_line(outline: Outline) -> str | None:
     if not outline.imports:
         return None
-    shown = outline.imports[:MAX_IMPORTS_SHOWN]
+    shown = [name if len(name) <= IMPORT_NAME_CHARS else name[: IMPORT_NAME_CHARS - 1] + "…"
+             for name in outline.imports[:MAX_IMPORTS_SHOWN]]
     more = len(outline.imports) - len(shown)
-    tail = f", … +{more} more" if more > 0 else ""
+    tail = f", +{more} more" if more > 0 else ""
     return f"imports ({len(outline.imports)}): {', '.join(shown)}{tail}"
 
 
-def _compact_signature(signature: str) -> str:
+def _compact_signature(signature: str, language: str | None = None) -> str:
+    if language not in _IMPLIED_RECEIVER:
+        return signature
     # A Python method's self/cls is implied by its nesting under the class: ~2 tokens per method.
     for receiver in ("self", "cls"):
         signature = signature.replace(f"({receiver}, ", "(").replace(f"({receiver})", "()")
     return signature
 
 
-def symbol_line(symbol: Symbol) -> str:
-    span = (f"L{symbol.start_line}" if symbol.start_line == symbol.end_line
-            else f"L{symbol.start_line}-{symbol.end_line}")
-    doc = ""
-    if symbol.doc and symbol.end_line - symbol.start_line + 1 >= DOC_MIN_LINES:
-        text = symbol.doc if len(symbol.doc) <= DOC_MAX_CHARS else symbol.doc[: DOC_MAX_CHARS - 1] + "…"
-        doc = f"  # {text}"
-    return f"{'  ' * symbol.depth}{span}  {_compact_signature(symbol.signature)}{doc}"
+def _signature(symbol: Symbol, language: str | None) -> str:
+    signature = _compact_signature(symbol.signature, language)
+    keyword = _FUNCTION_KEYWORD.get(language or "")
+    if keyword and symbol.kind in _CALLABLE_KINDS:
+        at = signature.find(keyword + " ")
+        name_at = signature.find(symbol.name)
+        if at >= 0 and (name_at < 0 or at < name_at) and (at == 0 or signature[at - 1] == " "):
+            signature = signature[:at] + signature[at + len(keyword) + 1:]
+    return signature
+
+
+def _span(start: int, end: int) -> str:
+    return f"{start}" if start == end else f"{start}-{end}"
+
+
+def _doc(symbol: Symbol) -> str:
+    if not symbol.doc or symbol.end_line - symbol.start_line + 1 < DOC_MIN_LINES:
+        return ""
+    text = symbol.doc
+    if len(text) > DOC_MAX_CHARS:  # cut at a word: the first words carry the meaning
+        cut = text.rfind(" ", 0, DOC_MAX_CHARS)
+        text = text[: cut if cut > DOC_MAX_CHARS // 2 else DOC_MAX_CHARS].rstrip(",;:(- ") + "…"
+    return f" # {text}"
+
+
+def symbol_line(symbol: Symbol, language: str | None = None) -> str:
+    return (f"{'  ' * symbol.depth}{_span(symbol.start_line, symbol.end_line)} "
+            f"{_signature(symbol, language)}{_doc(symbol)}")
 
 
 def _constants_line(run: list[Symbol]) -> str:
     first, last = run[0], run[-1]
     names = [s.name for s in run[:MAX_GROUPED_NAMES]]
     more = len(run) - len(names)
-    tail = f", … +{more} more" if more > 0 else ""
-    return (f"{'  ' * first.depth}L{first.start_line}-{last.end_line}  "
+    tail = f", +{more} more" if more > 0 else ""
+    return (f"{'  ' * first.depth}{_span(first.start_line, last.end_line)} "
             f"{len(run)} constants: {', '.join(names)}{tail}")
 
 
-def symbol_lines(symbols: list[Symbol]) -> list[str]:
-    """One line per symbol; runs of constants collapse into one line."""
+_SHAPE_MARK = "*"
+
+
+def _shape(symbol: Symbol, language: str | None) -> str | None:
+    """The signature with the name replaced by `*`, or None when the symbol keeps its own line."""
+    if symbol.kind not in _SHAPE_KINDS or symbol.end_line - symbol.start_line + 1 > SAME_SHAPE_MAX_LINES:
+        return None
+    signature = _signature(symbol, language)
+    name = symbol.name
+    at = signature.find(name)
+    while at >= 0:  # the name as a whole word
+        before = signature[at - 1] if at else " "
+        after = signature[at + len(name)] if at + len(name) < len(signature) else " "
+        if not (before.isalnum() or before in "_$") and not (after.isalnum() or after in "_$"):
+            return f"{symbol.kind}\0{signature[:at]}*{signature[at + len(name):]}"
+        at = signature.find(name, at + 1)
+    return None
+
+
+def _shape_line(run: list[Symbol], shape: str) -> str:
+    """`10-30 def *(a, b): add 10, sub 14, mul 18`: each name with its first line, unless the members are
+    one-liners on consecutive lines (a block of declarations), where the position goes without saying."""
+    first, last = run[0], run[-1]
+    dense = all(s.start_line == s.end_line for s in run) and all(
+        b.start_line == a.start_line + 1 for a, b in zip(run, run[1:], strict=False))
+    names = ", ".join(s.name if dense else f"{s.name} {s.start_line}" for s in run)
+    return f"{'  ' * first.depth}{_span(first.start_line, last.end_line)} {shape.split(chr(0), 1)[1]}: {names}"
+
+
+def _has_children(symbols: list[Symbol], i: int) -> bool:
+    return i + 1 < len(symbols) and symbols[i + 1].depth > symbols[i].depth
+
+
+def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str]:
+    """One line per symbol; runs of constants and of same-shape siblings share a line."""
     lines: list[str] = []
     i = 0
     while i < len(symbols):
@@ -77,9 +191,21 @@ def symbol_lines(symbols: list[Symbol]) -> list[str]:
         if j - i >= GROUP_MIN:
             lines.append(_constants_line(symbols[i:j]))
             i = j
-        else:
-            lines.append(symbol_line(symbols[i]))
-            i += 1
+            continue
+        shape = _shape(symbols[i], language) if not _has_children(symbols, i) else None
+        j = i + 1
+        if shape is not None:
+            while (j < len(symbols) and symbols[j].depth == symbols[i].depth
+                   and symbols[j].parent == symbols[i].parent and not _has_children(symbols, j)
+                   and symbols[j].start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP
+                   and _shape(symbols[j], language) == shape):
+                j += 1
+        if j - i >= SAME_SHAPE_MIN and shape is not None:
+            lines.append(_shape_line(symbols[i:j], shape))
+            i = j
+            continue
+        lines.append(symbol_line(symbols[i], language))
+        i += 1
     return lines
 
 
@@ -95,11 +221,11 @@ def _fit(outline: Outline, head: list[str], max_chars: int) -> list[str]:
     while max_depth > 0:
         max_depth -= 1
         kept = [s for s in symbols if s.depth <= max_depth]
-        body = symbol_lines(kept)
+        body = symbol_lines(kept, outline.language)
         note = f"… {len(symbols) - len(kept)} nested symbols omitted"
         if sum(len(x) + 1 for x in head + body) + len(note) <= max_chars:
             return head + body + [note]
-    body = symbol_lines([s for s in symbols if s.depth == 0])
+    body = symbol_lines([s for s in symbols if s.depth == 0], outline.language)
     kept_lines: list[str] = []
     used = sum(len(x) + 1 for x in head) + 40  # room for the closing note
     for line in body:
@@ -125,7 +251,7 @@ def render(outline: Outline, max_chars: int | None = None) -> str:
         lines.append(f"no symbols found ({outline.total_lines} lines)")
         return "\n".join(lines)
     head_count = len(lines)
-    lines.extend(symbol_lines(outline.symbols))
+    lines.extend(symbol_lines(outline.symbols, outline.language))
     text = "\n".join(lines)
     if max_chars is not None and len(text) > max_chars:
         text = "\n".join(_fit(outline, lines[:head_count], max_chars))[:max_chars]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -50,9 +51,9 @@ def test_full_read_of_a_large_file_returns_its_outline(hooks: HookRunner, home: 
     result = hooks.run("post_tool_use", read_event(hooks, big))
     text = outlined(result)
     assert text is not None
-    assert text.startswith("[memory plugin] Outline of service.py (python, ")
-    assert "offset=" in text and "limit=" in text
-    assert "def search(" in text and "def main()" in text
+    assert text.startswith("[memory plugin] Outline of service.py (")
+    assert "offset=" in text and "limit=" in text and "tokens withheld" in text
+    assert " search(" in text and re.search(r"\n\d+-\d+ main\(\) -> None", text)  # rows: lines, signature
     assert "click.echo(" not in text  # bodies withheld
     shape = result["json"]["hookSpecificOutput"]["updatedToolOutput"]
     assert shape["type"] == "text" and shape["file"]["filePath"] == str(big)
@@ -128,7 +129,7 @@ def test_syntax_errors_non_utf8_and_crlf_still_outline(hooks: HookRunner, projec
     body = PY_SOURCE.replace("def stats(", "def stats(((", 1).replace("\n", "\r\n")
     path.write_bytes(body.encode() + b"\n# caf\xe9\n")
     text = outlined(hooks.run("post_tool_use", read_event(hooks, path)))
-    assert text is not None and "def search(" in text
+    assert text is not None and " search(" in text
 
 
 def test_stats_report_tokens_saved(hooks: HookRunner, home: Path, big: Path) -> None:
@@ -152,3 +153,49 @@ def test_deleted_files_are_pruned_from_the_cache(hooks: HookRunner, home: Path, 
     ws = Workspace.for_dir(str(hooks.project), home=str(home))
     assert outline_cache.prune(ws.db) == 1
     assert ws.db.execute("SELECT count(*) FROM file_signatures").fetchone()[0] == 0
+
+
+def _imported(result: dict) -> set[str]:
+    """Modules the hook process imported (PYTHONPROFILEIMPORTTIME lines on its stderr)."""
+    return {line.rsplit("|", 1)[-1].strip() for line in result["stderr"].splitlines()
+            if line.startswith("import time:")}
+
+
+def test_a_cache_hit_imports_no_parser_and_a_miss_no_more_than_it_needs(
+        hooks: HookRunner, big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
+    cold = hooks.run("post_tool_use", read_event(hooks, big))
+    assert outlined(cold)
+    loaded = _imported(cold)
+    assert {"parser.extract", "parser.grammars"} <= loaded  # it did parse
+    # What a cold start must not pay for: typing (tree_sitter's __init__ imports it; the compiled bindings
+    # are loaded from their files), dataclasses (and inspect), site's .pth files.
+    assert not loaded & {"typing", "tree_sitter", "dataclasses", "inspect", "site"}
+    other = HookRunner(hooks.project, session="s2")
+    hit = other.run("post_tool_use", read_event(other, big))
+    assert outlined(hit) == outlined(cold).replace(outlined(cold).split("\n", 1)[0], outlined(hit).split("\n", 1)[0])
+    assert not {m for m in _imported(hit) if m.startswith(("tree_sitter", "parser.extract", "parser.preprocess",
+                                                            "parser.grammars"))}
+
+
+def test_a_file_without_symbols_is_parsed_once(hooks: HookRunner, home: Path, project: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    flat = project / "flat.py"
+    flat.write_text("print('step')\n" * 400)
+    assert hooks.run("post_tool_use", read_event(hooks, flat))["json"] is None
+    row = db(home, project).execute("SELECT symbols, outline FROM file_signatures").fetchone()
+    assert row["symbols"] == 0 and row["outline"] == ""
+    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
+    other = HookRunner(project, session="s2")
+    again = other.run("post_tool_use", read_event(other, flat))
+    assert again["json"] is None and not {m for m in _imported(again) if m.startswith("tree_sitter")}
+
+
+def test_the_saving_counts_the_header_the_model_reads(hooks: HookRunner, home: Path, big: Path) -> None:
+    from parser import estimate_tokens
+
+    text = outlined(hooks.run("post_tool_use", read_event(hooks, big)))
+    saving = db(home, hooks.project).execute("SELECT * FROM token_savings").fetchone()
+    assert saving["outline_tokens"] == estimate_tokens(text)
+    assert saving["original_tokens"] == estimate_tokens(big.read_bytes())
+    assert f"~{saving['original_tokens'] - saving['outline_tokens']:,} of ~{saving['original_tokens']:,}" in text

@@ -46,7 +46,7 @@ def test_full_read_gets_the_outline_then_a_range_then_the_edit_lands(run_claude:
     # What the model got for the full Read: the outline, not the body.
     full = tool_result_text(tool_results(main[1])[-1])
     assert "[memory plugin] Outline of big.py" in full
-    assert "target_function(value: int) -> int" in full and f"L{line}-" in full
+    assert f"{line}-{line + 3} target_function(value: int) -> int" in full  # rows: file lines, signature
     assert "BODY_MARKER_7" not in full and "BODY_MARKER_TARGET" not in full
     assert len(full) < len(source) / 2
     # The range read passes through untouched.

@@ -229,11 +229,12 @@ def test_render_is_compact_and_indented() -> None:
     text = outline("sample.py").render()
     lines = text.splitlines()
     assert lines[0] == "imports (5): __future__, logging, os.path, dataclasses, typing"
-    # self is implied by the nesting; docs are cut at 60 characters
-    assert ("  L38-55  def reserve(sku: str, count: int = 1, *, warehouse: str = ...) -> int"
-            "  # Reserve ``count`` units; returns the units left") in lines
-    assert "    L50-51  def clamp(value: int) -> int" in lines
-    assert "L72  normalize = lambda sku" in lines
+    # self is implied by the nesting, `def` by the parameter list; docs are cut at a word near 50 characters
+    assert ("  38-55 reserve(sku: str, count: int = 1, *, warehouse: str = ...) -> int"
+            " # Reserve ``count`` units; returns the units left") in lines
+    assert "    50-51 clamp(value: int) -> int" in lines
+    assert "66-69 async load(path: str) -> Inventory" in lines
+    assert "72 normalize = lambda sku" in lines
     source = open(os.path.join(FIXTURES, "sample.py"), encoding="utf-8").read()
     assert len(text) < len(source) / 2
     assert "raise" not in text and "self._items" not in text  # no bodies

@@ -1,0 +1,89 @@
+"""The rendered outline: compact rows that still name every symbol, the Read header, C/C++ names."""
+
+from __future__ import annotations
+
+from parser import estimate_tokens, outline_source
+from parser.render import MAX_SHOWN_SHARE, has_groups, read_text
+
+
+def test_same_shape_siblings_share_a_row_with_each_name_and_line() -> None:
+    source = b"".join(b"def op_%d(a, b):\n    x = a\n    return x + b\n\n" % i for i in range(6))
+    source += b"def other(a, b, c):\n    return a\n"
+    result = outline_source(source, "ops.py")
+    assert len(result.symbols) == 7  # every function is still a symbol
+    lines = result.render().splitlines()
+    assert lines[0] == "1-23 *(a, b): op_0 1, op_1 5, op_2 9, op_3 13, op_4 17, op_5 21"
+    assert lines[1] == "25-26 other(a, b, c)"
+    assert has_groups(result.render())
+
+
+def test_one_line_declarations_in_a_block_share_a_row_without_positions() -> None:
+    source = b"class Ref {\npublic:\n" + b"".join(b"  bool is%d() const;\n" % i for i in range(5)) + b"};\n"
+    text = outline_source(source, "ref.hpp").render()
+    assert "  3-7 bool *() const: is0, is1, is2, is3, is4" in text.splitlines()
+
+
+def test_types_long_bodies_and_parents_keep_their_own_rows() -> None:
+    classes = b"".join(b"class K%d:\n    pass\n\n" % i for i in range(5))
+    long_fn = b"".join(b"def long_%d():\n" % i + b"    x = 1\n" * 12 for i in range(3))
+    text = outline_source(classes + long_fn, "k.py").render()
+    assert all(f"class K{i}" in text for i in range(5))
+    assert "long_0()" in text and "long_2()" in text and "*" not in text
+
+
+def test_rust_keeps_self_and_python_drops_it() -> None:
+    rust = b"struct S;\nimpl S {\n    pub fn get(&self, i: usize) -> u8 {\n        0\n    }\n}\n"
+    assert "pub get(&self, i: usize) -> u8" in outline_source(rust, "s.rs").render()
+    py = b"class S:\n    def get(self, i: int) -> int:\n        return i\n"
+    assert "  2-3 get(i: int) -> int" in outline_source(py, "s.py").render()
+
+
+def test_long_docs_are_cut_at_a_word() -> None:
+    doc = "Return the estimated number of widgets that the factory can produce in a single working day"
+    source = f'def f():\n    """{doc}."""\n' + "    x = 1\n" * 12
+    line = outline_source(source.encode(), "f.py").render().splitlines()[0]
+    shown = line.split(" # ", 1)[1]
+    assert shown.endswith("…") and len(shown) <= 52 and doc.startswith(shown[:-1])
+
+
+def test_read_text_counts_the_header_it_adds() -> None:
+    source = b"".join(b"def f%d(a: int) -> int:\n" % i + b"    a += 1\n" * 20 + b"    return a\n\n"
+                      for i in range(20))
+    result = outline_source(source, "m.py")
+    original = estimate_tokens(source)
+    text, shown = read_text(result, "pkg/m.py", original)
+    assert text.startswith(f"[memory plugin] Outline of pkg/m.py ({result.total_lines} lines; ~")
+    assert "offset=" in text and "limit=" in text and "tokens withheld" in text
+    assert shown == estimate_tokens(text)
+    assert f"~{original - shown:,} of ~{original:,} tokens withheld" in text
+
+
+def test_read_text_passes_through_when_the_outline_is_not_worth_it() -> None:
+    # Prototypes of different shapes only: the outline is the file.
+    source = b"".join(b"int function_number_%d(int a%d, int b);\n" % (i, i) for i in range(300))
+    result = outline_source(source, "protos.h")
+    assert result.symbols
+    assert estimate_tokens(result.render()) > estimate_tokens(source) * MAX_SHOWN_SHARE
+    assert read_text(result, "protos.h", estimate_tokens(source)) is None
+
+
+def test_cpp_out_of_line_members_take_the_member_name() -> None:
+    source = (b"template <typename T> void Info<T>::clear() {\n  x = 0;\n}\n"
+              b"template <typename T> bool Info<T>::operator==(const Info &o) const {\n  return true;\n}\n"
+              b"auto Outer<A<B>>::Inner<C>::get() const -> int {\n  return 1;\n}\n")
+    names = [s.name for s in outline_source(source, "info.hpp").symbols]
+    assert names == ["clear", "operator==", "get"]
+
+
+def test_cpp_conversion_operators_are_named_by_their_type() -> None:
+    source = (b"struct R {\n  template<typename I2>\n    constexpr operator in_result<I2>() const &\n"
+              b"    { return {in}; }\n  explicit operator bool() const;\n};\n")
+    names = {s.name for s in outline_source(source, "r.hpp").symbols}
+    assert {"operator in_result<I2>", "operator bool"} <= names
+
+
+def test_libstdcxx_double_underscore_functions_are_not_taken_for_macros() -> None:
+    source = (b"namespace std {\n  inline void\n  __thread_yield() noexcept\n  {\n  }\n"
+              b"  __host__ __device__ int kernel(int a);\n}\n")
+    names = {s.name for s in outline_source(source, "w.hpp").symbols}
+    assert {"__thread_yield", "kernel"} <= names
