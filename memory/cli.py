@@ -59,6 +59,19 @@ project_option = click.option("--project", "-p", help="Project folder, or a proj
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
+class _Fraction(click.FloatRange):
+    """0 to 1, and not NaN (a FloatRange lets NaN through: every comparison with it is false)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail("nan is not a number from 0 to 1", param, ctx)
+        return number
+
+
+MEMORY_ID = click.IntRange(1, 2**63 - 1)  # SQLite's integer range: a larger number is a usage error, not a crash
+
+
 def _when(value: str | None) -> float | None:
     if value is None:
         return None
@@ -68,7 +81,24 @@ def _when(value: str | None) -> float | None:
         raise click.BadParameter(str(exc)) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _readable(arg: str) -> str:
+    """An argument as text SQLite and the terminal accept: bytes that were not UTF-8 reach Python as lone
+    surrogates (which no encoder takes) and become U+FFFD; a NUL (only possible in-process) goes too."""
+    if arg.isascii() and "\x00" not in arg:
+        return arg
+    try:
+        raw = arg.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte came from
+        raw = arg.encode("utf-8", "replace")
+    return raw.decode("utf-8", "replace").replace("\x00", "\ufffd")
+
+
+class _Group(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, [_readable(a) for a in args])
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="claude-memory-plugin", message="memory %(version)s")
 @click.option("--home", type=click.Path(file_okay=False), help="Data dir (default: MEMORY_HOME, else "
               "CLAUDE_PLUGIN_DATA, else the installed plugin's).")
@@ -120,7 +150,7 @@ def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: st
 
 
 @cli.command(name="timeline")
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=MEMORY_ID)
 @click.option("--before", default=5, show_default=True, type=click.IntRange(0, 100))
 @click.option("--after", default=5, show_default=True, type=click.IntRange(0, 100))
 @project_option
@@ -142,7 +172,7 @@ def timeline_cmd(memory_id: int, before: int, after: int, project: str | None, a
 
 
 @cli.command()
-@click.argument("ids", nargs=-1, type=int, required=True)
+@click.argument("ids", nargs=-1, type=MEMORY_ID, required=True)
 @project_option
 @json_option
 def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
@@ -225,7 +255,7 @@ def _parse_jsonl_line(line: str, number: int, default_project: str | None) -> di
 @click.argument("text", nargs=-1)
 @click.option("--title", "-t", help="Title (default: the first line of the content).")
 @click.option("--type", "type_", default="learning", show_default=True, type=click.Choice(TYPES))
-@click.option("--importance", default=0.7, show_default=True, type=click.FloatRange(0, 1))
+@click.option("--importance", default=0.7, show_default=True, type=_Fraction(0, 1))
 @click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
 @click.option("--expires", help="Forget it after a duration (30d, 12h, 2w, 6mo) or on a date (2027-01-31).")
 @click.option("--jsonl", is_flag=True, help="Read many memories from stdin, one JSON object per line "
@@ -277,7 +307,7 @@ def save(text: tuple[str, ...], title: str | None, type_: str, importance: float
 
 
 @cli.command()
-@click.argument("ids", nargs=-1, type=int, required=True)
+@click.argument("ids", nargs=-1, type=MEMORY_ID, required=True)
 @project_option
 def forget(ids: tuple[int, ...], project: str | None) -> None:
     """Delete memories by id."""
@@ -453,4 +483,6 @@ for _command in [*COMMANDS, *SEMANTIC_COMMANDS, *EXTRACT_COMMANDS, *TEAM_COMMAND
 
 
 def main() -> None:
+    if hasattr(sys.stdin, "reconfigure"):  # stdin that is not UTF-8: U+FFFD, not a UnicodeDecodeError
+        sys.stdin.reconfigure(errors="replace")
     cli(prog_name="memory")

@@ -16,8 +16,7 @@ def parse_when(text: str) -> float:
     if m:
         return time.time() - float(m.group(1)) * _UNIT[m.group(2)]
     try:
-        dt = datetime.fromisoformat(text.strip())
-    except ValueError:
+        return datetime.fromisoformat(text.strip()).timestamp()
+    except (ValueError, OverflowError, OSError):  # OverflowError, OSError: a year the clock cannot hold
         raise ValueError(f"cannot read {text!r} as a date: use 2026-11-01, 2026-11-01T14:00 "
                          "or an age like 7d") from None
-    return dt.timestamp()

@@ -4,9 +4,10 @@
 N driver processes each fire --events hook events (mixed: prompts, tool calls, turn ends, compactions)
 through the real hook launcher, in parallel, while a CLI search loop runs beside them (and the background
 worker, which the hooks start when they queue work). Then it checks that no event was lost, that no hook
-failed or logged "database is locked", that no job is duplicated, and prints hook latency.
+failed or logged "database is locked", that no job is duplicated, and prints hook latency. With --settle
+it then waits for the worker to index everything and checks the vector index (LanceDB) against SQLite.
 
-    .venv/bin/python scripts/bench_stress.py [--processes 8] [--events 1000] [--json]
+    .venv/bin/python scripts/bench_stress.py [--processes 8] [--events 1000] [--settle] [--json]
 """
 
 from __future__ import annotations
@@ -73,7 +74,56 @@ def driver(proc: int, events: int, project: str, env: dict[str, str], out: multi
     out.put({"times": times, "failures": failures, "counts": counts})
 
 
-def run(processes: int, events: int, workdir: Path) -> dict:
+def vector_consistency(home: Path, key: str) -> dict:
+    """The derived indexes against SQLite: every memory in the ledger and in LanceDB exactly once, nothing
+    there that SQLite no longer has, no vector job left pending, running or failed."""
+    from memory.vectors import VectorStore
+
+    db = sqlite3.connect(home / "projects" / key / "memory.db")
+    try:
+        memories = {r[0] for r in db.execute("SELECT id FROM memories")}
+        ledger = {r[0] for r in db.execute("SELECT memory_id FROM memory_index")}
+        ctx = {r[0] for r in db.execute("SELECT rowid FROM memories_ctx")}
+        open_jobs = db.execute("SELECT count(*) FROM queue WHERE kind = 'vector' AND status != 'done'").fetchone()[0]
+        meta = db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
+    finally:
+        db.close()
+    vector_ids: list[int] = []
+    if meta:
+        vs = VectorStore(str(home / "projects" / key), meta[0], int(meta[0].rsplit(":", 1)[1]))
+        vector_ids = vs.table.to_arrow().column("id").to_pylist()
+    return {"memories": len(memories), "ledger_missing": len(memories - ledger), "ledger_extra": len(ledger - memories),
+            "ctx_missing": len(memories - ctx), "vectors_missing": len(memories - set(vector_ids)),
+            "vectors_extra": len(set(vector_ids) - memories),
+            "vectors_duplicated": len(vector_ids) - len(set(vector_ids)),
+            "vector_jobs_open": open_jobs,
+            "consistent": memories == ledger == set(vector_ids) and len(vector_ids) == len(set(vector_ids))
+            and not open_jobs}
+
+
+def settle(home: Path, key: str, env: dict[str, str], timeout: float = 900.0) -> dict:
+    """Wait until the worker has indexed every memory (starting one if none runs), then compare."""
+    from memory import worker_client
+
+    started = time.perf_counter()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not worker_client.alive(str(home)):
+            subprocess.run([sys.executable, "-c", "import sys; from memory import worker_client; "
+                            "worker_client.start(sys.argv[1])", str(home)], env={**env, "PYTHONPATH": str(ROOT)})
+        db = sqlite3.connect(home / "projects" / key / "memory.db")
+        left = db.execute("SELECT count(*) FROM queue WHERE kind = 'vector' AND status IN ('pending', 'running')"
+                          ).fetchone()[0]
+        unindexed = db.execute("SELECT count(*) FROM memories m LEFT JOIN memory_index i ON i.memory_id = m.id "
+                               "WHERE i.memory_id IS NULL").fetchone()[0]
+        db.close()
+        if not left and not unindexed:
+            break
+        time.sleep(1.0)
+    return {**vector_consistency(home, key), "settle_seconds": round(time.perf_counter() - started, 1)}
+
+
+def run(processes: int, events: int, workdir: Path, *, settle_index: bool = False) -> dict:
     home, project = workdir / "data", workdir / "project"
     (project / "src").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(project)], check=True)
@@ -119,6 +169,11 @@ def run(processes: int, events: int, workdir: Path) -> dict:
     log = home / "logs" / "hooks.log"
     log_text = log.read_text(errors="replace") if log.exists() else ""
     times = [t for r in results for t in r["times"]]
+    key = identify(str(project)).key
+    index = settle(home, key, env) if settle_index else None
+    from memory import worker_client
+
+    worker_client.ask(str(home), {"op": "shutdown"}, timeout=5)  # stop the worker this run started
     expected = {k: sum(r["counts"][k] for r in results) for k in ("prompts", "bash", "edit", "tools")}
     return {
         "processes": processes, "events_per_process": events, "events": len(times), "wall_seconds": round(wall, 1),
@@ -130,6 +185,7 @@ def run(processes: int, events: int, workdir: Path) -> dict:
                  "prompts": expected["prompts"] - prompts, "tool_calls": expected["tools"] - tool_calls},
         "locked_in_log": log_text.count("database is locked"), "errors_in_log": log_text.count(" ERROR "),
         "duplicate_jobs": dup_jobs, "cli_searches_ok": searches["ok"], "cli_searches_failed": searches["failed"][:5],
+        **({"vector_index": index} if index else {}),
     }
 
 
@@ -137,10 +193,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--processes", type=int, default=8)
     ap.add_argument("--events", type=int, default=1000)
+    ap.add_argument("--settle", action="store_true", help="Then wait for the worker to index everything and "
+                    "check LanceDB against SQLite.")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-stress-") as tmp:
-        result = run(args.processes, args.events, Path(tmp))
+        result = run(args.processes, args.events, Path(tmp), settle_index=args.settle)
     result["date"] = time.strftime("%Y-%m-%d")
     result["machine"] = f"{os.cpu_count()} cores"
     if args.json:
