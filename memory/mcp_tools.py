@@ -25,6 +25,7 @@ TITLE_CHARS = 100
 SNIPPET_CHARS = 140
 TIMELINE_SNIPPET_CHARS = 100
 MAX_GET_CHARS = 12000  # the whole answer of one get: well under what a tool result should carry
+MAX_ID = 2**63 - 1  # SQLite's largest integer: a larger id would be an OverflowError, not a tool error
 
 
 class ToolInputError(ValueError):
@@ -146,8 +147,8 @@ def _ids(ids: list[int], most: int) -> list[int]:
         raise ToolInputError("give at least one memory id (ids come from search or timeline)")
     if len(ids) > most:
         raise ToolInputError(f"at most {most} ids at once")
-    if any(i <= 0 for i in ids):
-        raise ToolInputError("memory ids are positive integers")
+    if any(not 1 <= i <= MAX_ID for i in ids):
+        raise ToolInputError("memory ids are positive integers (as search and timeline show them)")
     return list(dict.fromkeys(ids))
 
 
@@ -190,6 +191,8 @@ def timeline_tool(places: Places, id: int | None = None, query: str | None = Non
                   project: str | None = None) -> str:
     if (id is None) == (not query or not query.strip()):
         raise ToolInputError("give either id (a memory id from search) or query (the best match is the anchor)")
+    if id is not None and not 1 <= id <= MAX_ID:
+        raise ToolInputError("id is a positive integer: a memory id from search")
     if not (0 <= before <= 20 and 0 <= after <= 20):
         raise ToolInputError("before and after must be from 0 to 20")
     ws, close = places.resolve(project)
