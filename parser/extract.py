@@ -20,6 +20,8 @@ BODY_TYPES = frozenset({
     "protocol_body", "enum_class_body", "object_declaration_body",
     "enumerator_list", "annotation_type_body", "record_declaration_body",
     "constructor_body", "do_block", "block_body",
+    # C++ `Foo(int a) : a_(a) {`: the member initializers belong to the body, not the signature.
+    "field_initializer_list",
 })
 
 # Nodes whose children are searched for the body: wrappers around the real

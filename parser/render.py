@@ -49,20 +49,20 @@ _FUNCTION_KEYWORD = {"python": "def", "go": "func", "rust": "fn", "php": "functi
                      "typescript": "function", "tsx": "function", "kotlin": "fun", "swift": "func",
                      "ruby": "def", "scala": "def", "lua": "function", "bash": "function"}
 _CALLABLE_KINDS = frozenset({"function", "method"})
+# Languages where members are public unless they say otherwise: `public` says nothing.
+_PUBLIC_BY_DEFAULT = frozenset({"php", "typescript", "tsx", "kotlin"})
 # Languages whose methods take an explicit receiver that the nesting implies.
 _IMPLIED_RECEIVER = frozenset({"python"})
 
 
 def read_header(rel: str, total_lines: int, original_tokens: int, shown_tokens: int,
                 grouped: bool = False) -> str:
-    """What the Read hook puts above the outline: what it is, what was withheld, how to read code.
-
-    Claude Code numbers the rows of the text it shows, so the header says which numbers are file lines."""
-    star = "; * = each name after the colon" if grouped else ""
-    return (f"[memory plugin] Outline of {rel} ({total_lines} lines; ~{max(0, original_tokens - shown_tokens):,} "
-            f"of ~{original_tokens:,} tokens withheld). Each row: first-last file line, signature{star} (the "
-            f"numbers before the tabs are outline rows). For code, Read offset=<line> limit=<n>; read again "
-            f"for the whole file.\n")
+    """What the Read hook puts above the outline: what it is, what was withheld, how to read code. Short:
+    it is paid on every outlined Read (~40 tokens)."""
+    star = " (* = each name listed)" if grouped else ""
+    return (f"[memory plugin] Outline of {rel} ({total_lines} lines, ~{max(0, original_tokens - shown_tokens):,} "
+            f"tokens withheld). Rows: first-last line, signature{star}. Code: Read offset=<line> limit=<n>. "
+            f"Whole file: Read again.\n")
 
 
 def read_text(outline: Outline, rel: str, original_tokens: int) -> tuple[str, int] | None:
@@ -108,12 +108,20 @@ def _compact_signature(signature: str, language: str | None = None) -> str:
 
 def _signature(symbol: Symbol, language: str | None) -> str:
     signature = _compact_signature(symbol.signature, language)
+    if language in _PUBLIC_BY_DEFAULT:
+        signature = _drop_word(signature, "public", symbol.name)
     keyword = _FUNCTION_KEYWORD.get(language or "")
     if keyword and symbol.kind in _CALLABLE_KINDS:
-        at = signature.find(keyword + " ")
-        name_at = signature.find(symbol.name)
-        if at >= 0 and (name_at < 0 or at < name_at) and (at == 0 or signature[at - 1] == " "):
-            signature = signature[:at] + signature[at + len(keyword) + 1:]
+        signature = _drop_word(signature, keyword, symbol.name)
+    return signature
+
+
+def _drop_word(signature: str, word: str, name: str) -> str:
+    """`signature` without its first `word` (a keyword before the name: `def`, `public`)."""
+    at = signature.find(word + " ")
+    name_at = signature.find(name)
+    if at >= 0 and (name_at < 0 or at < name_at) and (at == 0 or signature[at - 1] == " "):
+        return signature[:at] + signature[at + len(word) + 1:]
     return signature
 
 
@@ -178,6 +186,22 @@ def _has_children(symbols: list[Symbol], i: int) -> bool:
     return i + 1 < len(symbols) and symbols[i + 1].depth > symbols[i].depth
 
 
+def _sibling(symbols: list[Symbol], i: int, j: int) -> bool:
+    """Whether symbols[j] follows symbols[j - 1] as a sibling of symbols[i], with no child and no big gap."""
+    a, b = symbols[i], symbols[j]
+    return (b.depth == a.depth and b.parent == a.parent and not _has_children(symbols, j)
+            and b.start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP)
+
+
+def _shape_run(symbols: list[Symbol], i: int, language: str | None) -> tuple[int, str | None]:
+    shape = _shape(symbols[i], language) if not _has_children(symbols, i) else None
+    j = i + 1
+    if shape is not None:
+        while j < len(symbols) and _sibling(symbols, i, j) and _shape(symbols[j], language) == shape:
+            j += 1
+    return (j, shape) if shape is not None and j - i >= SAME_SHAPE_MIN else (i, None)
+
+
 def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str]:
     """One line per symbol; runs of constants and of same-shape siblings share a line."""
     lines: list[str] = []
@@ -192,15 +216,8 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
             lines.append(_constants_line(symbols[i:j]))
             i = j
             continue
-        shape = _shape(symbols[i], language) if not _has_children(symbols, i) else None
-        j = i + 1
+        j, shape = _shape_run(symbols, i, language)
         if shape is not None:
-            while (j < len(symbols) and symbols[j].depth == symbols[i].depth
-                   and symbols[j].parent == symbols[i].parent and not _has_children(symbols, j)
-                   and symbols[j].start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP
-                   and _shape(symbols[j], language) == shape):
-                j += 1
-        if j - i >= SAME_SHAPE_MIN and shape is not None:
             lines.append(_shape_line(symbols[i:j], shape))
             i = j
             continue

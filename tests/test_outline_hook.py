@@ -198,4 +198,4 @@ def test_the_saving_counts_the_header_the_model_reads(hooks: HookRunner, home: P
     saving = db(home, hooks.project).execute("SELECT * FROM token_savings").fetchone()
     assert saving["outline_tokens"] == estimate_tokens(text)
     assert saving["original_tokens"] == estimate_tokens(big.read_bytes())
-    assert f"~{saving['original_tokens'] - saving['outline_tokens']:,} of ~{saving['original_tokens']:,}" in text
+    assert f"~{saving['original_tokens'] - saving['outline_tokens']:,} tokens withheld" in text

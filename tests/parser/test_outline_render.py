@@ -52,10 +52,10 @@ def test_read_text_counts_the_header_it_adds() -> None:
     result = outline_source(source, "m.py")
     original = estimate_tokens(source)
     text, shown = read_text(result, "pkg/m.py", original)
-    assert text.startswith(f"[memory plugin] Outline of pkg/m.py ({result.total_lines} lines; ~")
+    assert text.startswith(f"[memory plugin] Outline of pkg/m.py ({result.total_lines} lines, ~")
     assert "offset=" in text and "limit=" in text and "tokens withheld" in text
     assert shown == estimate_tokens(text)
-    assert f"~{original - shown:,} of ~{original:,} tokens withheld" in text
+    assert f"~{original - shown:,} tokens withheld" in text
 
 
 def test_read_text_passes_through_when_the_outline_is_not_worth_it() -> None:
