@@ -4,11 +4,15 @@ and connects as real roles, so row-level security is what is tested."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
+
+import pytest
 
 if not os.environ.get("XDG_RUNTIME_DIR"):  # pgserver keeps its lock there (owner-only, else it warns)
     os.environ["XDG_RUNTIME_DIR"] = os.path.join(tempfile.gettempdir(), f"runtime-{os.getuid()}")
@@ -26,7 +30,7 @@ class PgServer:
         import pgserver
 
         self.folder = folder
-        self.srv = pgserver.get_server(str(folder), cleanup_mode="stop")
+        self.srv = pgserver.get_server(str(folder), cleanup_mode="delete")
         uri = self.srv.get_uri()
         self.socket_dir = parse_qs(urlsplit(uri).query)["host"][0]
         roles = "".join(f"DO $$ BEGIN CREATE ROLE {r} LOGIN PASSWORD '{pw}'; EXCEPTION WHEN duplicate_object "
@@ -62,3 +66,38 @@ def server() -> PgServer:
     if _server is None:
         _server = PgServer(Path(tempfile.mkdtemp(prefix="memory-team-pg-")) / "data")
     return _server
+
+
+PG15 = Path("/usr/lib/postgresql/15/bin")
+
+
+@contextlib.contextmanager
+def plain_postgres() -> Iterator[str]:
+    """Debian's PostgreSQL 15, which has no pgvector: a superuser URL on a unix socket. As root it runs as
+    pgserver's system user (PostgreSQL refuses root)."""
+    import pwd
+    import shutil
+    import subprocess
+
+    if not (PG15 / "initdb").exists():
+        pytest.skip("Debian's postgresql-15 is not installed")
+    folder = Path(tempfile.mkdtemp(prefix="memory-pg15-"))
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        server()  # makes sure the system user exists
+        prefix = ["runuser", "-u", "pgserver", "--"]
+        uid = pwd.getpwnam("pgserver").pw_uid
+        os.chown(folder, uid, -1)
+    data = folder / "data"
+    subprocess.run([*prefix, str(PG15 / "initdb"), "-D", str(data), "--auth=trust", "-U", "postgres"],
+                   check=True, capture_output=True)
+    # -l: the server's output to a file (it would hold a pipe open and the call would never return)
+    subprocess.run([*prefix, str(PG15 / "pg_ctl"), "-D", str(data), "-l", str(folder / "log"), "-o",
+                    f"-k {folder} -c listen_addresses=''", "-w", "start"], check=True,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    try:
+        yield f"postgresql://postgres:plain-S3cret@/postgres?host={folder}"
+    finally:
+        subprocess.run([*prefix, str(PG15 / "pg_ctl"), "-D", str(data), "-w", "stop", "-m", "fast"],
+                       capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from pg_server import ROLES, PgServer, server
+from pg_server import ROLES, PgServer, plain_postgres, server
 from team_machines import PROJECT_ID, Machine
 
 
@@ -275,3 +275,55 @@ def test_row_level_security_keeps_each_role_to_its_projects(pg: PgServer, team: 
                             (PROJECT_ID,)).rowcount == 0
     # carol's machine pulls nothing of project A, and a pull into A's project as carol is refused.
     assert not other.rows("SELECT 1 FROM memories WHERE content LIKE '%blue database%'")
+
+
+def test_the_worker_pushes_and_pulls_in_the_background(pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    database, a, b = team
+    b.init()
+    a.save("We decided to rotate the signing keys every ninety days")
+    assert [tuple(r) for r in a.rows("SELECT status FROM queue WHERE kind = 'team_sync'")] == [("pending",)]
+    worker_env = {"MEMORY_WORKER_IDLE_SECONDS": "2", "MEMORY_TEAM_SYNC_SECONDS": "1"}
+    logs = [a.cli("worker", "run", **worker_env).stderr]  # in the foreground the worker logs to stderr
+    assert pg.sql(database, "SELECT count(*) FROM memory.memories WHERE content LIKE '%signing keys%'") == [(1,)]
+    assert "signing keys" not in b.hooks.start()  # this SessionStart only queues the pull
+    assert b.rows("SELECT count(*) FROM queue WHERE kind = 'team_sync' AND status = 'pending'")[0][0] == 1
+    logs.append(b.cli("worker", "run", **worker_env).stderr)
+    b.hooks.session = "sess-b-next"
+    assert "rotate the signing keys every ninety days" in b.hooks.start()
+    for log in logs:
+        assert "team_sync job" in log and "pushed" in log
+        no_secret(log)
+
+
+def test_clear_errors_for_a_bad_url_a_wrong_password_target_and_a_role_that_is_no_member(
+        pg: PgServer, team: tuple[str, Machine, Machine], tmp_path: Path) -> None:
+    database, a, b = team
+    for url, message in (("mysql://alice:pw@db/x", "not a PostgreSQL URL"),
+                         ("postgresql://alice:pw@", "no host"),
+                         (pg.url("alice", "no_such_db"), "no such database")):
+        out = b.cli("team", "init", url, check=False)
+        assert out.returncode == 1 and message in out.stderr, out.stderr
+        no_secret(out.stderr)
+    carol = Machine(tmp_path, "c", pg.url("carol", database))
+    out = carol.cli("team", "init", check=False, stdin=carol.url)
+    assert out.returncode == 2 and "give the server's URL" in out.stderr
+    out = carol.cli("team", "init", "-", check=False, stdin=carol.url + "\n")
+    assert out.returncode == 1 and "not a member of team project" in out.stderr
+    assert "memory team grant carol" in out.stderr
+    no_secret(out.stdout + out.stderr)
+    assert not (carol.home / "team.json").exists()
+    out = carol.cli("team", "push", check=False)
+    assert out.returncode == 1 and "not set up" in out.stderr
+
+
+def test_a_server_without_pgvector_is_named_as_the_problem(pg: PgServer, tmp_path: Path, home: Path) -> None:
+    database = f"nopgvector_{os.getpid()}"
+    pg.srv.psql(f"CREATE DATABASE {database} OWNER alice;")  # pgvector not enabled, alice may not enable it
+    m = Machine(tmp_path, "a", pg.url("alice", database))
+    out = m.cli("team", "init", m.url, check=False)
+    assert out.returncode == 1 and "CREATE EXTENSION vector" in out.stderr
+    no_secret(out.stderr)
+    with plain_postgres() as url:
+        out = m.cli("team", "init", url, check=False)
+    assert out.returncode == 1 and "has no pgvector extension" in out.stderr
+    assert "plain-S3cret" not in out.stdout + out.stderr

@@ -1,0 +1,98 @@
+"""Team memory on the local side, no server: the URL never shown, scopes, the outbox triggers, the
+migration of an older database."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memory import store
+from memory.db import SCHEMA_VERSION, connect
+from memory.migrations import MIGRATIONS
+from memory.team import outbox
+from memory.team.config import TeamError, check_url, redact, scrub
+
+
+def test_redaction_covers_urls_query_passwords_and_encoded_forms() -> None:
+    url = "postgresql://alice:p%40ss%2Fw0rd@db.example.com:5432/team?sslmode=require"
+    assert redact(url) == "postgresql://alice:***@db.example.com:5432/team?sslmode=require"
+    assert redact("postgresql://bob@/x?host=/s&password=hunter22") == "postgresql://bob@/x?host=/s&password=***"
+    message = f'invalid connection option in "{url}"; password p@ss/w0rd or p%40ss%2Fw0rd'
+    cleaned = scrub(message, url)
+    assert "p@ss/w0rd" not in cleaned and "p%40ss%2Fw0rd" not in cleaned and "alice:***@" in cleaned
+    for bad in ("mysql://a:b@h/d", "db.example.com", "", "postgresql://alice:pw@/x", "postgresql://h:99999999/x"):
+        with pytest.raises(TeamError) as err:
+            check_url(bad)
+        assert "pw" not in str(err.value).replace("password", "")
+    assert check_url("postgres://u@h/d") == "postgres://u@h/d"
+
+
+def _db(tmp_path: Path) -> sqlite3.Connection:
+    return connect(str(tmp_path / "projects" / "k" / "memory.db"))
+
+
+def test_scopes_follow_the_type_and_only_a_linked_projects_team_changes_reach_the_outbox(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    early = store.save(db, "k", store.NewMemory("Chose SQLite", "We decided SQLite stays the hot path",
+                                                type="decision"))
+    obs = store.save(db, "k", store.NewMemory("ran tests", "pytest ran green on the branch", type="observation"))
+    scopes = dict(db.execute("SELECT id, scope FROM memories").fetchall())
+    assert scopes == {early.id: "team", obs.id: "personal"}
+    assert outbox.outbox_size(db) == 0  # not linked: nothing is queued for a team
+    outbox.link(db, "github.com/acme/app", "postgresql://u:***@h/d", ["decision", "bugfix"])
+    assert [r["op"] for r in db.execute("SELECT * FROM team_outbox")] == ["upsert"]  # what was learned before
+    db.execute("DELETE FROM team_outbox")
+    store.save(db, "k", store.NewMemory("Fixed flaky test", "the race in the queue test is fixed", type="bugfix"))
+    store.save(db, "k", store.NewMemory("read file", "looked at app.py", type="observation"))
+    store.log_access(db, [early.id], "search")  # use is not a change
+    assert outbox.outbox_size(db) == 1
+    db.execute("UPDATE memories SET content = 'We decided SQLite stays the hot path, WAL on' WHERE id = ?",
+               (early.id,))
+    assert outbox.outbox_size(db) == 2
+    outbox.share(db, [early.id], "personal")  # no longer shared: a tombstone for the others
+    assert db.execute("SELECT op FROM team_outbox WHERE uid = (SELECT uid FROM memories WHERE id = ?)",
+                      (early.id,)).fetchone()[0] == "delete"
+    assert db.execute("SELECT count(*) FROM queue WHERE kind = 'team_sync' AND status = 'pending'").fetchone()[0] == 1
+    # The uid of every memory is unique and stable.
+    assert db.execute("SELECT count(DISTINCT uid) = count(*) AND min(length(uid)) = 32 FROM memories").fetchone()[0]
+
+
+def test_pulled_changes_never_echo_and_a_later_local_change_wins(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    outbox.link(db, "p", "x", ["decision"])
+    row = {"uid": "f" * 32, "type": "decision", "title": "Use uv", "content": "We decided to use uv", "tags": "",
+           "files": "", "importance": 0.7, "confidence": 0.5, "source": "cli", "session_id": "s-remote",
+           "created_at": 1.0, "updated_at": 1.0, "expires_at": None, "deleted": False, "version": 100.0,
+           "machine": "other", "author": "bob"}
+    counts = outbox.apply_pulled(db, "k", [row], ("10", 1), "mine")
+    assert counts["inserted"] == 1 and outbox.outbox_size(db) == 0
+    assert outbox.apply_pulled(db, "k", [row], ("10", 1), "mine")["updated"] == 1  # replayed: same row
+    assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 1
+    # A local edit made after the remote version stays, and will be pushed.
+    db.execute("UPDATE memories SET content = 'We decided to use uv and pip-tools' WHERE uid = ?", (row["uid"],))
+    older = {**row, "content": "We decided to use poetry", "version": 50.0}
+    assert outbox.apply_pulled(db, "k", [older], ("11", 2), "mine")["kept_local"] == 1
+    assert db.execute("SELECT content FROM memories").fetchone()[0] == "We decided to use uv and pip-tools"
+    newer = {**row, "deleted": True, "version": 4e9}
+    assert outbox.apply_pulled(db, "k", [newer], ("12", 3), "mine")["deleted"] == 1
+    assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0 and outbox.outbox_size(db) == 0
+    assert outbox.cursor(db) == ("12", 3)
+
+
+def test_a_version_4_database_migrates_with_uids_and_scopes(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    for migration in MIGRATIONS[:4]:
+        migration(db)
+    db.execute("PRAGMA user_version=4")
+    for i, kind in enumerate(("decision", "observation", "bugfix")):
+        db.execute("INSERT INTO memories (project, type, title, title_key, content, content_hash, created_at, "
+                   "updated_at) VALUES ('k', ?, ?, ?, 'c', ?, 0, 0)", (kind, f"t{i}", f"t{i}", f"h{i}"))
+    db.close()
+    db = connect(str(path))
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    rows = db.execute("SELECT type, scope, length(uid) FROM memories ORDER BY id").fetchall()
+    assert [tuple(r) for r in rows] == [("decision", "team", 32), ("observation", "personal", 32),
+                                        ("bugfix", "team", 32)]
