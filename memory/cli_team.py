@@ -241,6 +241,35 @@ def search(query: tuple[str, ...], limit: int, project: str | None, as_json: boo
 
 
 @team.command()
+@click.option("--limit", "-n", default=5, show_default=True, type=click.IntRange(1, 100))
+@project_option
+@json_option
+def handoffs(limit: int, project: str | None, as_json: bool) -> None:
+    """The team's latest shared handoffs (members who linked with --share-handoffs)."""
+    from memory.team import outbox, sync
+    from memory.team.config import url_for
+
+    ws = _ws(project)
+    url, link = url_for(ws), outbox.link_row(ws.db)
+    if not url or link is None:
+        raise click.ClickException("this project is not linked to a team server: run `memory team init URL`")
+    try:
+        with sync.connect(url) as conn:
+            rows = sync.team_handoffs(conn, link["project_id"], limit)
+    except TeamError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        _emit(rows)
+        return
+    if not rows:
+        click.echo("no shared handoffs (handoffs are personal unless a member links with --share-handoffs)")
+    for r in rows:
+        click.echo(f"== {r['author']} on {r['machine']}, {_when(r['created_at'])} ({r['trigger']})")
+        click.echo(r["content"])
+        click.echo("")
+
+
+@team.command()
 @click.argument("role")
 @click.option("--project-id", help="Team project (default: this project's).")
 @project_option

@@ -327,3 +327,19 @@ def test_a_server_without_pgvector_is_named_as_the_problem(pg: PgServer, tmp_pat
         out = m.cli("team", "init", url, check=False)
     assert out.returncode == 1 and "has no pgvector extension" in out.stderr
     assert "plain-S3cret" not in out.stdout + out.stderr
+
+
+def test_handoffs_stay_personal_unless_a_member_shares_them(pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    database, a, b = team
+    a.cli("team", "init", a.url, "--share-handoffs")
+    b.init()
+    for machine, task in ((a, "migrate the billing exports to parquet"), (b, "profile the search endpoint")):
+        h = machine.hooks
+        h.start()
+        h.prompt(task)
+        h.compact()
+        machine.cli("team", "sync")
+    assert pg.sql(database, "SELECT author::text, trigger FROM memory.handoffs") == [("alice", "compact")]
+    shown = b.cli("team", "handoffs").stdout
+    assert "migrate the billing exports to parquet" in shown and "alice" in shown
+    assert "profile the search endpoint" not in shown

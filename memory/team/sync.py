@@ -196,7 +196,47 @@ def push(conn: Any, db: Any, *, max_batches: int | None = None, on_batch: Any = 
         outbox.set_state(db, last_push_at=time.time())
         if on_batch:
             on_batch(sent)
-    return {"pushed": sent, "skipped": skipped, "batches": batches, "pending": outbox.outbox_size(db)}
+    handoffs = push_handoffs(conn, db)
+    return {"pushed": sent, "handoffs": handoffs, "skipped": skipped, "batches": batches,
+            "pending": outbox.outbox_size(db)}
+
+
+HANDOFF = """
+INSERT INTO memory.handoffs (project_id, uid, session_id, trigger, content, created_at, machine)
+VALUES (%(project_id)s, %(uid)s, %(session_id)s, %(trigger)s, %(content)s, %(created_at)s, %(machine)s)
+ON CONFLICT (project_id, uid) DO UPDATE SET content = excluded.content, created_at = excluded.created_at,
+    author = current_user, written_at = now()
+WHERE excluded.created_at > memory.handoffs.created_at
+"""
+
+
+def push_handoffs(conn: Any, db: Any) -> int:
+    """Handoffs are personal unless the project was linked with --share-handoffs: then those written since
+    the last push go up, one row per session and trigger (the per-turn 'stop' handoff is replaced)."""
+    link = outbox.link_row(db)
+    if link is None or not link["share_handoffs"]:
+        return 0
+    since = float(outbox.get_state(db, "handoffs_pushed_at") or 0)
+    rows = db.execute("SELECT session_id, trigger, content, created_at FROM handoffs WHERE created_at > ? "
+                      "ORDER BY created_at", (since,)).fetchall()
+    if not rows:
+        return 0
+    recs = [{"project_id": link["project_id"], "uid": f"{link['machine']}:{r['session_id']}:{r['trigger']}",
+             "session_id": r["session_id"], "trigger": r["trigger"], "content": r["content"],
+             "created_at": r["created_at"], "machine": link["machine"]} for r in rows]
+    with conn.transaction(), conn.cursor() as cur:
+        cur.executemany(HANDOFF, recs)
+    outbox.set_state(db, handoffs_pushed_at=rows[-1]["created_at"])
+    return len(recs)
+
+
+def team_handoffs(conn: Any, project_id: str, limit: int = 5) -> list[dict[str, Any]]:
+    with conn.cursor() as cur:
+        cur.execute("""SELECT author::text AS author, machine, session_id, trigger, content, created_at
+                       FROM memory.handoffs WHERE project_id = %s ORDER BY created_at DESC LIMIT %s""",
+                    (project_id, limit))
+        names = [d.name for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
 def _sessions(db: Any, recs: list[dict[str, Any]], link: Any) -> list[dict[str, Any]]:
