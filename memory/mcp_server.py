@@ -40,7 +40,7 @@ def _run(fn: object, *args: object, **kwargs: object) -> str:
     threads, and a SQLite connection may only be used by the thread that opened it. The queries take
     milliseconds, and there is one client."""
     try:
-        return fn(*args, **kwargs)  # type: ignore[operator, no-any-return]
+        return fn(*map(mcp_tools.readable, args), **kwargs)  # type: ignore[operator, no-any-return]
     except (mcp_tools.ToolInputError, PathRejected) as exc:
         raise ToolError(str(exc)) from None
 

@@ -32,6 +32,20 @@ class ToolInputError(ValueError):
     """Bad arguments: the message says what to send instead."""
 
 
+def readable(value: Any) -> Any:
+    """Text as SQLite takes it: JSON may carry lone surrogates (`"\\udce9"`), which no UTF-8 encoder accepts;
+    they become U+FFFD, in strings and in lists of strings."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
+    if isinstance(value, list):
+        return [readable(v) for v in value]
+    return value
+
+
 # -- where ------------------------------------------------------------------------------------------
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fuzz_common import DATES, FTS, PRIVATE, SECRET, Sandbox, hostile_text, make_sandbox, sandbox_env
+from fuzz_common import BINARY, DATES, FTS, PRIVATE, SECRET, Sandbox, hostile_text, make_sandbox, sandbox_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -65,7 +65,7 @@ def plausible(sb: Sandbox, name: str) -> st.SearchStrategy[Any]:
 
 def valid(sb: Sandbox, name: str) -> st.SearchStrategy[Any]:
     """A value the tool accepts (text still hostile: FTS syntax, private tags, any Unicode)."""
-    text = st.one_of(st.text(min_size=1, max_size=40).filter(str.strip), st.sampled_from(FTS + PRIVATE))
+    text = st.one_of(st.text(min_size=1, max_size=40).filter(str.strip), st.sampled_from(FTS + PRIVATE + BINARY))
     return {
         "query": text, "content": text, "title": text, "limit": st.integers(1, 50), "before": st.integers(0, 20),
         "after": st.integers(0, 20), "types": st.lists(st.sampled_from(TYPES), min_size=1, max_size=3),
@@ -151,6 +151,32 @@ def test_fuzzed_tool_arguments_in_process(sandbox: Sandbox) -> None:
     after = sandbox.snapshot()
     assert {p for p in set(before) | set(after) if before.get(p) != after.get(p)} == set()
     assert sandbox.leaks() == []
+
+
+# What the fuzzer found, kept as examples: each was an internal error before its fix.
+FOUND = [
+    ("get", {"ids": [2**63]}),  # OverflowError: int too large for SQLite
+    ("delete", {"ids": [10**30]}),
+    ("timeline", {"id": 2**63}),
+    ("save", {"content": "x", "tags": ["caf\udce9"]}),  # a lone surrogate (JSON may carry one)
+    ("search", {"query": "\udcff NEAR("}),
+    ("save", {"content": "caf\udce9 au lait", "title": "\ud800"}),
+]
+
+
+@pytest.mark.parametrize("tool,args", FOUND, ids=[f"{t} {a}" for t, a in FOUND])
+def test_found_cases(sandbox: Sandbox, tool: str, args: dict[str, Any]) -> None:
+    places = mcp_tools.Places(str(sandbox.project), str(sandbox.home))
+    server = mcp_server.build(places)
+    try:
+        result = asyncio.run(server.call_tool(tool, args))
+        assert not result.is_error and "\n".join(getattr(c, "text", "") for c in result.content).strip()
+    except UnexpectedToolError as exc:
+        raise AssertionError(f"{tool} crashed: {exc.__cause__!r}") from exc
+    except ToolError as exc:
+        check_error(tool, args, str(exc))
+    finally:
+        places.close()
 
 
 # Through the real wiring: `bin/memory mcp` (the front, then the SDK server it starts), the official client.
