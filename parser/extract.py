@@ -82,9 +82,141 @@ def name_of(node: Node) -> Node | None:
     of those nodes (Swift's function_declaration, C++'s declarators) takes
     tens of milliseconds to compile, and a hook compiles its query each run.
     """
-    if node.type in ("function_definition", "declaration", "field_declaration"):
+    kind = node.type
+    if kind in ("function_definition", "declaration", "field_declaration") and (
+            node.child_by_field_name("declarator") is None):
+        kind = "named"  # not C/C++: Scala's function_definition, C#'s field_declaration...
+    if kind in ("declaration", "field_declaration"):
+        # Prototypes and member declarations; in a function body `Foo bar(baz);` is usually a variable.
+        parent = node.parent
+        if parent is None or parent.type not in _DECLARATION_PARENTS:
+            return None
         return _declarator_name(node)
+    if kind == "function_definition":
+        return _declarator_name(node)
+    if kind in _NEEDS_BODY and node.child_by_field_name("body") is None:
+        return None  # `struct Foo;`, `class Foo;`: a forward declaration
+    if kind == "type_definition":  # typedef ... Name;
+        decl = node.child_by_field_name("declarator")
+        return decl if decl is not None and decl.type == "type_identifier" else None
+    if kind == "preproc_def" and node.child_by_field_name("value") is None:
+        return None  # a bare #define is an include guard or a flag
     return node.child_by_field_name("name")
+
+
+# Where a C/C++ declaration declares something of the file's interface.
+_DECLARATION_PARENTS = frozenset({
+    "translation_unit", "declaration_list", "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif",
+    "preproc_elifdef", "template_declaration", "field_declaration_list", "linkage_specification",
+    "ERROR",  # a header tree-sitter could not parse whole: its prototypes are still prototypes
+})
+_NEEDS_BODY = frozenset({"class_specifier", "struct_specifier", "union_specifier", "enum_specifier"})
+
+
+# JavaScript/TypeScript: values that make a variable, property or assignment a function definition.
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "generator_function"})
+_CONST_NOT = ("require(",)  # `const fs = require('fs')` is an import, not a constant
+# Captures whose kind and name the outliner works out from the node (see resolve): matching these shapes
+# in the query (`(variable_declarator value: [(arrow_function) ...])`) made the TypeScript query take
+# ~50 ms to compile, paid by every hook that outlines a file.
+RESOLVED_KINDS = frozenset({"declarator", "assignment", "pair", "field", "val", "const_property",
+                            "const_field"})
+
+
+def _function_value(value: Node | None, wrapped: bool = True) -> bool:
+    """`() => x`, `function () {}`, and (when `wrapped`) `(function () {})` or `(function () {...}(Base))`."""
+    if value is None:
+        return False
+    if value.type in _FUNCTION_VALUES:
+        return True
+    if not wrapped:
+        return False
+    if value.type == "parenthesized_expression":
+        inner = value.named_children[0] if value.named_child_count else None
+        if inner is not None and inner.type == "call_expression":
+            inner = inner.child_by_field_name("function")
+            return inner is not None and inner.type == "function_expression"
+        return _function_value(inner, wrapped=False)
+    if value.type == "call_expression":
+        callee = value.child_by_field_name("function")
+        if callee is not None and callee.type == "parenthesized_expression" and callee.named_child_count:
+            return _function_value(callee.named_children[0], wrapped=False)
+    return False
+
+
+def _has_modifier(node: Node, word: bytes) -> bool:
+    modifiers = next((c for c in node.named_children if c.type == "modifiers"), None)
+    return modifiers is not None and any(
+        word in (m.text or b"").split() for m in modifiers.named_children)
+
+
+def _top_level_const(declaration: Node) -> bool:
+    parent = declaration.parent
+    if parent is not None and parent.type == "export_statement":
+        parent = parent.parent
+    return (declaration.type == "lexical_declaration" and parent is not None and parent.type == "program"
+            and declaration.child(0) is not None and declaration.child(0).type == "const")
+
+
+def resolve(node: Node, kind: str) -> tuple[Node, Node, str] | None:
+    """(definition node, name node, kind) for a JS/TS capture in RESOLVED_KINDS, or None if it defines
+    nothing worth listing."""
+    if kind == "declarator":  # const f = () => ..., var C = class {...}, const LIMIT = 10 (top level)
+        name, value, declaration = node.child_by_field_name("name"), node.child_by_field_name("value"), node.parent
+        if name is None or name.type != "identifier" or value is None or declaration is None:
+            return None
+        if declaration.type not in ("lexical_declaration", "variable_declaration"):
+            return None
+        if value.type == "class":
+            return declaration, name, "class"
+        if _function_value(value, wrapped=declaration.type == "variable_declaration"):
+            return declaration, name, "function"
+        if _top_level_const(declaration) and not (value.text or b"").decode("utf-8", "replace").startswith(_CONST_NOT):
+            return declaration, name, "constant"
+        return None
+    if kind == "assignment":  # exports.f = function () {}, Foo.prototype.bar = () => {}
+        statement = node.parent
+        if statement is None or statement.type != "expression_statement":
+            return None
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is not None and left.type == "member_expression":
+            left = left.child_by_field_name("property")
+            if left is not None and left.type != "property_identifier":
+                return None
+        elif left is None or left.type != "identifier":
+            return None
+        return (statement, left, "function") if left is not None and _function_value(right) else None
+    if kind == "pair":  # { key: function () {} }
+        key, value = node.child_by_field_name("key"), node.child_by_field_name("value")
+        if key is None or key.type not in ("property_identifier", "string", "number"):
+            return None
+        return (node, key, "function") if value is not None and value.type in _FUNCTION_VALUES else None
+    if kind == "val":  # Scala: a `val` of a file or a class body is a constant
+        name = node.child_by_field_name("pattern")
+        parent = node.parent
+        if name is None or name.type != "identifier" or parent is None:
+            return None
+        return (node, name, "constant") if parent.type in ("compilation_unit", "template_body") else None
+    if kind == "const_property":  # Kotlin: top-level `const val X = ...`
+        if node.parent is None or node.parent.type != "source_file" or not _has_modifier(node, b"const"):
+            return None
+        decl = next((c for c in node.named_children if c.type == "variable_declaration"), None)
+        name = next((c for c in decl.named_children if c.type == "identifier"), None) if decl else None
+        return (node, name, "constant") if name is not None else None
+    if kind == "const_field":  # C#: `const int X = ...` in a class
+        if not any(c.type == "modifier" and c.text == b"const" for c in node.named_children):
+            return None
+        decl = next((c for c in node.named_children if c.type == "variable_declaration"), None)
+        declarator = next((c for c in decl.named_children if c.type == "variable_declarator"), None) if decl else None
+        name = declarator.child_by_field_name("name") if declarator is not None else None
+        return (node, name, "constant") if name is not None else None
+    if kind == "field":  # class fields holding functions: handle = () => {}
+        name = node.child_by_field_name("name") or node.child_by_field_name("property")
+        value = node.child_by_field_name("value")
+        if name is None or value is None or value.type not in ("arrow_function", "function_expression"):
+            return None
+        return node, name, "method"
+    return None
 
 
 _SWIFT_KINDS = {"struct": "struct", "enum": "enum", "extension": "extension", "actor": "class",
@@ -97,6 +229,12 @@ def refine_kind(node: Node, kind: str) -> str:
         decl = node.child_by_field_name("declaration_kind")
         if decl is not None:
             return _SWIFT_KINDS.get(decl.type, kind)
+        for child in node.children:  # Kotlin: `interface Foo`, `enum class Foo`
+            if child.type == "interface":
+                return "interface"
+            if child.type == "modifiers" and any(
+                    m.type == "class_modifier" and m.text == b"enum" for m in child.children):
+                return "enum"
     return kind
 
 
@@ -312,6 +450,27 @@ def doc_line(node: Node, body: Node | None, language: str) -> str | None:
             if line:
                 return line
     return leading_comment(node, doc_only=language in _DOC_COMMENT_LANGUAGES)
+
+
+_RUBY_REQUIRES = (b"require", b"require_relative", b"load")
+
+
+def ruby_requires(root: Node) -> list[Node]:
+    """The string of each top-level `require 'x'` / `require_relative 'x'` / `load 'x'`.
+
+    Walked here rather than matched by the query: `call` is Ruby's commonest node, and the pattern
+    made the query ~2.5x slower to compile (a hook compiles it on every miss)."""
+    found = []
+    for call in root.children:
+        method = call.child_by_field_name("method") if call.type == "call" else None
+        args = call.child_by_field_name("arguments") if method is not None else None
+        if method is None or method.text not in _RUBY_REQUIRES or args is None or not args.named_child_count:
+            continue
+        first = args.named_children[0]
+        content = [c for c in first.named_children if c.type == "string_content"] if first.type == "string" else []
+        if content:
+            found.append(content[0])
+    return found
 
 
 def import_name(node: Node) -> str:

@@ -204,16 +204,24 @@ def _collect(root: Node, language: str) -> tuple[list[tuple[Node, Node, str]], l
             if not cap.startswith("definition."):
                 continue
             node, kind = nodes[0], cap[len("definition."):]
-            name = names[0] if names else extract.name_of(node)
-            if name is None:
-                continue
-            if not names:
-                kind = extract.refine_kind(node, kind)
+            if kind in extract.RESOLVED_KINDS:
+                resolved = extract.resolve(node, kind)
+                if resolved is None:
+                    continue
+                node, name, kind = resolved
+            else:
+                name = names[0] if names else extract.name_of(node)
+                if name is None:
+                    continue
+                if not names:
+                    kind = extract.refine_kind(node, kind)
             key = (name.start_byte, name.end_byte)
             seen = by_name.get(key)
             if seen is not None and _preference(seen[0], seen[2]) >= _preference(node, kind):
                 continue
             by_name[key] = (node, name, kind)
+    if language == "ruby":
+        imports.extend(extract.ruby_requires(root))
     # One definition captured with nested names (Rust `impl Foo<T>` gives
     # both `Foo<T>` and `Foo`): keep the innermost name.
     by_def: dict[tuple[int, int, str], tuple[Node, Node, str]] = {}

@@ -1,22 +1,22 @@
-(class_declaration name: (identifier) @name) @definition.class
-(interface_declaration name: (identifier) @name) @definition.interface
-(struct_declaration name: (identifier) @name) @definition.struct
-(enum_declaration name: (identifier) @name) @definition.enum
-(record_declaration name: (identifier) @name) @definition.record
-(delegate_declaration name: (identifier) @name) @definition.type
-(namespace_declaration name: (_) @name) @definition.module
-(file_scoped_namespace_declaration name: (_) @name) @definition.module
-(method_declaration name: (identifier) @name) @definition.method
-(constructor_declaration name: (identifier) @name) @definition.method
-(destructor_declaration name: (identifier) @name) @definition.method
+; Names come from the `name` field (parser/extract.py name_of): naming them
+; here made the query slower to compile, which a hook pays on every miss.
+(class_declaration) @definition.class
+(interface_declaration) @definition.interface
+(struct_declaration) @definition.struct
+(enum_declaration) @definition.enum
+(record_declaration) @definition.record
+(delegate_declaration) @definition.type
+(namespace_declaration) @definition.module
+(file_scoped_namespace_declaration) @definition.module
+(method_declaration) @definition.method
+(constructor_declaration) @definition.method
+(destructor_declaration) @definition.method
 (operator_declaration "operator" @name) @definition.method
-(property_declaration name: (identifier) @name) @definition.property
-(event_declaration name: (identifier) @name) @definition.property
-(local_function_statement name: (identifier) @name) @definition.function
+(property_declaration) @definition.property
+(event_declaration) @definition.property
+(local_function_statement) @definition.function
 
-(field_declaration
-  (modifier) @_const
-  (variable_declaration (variable_declarator name: (identifier) @name))
-  (#eq? @_const "const")) @definition.constant
+; `const` fields: extract.resolve reads the modifiers.
+(field_declaration) @definition.const_field
 
 (using_directive (_) @import)

@@ -1,17 +1,13 @@
-; class, interface and enum class are all class_declaration; the keyword
-; tells them apart (the outliner prefers the specific kind).
-(class_declaration "interface" name: (_) @name) @definition.interface
-(class_declaration (modifiers (class_modifier "enum")) name: (_) @name) @definition.enum
-(class_declaration name: (_) @name) @definition.class
-(object_declaration name: (_) @name) @definition.object
+; class, interface and enum class are all class_declaration: the outliner
+; reads the keyword (parser/extract.py refine_kind). Names come from the
+; `name` field; top-level `const val`s are picked by extract.resolve. Naming
+; those shapes here made the query several times slower to compile.
+(class_declaration) @definition.class
+(object_declaration) @definition.object
 (companion_object "companion" @name) @definition.object
-(function_declaration name: (_) @name) @definition.function
+(function_declaration) @definition.function
 (secondary_constructor "constructor" @name) @definition.method
 (type_alias type: (identifier) @name) @definition.type
-
-(source_file
-  (property_declaration
-    (modifiers (property_modifier "const"))
-    (variable_declaration (identifier) @name)) @definition.constant)
+(property_declaration) @definition.const_property
 
 (import (qualified_identifier) @import)

@@ -1,13 +1,14 @@
-(class_definition name: (_) @name) @definition.class
-(object_definition name: (_) @name) @definition.object
-(trait_definition name: (_) @name) @definition.trait
-(enum_definition name: (_) @name) @definition.enum
-(function_definition name: (_) @name) @definition.function
-(function_declaration name: (_) @name) @definition.function
-(type_definition name: (_) @name) @definition.type
-(given_definition name: (_) @name) @definition.constant
-
-(compilation_unit (val_definition pattern: (identifier) @name) @definition.constant)
-(template_body (val_definition pattern: (identifier) @name) @definition.constant)
+; Names come from the `name` field (parser/extract.py name_of); a `val` is a
+; constant at the top level and in a class body (extract.resolve decides):
+; naming those shapes here made the query several times slower to compile.
+(class_definition) @definition.class
+(object_definition) @definition.object
+(trait_definition) @definition.trait
+(enum_definition) @definition.enum
+(function_definition) @definition.function
+(function_declaration) @definition.function
+(type_definition) @definition.type
+(given_definition) @definition.constant
+(val_definition) @definition.val
 
 (import_declaration) @import

@@ -1,14 +1,13 @@
-; TypeScript and TSX only.
+; TypeScript and TSX only (names come from the `name` field, see ecmascript.scm).
 
-(interface_declaration name: (_) @name) @definition.interface
-(type_alias_declaration name: (_) @name) @definition.type
-(enum_declaration name: (_) @name) @definition.enum
-(abstract_class_declaration name: (_) @name) @definition.class
-(internal_module name: (_) @name) @definition.module
-(module name: (_) @name) @definition.module
-(function_signature name: (_) @name) @definition.function
-(method_signature name: (_) @name) @definition.method
-(abstract_method_signature name: (_) @name) @definition.method
-(public_field_definition
-  name: (_) @name
-  value: [(arrow_function) (function_expression)]) @definition.method
+(interface_declaration) @definition.interface
+(type_alias_declaration) @definition.type
+(enum_declaration) @definition.enum
+(abstract_class_declaration) @definition.class
+(internal_module) @definition.module
+(module) @definition.module
+(function_signature) @definition.function
+(method_signature) @definition.method
+(abstract_method_signature) @definition.method
+; Class fields holding functions.
+(public_field_definition) @definition.field
