@@ -87,12 +87,31 @@ def has_groups(text: str) -> bool:
     return ": " in text and any(_SHAPE_MARK in line for line in text.splitlines())
 
 
+def _grouped_imports(names: list[str]) -> list[str]:
+    """`llvm/ADT/{StringRef.h, Triple.h}`, `core::{fmt, mem}`: a shared folder or path is written once."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        cut = max(name.rfind("/"), name.rfind("::") + 1 if "::" in name else -1)
+        if "{" in name or cut <= 0 or cut >= len(name) - 1:
+            groups.setdefault(name, [])
+        else:
+            groups.setdefault(name[: cut + 1], []).append(name[cut + 1:])
+    out = []
+    for head, tails in groups.items():
+        if len(tails) > 1:
+            out.append(f"{head}{{{', '.join(tails)}}}")
+        else:
+            out.append(head + (tails[0] if tails else ""))
+    return out
+
+
 def _imports_line(outline: Outline) -> str | None:
     if not outline.imports:
         return None
-    shown = [name if len(name) <= IMPORT_NAME_CHARS else name[: IMPORT_NAME_CHARS - 1] + "…"
-             for name in outline.imports[:MAX_IMPORTS_SHOWN]]
-    more = len(outline.imports) - len(shown)
+    names = _grouped_imports([name if len(name) <= IMPORT_NAME_CHARS else name[: IMPORT_NAME_CHARS - 1] + "…"
+                              for name in outline.imports])
+    shown = names[:MAX_IMPORTS_SHOWN]
+    more = len(names) - len(shown)
     tail = f", +{more} more" if more > 0 else ""
     return f"imports ({len(outline.imports)}): {', '.join(shown)}{tail}"
 

@@ -87,3 +87,10 @@ def test_libstdcxx_double_underscore_functions_are_not_taken_for_macros() -> Non
               b"  __host__ __device__ int kernel(int a);\n}\n")
     names = {s.name for s in outline_source(source, "w.hpp").symbols}
     assert {"__thread_yield", "kernel"} <= names
+
+
+def test_imports_sharing_a_folder_are_written_once() -> None:
+    source = (b'#include "llvm/ADT/StringRef.h"\n#include "llvm/ADT/Triple.h"\n#include "llvm/IR/Type.h"\n'
+              b"#include <cassert>\nint f(int a);\n")
+    first = outline_source(source, "x.cpp").render().splitlines()[0]
+    assert first == "imports (4): llvm/ADT/{StringRef.h, Triple.h}, llvm/IR/Type.h, cassert"
