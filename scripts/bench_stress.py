@@ -7,7 +7,7 @@ worker, which the hooks start when they queue work). Then it checks that no even
 failed or logged "database is locked", that no job is duplicated, and prints hook latency. With --settle
 it then waits for the worker to index everything and checks the vector index (LanceDB) against SQLite.
 
-    .venv/bin/python scripts/bench_stress.py [--processes 8] [--events 1000] [--settle] [--json]
+    .venv/bin/python scripts/bench_stress.py [--processes 8] [--events 1000] [--settle] [--keep DIR] [--json]
 """
 
 from __future__ import annotations
@@ -195,10 +195,16 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=1000)
     ap.add_argument("--settle", action="store_true", help="Then wait for the worker to index everything and "
                     "check LanceDB against SQLite.")
+    ap.add_argument("--keep", metavar="DIR", help="Work in DIR (an empty folder) and keep it: the data dir, its "
+                    "logs and the project stay for a look afterwards.")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-stress-") as tmp:
-        result = run(args.processes, args.events, Path(tmp), settle_index=args.settle)
+    if args.keep:
+        Path(args.keep).mkdir(parents=True, exist_ok=True)
+        result = run(args.processes, args.events, Path(args.keep), settle_index=args.settle)
+    else:
+        with tempfile.TemporaryDirectory(prefix="bench-stress-") as tmp:
+            result = run(args.processes, args.events, Path(tmp), settle_index=args.settle)
     result["date"] = time.strftime("%Y-%m-%d")
     result["machine"] = f"{os.cpu_count()} cores"
     if args.json:

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Storage bytes per memory and the worker's memory, per embedding provider.
+
+Storage: --memories memories (bench_hooks' prose: runs of real text, 400 sessions) written into a scratch
+data dir and indexed as `memory reindex` does (contexts, ledger, vectors, the ANN index past
+MEMORY_VECTOR_INDEX_MIN_ROWS); then the WAL is checkpointed and old LanceDB versions dropped. Bytes on
+disk of SQLite (memory.db with its -wal and -shm: rows, FTS5 index, contexts, ledger, queue) and of LanceDB,
+divided by the number of memories. Both apparent size and allocated blocks are given.
+
+Worker memory: a real worker (`python -m memory.worker`) on that data dir, warm: the provider loaded,
+the project opened and 20 hybrid queries answered over its socket. VmRSS (now) and VmHWM (peak) from
+/proc/<pid>/status.
+
+    .venv/bin/python scripts/bench_profile.py [--memories 10000] [--embedders hashing,sentence-transformers]
+        [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import bench_hooks  # noqa: E402
+
+from memory import embed, worker_client  # noqa: E402
+from memory.project import Project  # noqa: E402
+from memory.workspace import Workspace  # noqa: E402
+
+
+def disk(paths: list[Path]) -> dict[str, int]:
+    apparent = allocated = 0
+    for top in paths:
+        for p in ([top] if top.is_file() else top.rglob("*")) if top.exists() else []:
+            if p.is_file():
+                st = p.stat()
+                apparent += st.st_size
+                allocated += st.st_blocks * 512
+    return {"apparent": apparent, "allocated": allocated}
+
+
+def storage(n: int, embedder_name: str, home: Path) -> dict[str, object]:
+    from memory.cli_semantic import reindex_project
+
+    os.environ["MEMORY_HOME"] = str(home)
+    os.environ["MEMORY_EMBEDDER"] = embedder_name
+    ws = Workspace(Project("bench-profile", "bench-profile", str(home / "root"), None), str(home))
+    t0 = time.perf_counter()
+    bench_hooks.populate(ws, n)
+    ws.close()
+    written = time.perf_counter() - t0
+    e = embed.choose(embedder_name)
+    t0 = time.perf_counter()
+    result = reindex_project(str(home), ws.project.key, e, progress=False)
+    indexed = time.perf_counter() - t0
+    folder = home / "projects" / ws.project.key
+    db = sqlite3.connect(folder / "memory.db")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    memories = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+    db.close()
+    from memory.vectors import VectorStore
+
+    vs = VectorStore(str(folder), embed.key(e), e.dim)
+    with warnings.catch_warnings():  # "removes every version except the latest": nothing else runs here
+        warnings.simplefilter("ignore")
+        vs.table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+    sqlite_bytes = disk([folder / "memory.db", folder / "memory.db-wal", folder / "memory.db-shm"])
+    lance_bytes = disk([folder / "vectors.lance"])
+    return {
+        "embedder": embed.key(e), "memories": memories, "write_seconds": round(written, 1),
+        "index_seconds": round(indexed, 1), "ann_index": result.get("index"),
+        "sqlite_bytes": sqlite_bytes["apparent"], "lancedb_bytes": lance_bytes["apparent"],
+        "sqlite_bytes_per_memory": round(sqlite_bytes["apparent"] / memories),
+        "lancedb_bytes_per_memory": round(lance_bytes["apparent"] / memories),
+        "total_bytes_per_memory": round((sqlite_bytes["apparent"] + lance_bytes["apparent"]) / memories),
+        "total_allocated_bytes_per_memory": round((sqlite_bytes["allocated"] + lance_bytes["allocated"]) / memories),
+    }
+
+
+def proc_status(pid: int) -> dict[str, int]:
+    out = {}
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(value.split()[0]) * 1024
+    return out
+
+
+def worker_memory(home: Path, embedder_name: str, key: str) -> dict[str, object]:
+    env = {**os.environ, "MEMORY_HOME": str(home), "MEMORY_EMBEDDER": embedder_name,
+           "MEMORY_WORKER_IDLE_SECONDS": "300", "PYTHONPATH": str(ROOT)}
+    os.makedirs(os.path.dirname(worker_client.log_file(str(home))), exist_ok=True)
+    log = open(worker_client.log_file(str(home)), "ab")  # noqa: SIM115 - kept open for the child's life
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "memory.worker"], env=env, stdout=subprocess.DEVNULL, stderr=log,
+                            start_new_session=True)
+    try:
+        answered = None
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            answered = worker_client.ask(str(home), {"op": "search", "project": key, "query": "parser token cache",
+                                                     "limit": 10}, timeout=5)
+            if answered and answered.get("ok"):
+                break
+            time.sleep(0.2)
+        warm = time.perf_counter() - t0
+        if not answered or not answered.get("ok"):
+            return {"embedder": embedder_name, "error": f"no answer from the worker ({answered})"}
+        for q in ("open the file and read lines", "decode unicode errors", "thread lock timeout", "path join",
+                  "return the default value", "socket connection refused", "parse the header", "format string")*3:
+            worker_client.ask(str(home), {"op": "search", "project": key, "query": q, "limit": 10}, timeout=10)
+        mem = proc_status(proc.pid)
+        return {"embedder": answered.get("provider"), "rss_bytes": mem["VmRSS"], "peak_rss_bytes": mem["VmHWM"],
+                "seconds_to_first_answer": round(warm, 1)}
+    finally:
+        worker_client.ask(str(home), {"op": "shutdown"}, timeout=5)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def mib(n: int) -> str:
+    return f"{n / 2**20:.0f} MiB"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--memories", type=int, default=10000)
+    ap.add_argument("--embedders", default="hashing,sentence-transformers",
+                    help="Comma-separated providers (one not available here is skipped).")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    results = []
+    for name in [n.strip() for n in args.embedders.split(",") if n.strip()]:
+        try:
+            embed.make(name)
+        except embed.NoEmbedder as exc:
+            results.append({"embedder": name, "skipped": str(exc)})
+            continue
+        home = Path(tempfile.mkdtemp(prefix="bench-profile-"))
+        try:
+            s = storage(args.memories, name, home)
+            w = worker_memory(home, name, "bench-profile")
+            results.append({**s, "worker": w})
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+    out = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+           "python": platform.python_version(), "results": results}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return
+    print(f"{out['date']}, {out['machine']}, Python {out['python']}")
+    for r in results:
+        if "skipped" in r:
+            print(f"{r['embedder']}: skipped ({r['skipped']})")
+            continue
+        w = r["worker"]
+        print(f"{r['embedder']}: {r['memories']:,} memories; per memory {r['total_bytes_per_memory']:,} B "
+              f"(SQLite {r['sqlite_bytes_per_memory']:,} + LanceDB {r['lancedb_bytes_per_memory']:,}; allocated "
+              f"{r['total_allocated_bytes_per_memory']:,}); written {r['write_seconds']} s, indexed "
+              f"{r['index_seconds']} s; {r['ann_index'] or 'no ANN index'}")
+        if "error" in w:
+            print(f"  worker: {w['error']}")
+        else:
+            print(f"  warm worker: RSS {mib(w['rss_bytes'])} (peak {mib(w['peak_rss_bytes'])}), first answer "
+                  f"{w['seconds_to_first_answer']} s after start")
+
+
+if __name__ == "__main__":
+    main()
