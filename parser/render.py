@@ -136,11 +136,15 @@ def _signature(symbol: Symbol, language: str | None) -> str:
 
 
 def _drop_word(signature: str, word: str, name: str) -> str:
-    """`signature` without its first `word` (a keyword before the name: `def`, `public`)."""
+    """`signature` without the keyword `word` that introduces `name` (`def f`, `func (r *T) f`,
+    `public static function f`); decorators before it may mention the name (`@f.setter def f`)."""
     at = signature.find(word + " ")
-    name_at = signature.find(name)
-    if at >= 0 and (name_at < 0 or at < name_at) and (at == 0 or signature[at - 1] == " "):
-        return signature[:at] + signature[at + len(word) + 1:]
+    while at >= 0:
+        rest = signature[at + len(word) + 1:]
+        if (at == 0 or signature[at - 1] == " ") and (
+                word == "public" or rest.startswith(name) or rest.startswith("(")):
+            return signature[:at] + rest
+        at = signature.find(word + " ", at + 1)
     return signature
 
 
