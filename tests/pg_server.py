@@ -26,11 +26,11 @@ _counter = itertools.count(1)
 
 
 class PgServer:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, cleanup_mode: str = "delete") -> None:
         import pgserver
 
         self.folder = folder
-        self.srv = pgserver.get_server(str(folder), cleanup_mode="delete")
+        self.srv = pgserver.get_server(str(folder), cleanup_mode=cleanup_mode)
         uri = self.srv.get_uri()
         self.socket_dir = parse_qs(urlsplit(uri).query)["host"][0]
         roles = "".join(f"DO $$ BEGIN CREATE ROLE {r} LOGIN PASSWORD '{pw}'; EXCEPTION WHEN duplicate_object "

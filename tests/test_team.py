@@ -343,3 +343,37 @@ def test_handoffs_stay_personal_unless_a_member_shares_them(pg: PgServer, team: 
     shown = b.cli("team", "handoffs").stdout
     assert "migrate the billing exports to parquet" in shown and "alice" in shown
     assert "profile the search endpoint" not in shown
+
+
+def test_a_stopped_server_holds_nothing_up_and_loses_nothing(tmp_path: Path, home: Path) -> None:
+    """A server of its own, stopped and started again (not just an address where none listens)."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="memory-team-pg-stop-")) / "data"
+    own = PgServer(folder, cleanup_mode="stop")
+    try:
+        database = own.new_database(owner="alice")
+        a = Machine(tmp_path, "a", own.url("alice", database))
+        a.init()
+        a.save("We decided the release branch is cut on Tuesdays")
+        a.cli("team", "sync")
+        own.srv.cleanup()  # the server goes down
+        h = a.hooks
+        for entry, event in (("session_start", h.event("SessionStart", source="startup")),
+                             ("user_prompt_submit", h.event("UserPromptSubmit", prompt="when is the branch cut?")),
+                             ("stop", h.event("Stop", stop_hook_active=False, last_assistant_message="ok"))):
+            assert h.run(entry, event)["exit_code"] == 0
+        a.save("We decided hotfixes skip the Tuesday cut")
+        failed = a.cli("team", "sync", check=False)
+        assert failed.returncode == 1 and "cannot reach the team server" in failed.stderr
+        no_secret(failed.stderr)
+        assert a.rows("SELECT count(*) FROM team_outbox")[0][0] == 1
+        own = PgServer(folder, cleanup_mode="stop")  # back, at the same address
+        assert own.url("alice", database) == a.url
+        a.cli("team", "sync")
+        assert a.rows("SELECT count(*) FROM team_outbox")[0][0] == 0
+        assert own.sql(database, "SELECT count(*) FROM memory.memories WHERE content LIKE '%Tuesday%'") == [(2,)]
+    finally:
+        own.srv.cleanup()
+        shutil.rmtree(folder.parent, ignore_errors=True)
