@@ -377,3 +377,24 @@ def test_a_stopped_server_holds_nothing_up_and_loses_nothing(tmp_path: Path, hom
     finally:
         own.srv.cleanup()
         shutil.rmtree(folder.parent, ignore_errors=True)
+
+
+def test_hooks_of_a_linked_project_never_import_the_network_side(team: tuple[str, Machine, Machine]) -> None:
+    _, a, _ = team
+    h = a.hooks
+    runs = [h.run("session_start", h.event("SessionStart", source="startup"), PYTHONPROFILEIMPORTTIME="1"),
+            h.run("user_prompt_submit", h.event("UserPromptSubmit", prompt="We decided to vendor the fonts"),
+                  PYTHONPROFILEIMPORTTIME="1"),
+            h.run("post_tool_use", h.event("PostToolUse", tool_name="Bash", tool_input={"command": "make"},
+                                           tool_response={"stdout": "fixed the font build", "stderr": ""}),
+                  PYTHONPROFILEIMPORTTIME="1"),
+            h.run("stop", h.event("Stop", stop_hook_active=False, last_assistant_message="We decided to vendor "
+                                  "the fonts in assets/"), PYTHONPROFILEIMPORTTIME="1")]
+    for r in runs:
+        assert r["exit_code"] == 0
+        assert "import time:" in r["stderr"]  # the profile is there...
+        imported = r["stderr"]
+        for module in ("psycopg", "pgvector", "memory.team.sync", "memory.team.pg_schema"):
+            assert f" {module}\n" not in imported and f" {module}." not in imported, (module, r["stderr"][-2000:])
+    assert [tuple(x) for x in a.rows("SELECT kind, status FROM queue WHERE kind = 'team_sync'")] == [
+        ("team_sync", "pending")]  # the sync waits for the worker

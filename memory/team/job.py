@@ -92,6 +92,8 @@ def schedule(ws: Workspace, delay: float, current: str | None = None) -> None:
 def handle_job(ws: Workspace, payload: dict[str, Any]) -> dict[str, Any]:
     """The worker's `team_sync` job."""
     current = str(payload.get("key") or KEYS[0])
+    if not url_for(ws):  # unlinked since (or MEMORY_TEAM_URL only in the queuing hook's environment)
+        return {"skipped": "team sync is not configured for this project"}
     try:
         result = run(ws)
     except TeamError as exc:
