@@ -226,11 +226,19 @@ def search(query: tuple[str, ...], limit: int, project: str | None, as_json: boo
     url, link = url_for(ws), outbox.link_row(ws.db)
     if not url or link is None:
         raise click.ClickException("this project is not linked to a team server: run `memory team init URL`")
-    try:
-        with sync.connect(url) as conn:
-            hits = sync.remote_search(conn, link["project_id"], " ".join(query), limit)
-    except TeamError as exc:
-        raise _fail(exc) from None
+    from memory import worker_client
+
+    # The worker answers when it runs (its embedder is loaded); else the search runs here.
+    answer = worker_client.ask(ws.home, {"op": "team_search", "project": ws.project.key, "query": " ".join(query),
+                                         "limit": limit}, timeout=10.0)
+    if answer and answer.get("ok"):
+        hits = answer["hits"]
+    else:
+        try:
+            with sync.connect(url) as conn:
+                hits = sync.remote_search(conn, link["project_id"], " ".join(query), limit)
+        except TeamError as exc:
+            raise _fail(exc) from None
     if as_json:
         _emit(hits)
         return

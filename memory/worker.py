@@ -495,6 +495,11 @@ class Worker:
             hits = p.search(str(req.get("query") or ""), int(req.get("limit") or 10), filters_from(req.get("filters")))
             return {"ok": True, "hits": [h.as_dict() for h in hits], "provider": p.provider,
                     "ms": round((time.perf_counter() - t0) * 1000, 2)}
+        if op == "team_search":  # the team server's search, with this worker's warm embedder (memory/team)
+            from memory.team.sync import search_for
+
+            return search_for(self.home, str(req.get("project") or ""), str(req.get("query") or ""),
+                              int(req.get("limit") or 10), self.embedder)
         return {"ok": False, "error": f"unknown op {op!r}"}
 
     def _provider_key(self) -> str | None:

@@ -10,6 +10,7 @@ import socket
 import sqlite3
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -398,3 +399,38 @@ def test_hooks_of_a_linked_project_never_import_the_network_side(team: tuple[str
             assert f" {module}\n" not in imported and f" {module}." not in imported, (module, r["stderr"][-2000:])
     assert [tuple(x) for x in a.rows("SELECT kind, status FROM queue WHERE kind = 'team_sync'")] == [
         ("team_sync", "pending")]  # the sync waits for the worker
+
+
+def test_the_worker_answers_team_searches_from_the_server(pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    from memory import worker_client
+
+    _, a, b = team
+    b.init()
+    a.save("We decided the tracing exporter batches spans every five seconds")
+    a.cli("team", "sync")
+    worker = subprocess.Popen([sys.executable, "-m", "memory.worker"], cwd=b.project,
+                              env=b.env(MEMORY_WORKER_IDLE_SECONDS="30"), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while worker_client.ask(str(b.home), {"op": "ping"}, timeout=1.0) is None:
+            assert worker.poll() is None and time.monotonic() < deadline, worker.stderr
+            time.sleep(0.1)
+        (key,) = [p.name for p in (b.home / "projects").iterdir()]
+        answer = worker_client.ask(str(b.home), {"op": "team_search", "project": key,
+                                                 "query": "tracing exporter spans", "limit": 5}, timeout=20.0)
+        assert answer and answer["ok"], answer
+        assert "five seconds" in answer["hits"][0]["content"] and answer["hits"][0]["author"] == "alice"
+        shown = b.cli("team", "search", "tracing", "spans").stdout  # the CLI goes through it too
+        assert "tracing exporter" in shown
+        bad = worker_client.ask(str(b.home), {"op": "team_search", "project": "nope", "query": "x"}, timeout=5.0)
+        assert bad is None or not bad["ok"]  # refused (the client hands back only answers that are ok)
+        assert worker_client.ask(str(b.home), {"op": "ping"}, timeout=2.0)  # and the worker is still there
+    finally:
+        worker_client.ask(str(b.home), {"op": "shutdown"}, timeout=2.0)
+        try:
+            worker.wait(30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+    no_secret(worker.stderr.read() if worker.stderr else "")

@@ -287,10 +287,11 @@ def server_counts(conn: Any, project_id: str) -> dict[str, Any]:
             "last_write": last.isoformat() if last else None}
 
 
-def remote_search(conn: Any, project_id: str, query: str, limit: int = 10) -> list[dict[str, Any]]:
+def remote_search(conn: Any, project_id: str, query: str, limit: int = 10, emb: Any = None) -> list[dict[str, Any]]:
     """The team's memories on the server: full-text (tsvector, ts_rank_cd) and, when this machine's embedder
-    made the stored vectors, cosine similarity (HNSW), fused by reciprocal rank."""
-    emb = embedder()
+    made the stored vectors, cosine similarity (HNSW), fused by reciprocal rank. `emb`: an embedder already
+    loaded (the worker's), else the configured one."""
+    emb = emb or embedder()
     lists: list[list[dict[str, Any]]] = []
     cols = ("uid, type, title, content, author::text AS author, machine, created_at")
     with conn.cursor() as cur:
@@ -320,3 +321,33 @@ def remote_search(conn: Any, project_id: str, query: str, limit: int = 10) -> li
             f = fused.setdefault(h["uid"], {**h, "score": 0.0})
             f["score"] += 1.0 / (60 + rank + 1)
     return sorted(fused.values(), key=lambda h: -h["score"])[:limit]
+
+
+def search_for(home: str, project_key: str, query: str, limit: int, emb: Any = None) -> dict[str, Any]:
+    """The team search for one project of a data dir, as the worker answers it (`team_search` on its socket:
+    the embedder is warm there). Never raises; errors come back without the password."""
+    import json
+    import os
+
+    from memory.project import Project
+    from memory.team.config import url_for
+    from memory.workspace import Workspace
+
+    try:
+        with open(os.path.join(home, "projects", project_key, "project.json"), encoding="utf-8") as fh:
+            meta = json.load(fh)
+        ws = Workspace(Project(meta["key"], meta.get("name") or project_key, meta.get("root") or "",
+                               meta.get("remote")), home)
+    except (OSError, ValueError, KeyError):
+        return {"ok": False, "error": f"no project {project_key!r} in this data dir"}
+    try:
+        url, link = url_for(ws), outbox.link_row(ws.db)
+        if not url or link is None:
+            return {"ok": False, "error": "this project is not linked to a team server"}
+        with connect(url) as conn:
+            hits = remote_search(conn, link["project_id"], query, limit, emb)
+        return {"ok": True, "hits": [{k: v for k, v in h.items()} for h in hits]}
+    except TeamError as exc:
+        return {"ok": False, "error": str(exc)}
+    finally:
+        ws.close()
