@@ -55,7 +55,7 @@ class Sandbox:
 
 def make_sandbox(root: Path) -> Sandbox:
     sb = Sandbox(root, root / "data", root / "project", root / "outside", root / "tmp")
-    for d in (sb.project / "src", sb.outside, sb.tmp):
+    for d in (sb.project / "src", sb.outside, sb.tmp, root / "userhome"):
         d.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(sb.project)], check=True)
     (sb.project / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
@@ -74,7 +74,9 @@ def sandbox_env(sb: Sandbox) -> dict[str, str]:
                                                              "ANTHROPIC_AUTH_TOKEN")}
     env.update({"MEMORY_HOME": str(sb.home), "TMPDIR": str(sb.tmp), "MEMORY_WORKER": "off",
                 "MEMORY_EXTRACTOR": "heuristic", "MEMORY_EMBEDDER": "hashing", "OLLAMA_HOST": "http://127.0.0.1:9",
-                "CLAUDE_CONFIG_DIR": str(sb.root / "tmp" / "claude"), "HOME": str(sb.tmp)})
+                "CLAUDE_CONFIG_DIR": str(sb.root / "tmp" / "claude"),
+                # The user's home is outside the data dir too: watched like the project.
+                "HOME": str(sb.root / "userhome")})
     return env
 
 
