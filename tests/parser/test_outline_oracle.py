@@ -16,6 +16,9 @@ from parser import corpus, estimate_tokens, outline_source
 from parser.oracle import ctags_available, ctags_tags, missing
 
 LANGUAGES = ["python", "javascript", "go", "rust"]
+# C and C++ headers (CPython's, LLVM's, libstdc++'s) and PHP: recall only; C++ headers are mostly
+# declarations, so their outlines are long by nature.
+RECALL_ONLY = ["c", "cpp", "php"]
 FILES_PER_LANGUAGE = 30
 MIN_RECALL = 0.99
 MIN_MEDIAN_REDUCTION = 0.80
@@ -35,7 +38,7 @@ def _outline(path: str, language: str):
     return source, outline_source(source, path, language)
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("language", LANGUAGES + RECALL_ONLY)
 def test_recall_against_ctags(language: str, capsys: pytest.CaptureFixture[str]) -> None:
     if not ctags_available():
         pytest.skip("Universal Ctags not installed (apt-get install universal-ctags)")
