@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """Search and ingest latency at 10,000 and 100,000 memories.
 
-For each size: the memories are written (bench_hooks' synthetic corpus: 400 sessions of 12-60 words from a
-130-word vocabulary, so a query matches a quarter of the store: a worst case for BM25), then
+For each size: the memories are written (400 sessions), then
   - ingest: a hook's store.save (the row, its FTS entry, its vector job) p50/p95, and the worker's
     indexing throughput (context, embeddings, LanceDB) with the given embedder;
   - the ANN index build (IVF_PQ) once the table is big enough;
@@ -10,7 +9,13 @@ For each size: the memories are written (bench_hooks' synthetic corpus: 400 sess
   - hybrid search through a real warm worker process over its unix socket (round trip, what a hook waits
     for) p50/p95/p99, and the same search in process.
 
-    .venv/bin/python scripts/bench_search.py [--sizes 10000,100000] [--queries 200] [--embedder hashing] [--json]
+Two corpora (--corpus): `vocab` (the default), 12-60 words drawn uniformly from a 100-word developer
+vocabulary, so every query word matches a quarter to a half of the store: the worst case for BM25; and
+`prose`, bench_hooks' runs of real text (the standard library's source words, Zipf-distributed), with
+queries of words drawn from the same text.
+
+    .venv/bin/python scripts/bench_search.py [--sizes 10000,100000] [--queries 200] [--embedder hashing]
+        [--corpus vocab|prose] [--json]
 """
 
 from __future__ import annotations
@@ -31,12 +36,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_hooks import WORDS, populate  # noqa: E402
+import bench_hooks  # noqa: E402
 
 from memory import embed, store, worker_client  # noqa: E402
 from memory.config import env_int  # noqa: E402
 from memory.project import Project  # noqa: E402
 from memory.search import Filters, keyword_search  # noqa: E402
+from memory.store import content_hash, normalise  # noqa: E402
 from memory.worker import ProjectIndex  # noqa: E402
 from memory.workspace import Workspace  # noqa: E402
 
@@ -51,19 +57,52 @@ def summary(values: list[float]) -> dict[str, float]:
             "p99": round(pct(values, 99), 2), "n": len(values)}
 
 
-def queries(n: int, seed: int = 11) -> list[str]:
+WORDS = ("auth token cookie session refresh jwt login logout cache redis postgres migration schema index query "
+         "parser lexer tokenizer ast grammar outline signature hook event compaction handoff worker queue lock "
+         "embedding vector search rank bm25 fts recall memory store sqlite wal checkpoint vacuum config env "
+         "docker build deploy ci test pytest fixture mock timeout retry backoff rate limit api endpoint route "
+         "handler middleware react component state props render css layout flexbox grid typescript eslint "
+         "webpack vite bundle import export module package version release changelog bug fix error crash").split()
+
+
+def populate_vocab(ws: Workspace, n: int, seed: int = 7) -> None:
+    """The worst case for BM25: every memory is 12-60 words drawn uniformly from WORDS."""
     rng = random.Random(seed)
+    now = time.time()
+    rows = []
+    for i in range(n):
+        words = rng.choices(WORDS, k=rng.randint(12, 60))
+        title = f"{rng.choice(['Fixed', 'Changed', 'Found', 'Decided', 'Ran', 'Modified'])} {' '.join(words[:6])} {i}"
+        content = " ".join(words) + f" (file src/module_{i % 500}.py)"
+        created = now - rng.uniform(0, 180 * 86400)
+        rows.append((ws.project.key, f"bench-session-{i % 400}", rng.choice(bench_hooks.TYPES), title,
+                     normalise(title), content, content_hash(f"{title}\n{content}"), round(rng.random(), 2), 0.5,
+                     "", "", "bench", created, created, None, 0, None))
+    db = ws.db
+    db.execute("BEGIN IMMEDIATE")
+    db.executemany(
+        """INSERT INTO memories (project, session_id, type, title, title_key, content, content_hash, importance,
+           confidence, tags, files, source, created_at, updated_at, accessed_at, access_count, expires_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", rows)
+    db.execute("COMMIT")
+
+
+def queries(n: int, seed: int = 11, corpus: str = "vocab") -> list[str]:
+    rng = random.Random(seed)
+    if corpus == "prose":
+        pool = bench_hooks.corpus_words()
+        return [" ".join(rng.choice(pool) for _ in range(rng.randint(3, 7))) for _ in range(n)]
     return [" ".join(rng.sample(WORDS, rng.randint(3, 7))) for _ in range(n)]
 
 
-def run_size(size: int, embedder_name: str, nq: int) -> dict[str, object]:
+def run_size(size: int, embedder_name: str, nq: int, corpus: str = "vocab") -> dict[str, object]:
     home = tempfile.mkdtemp(prefix=f"bench-search-{size}-")
     os.environ["MEMORY_HOME"] = home
     os.environ["MEMORY_DAILY_LOG"] = "off"
     ws = Workspace(Project("bench", "bench", "/bench", None), home)
-    out: dict[str, object] = {"memories": size, "embedder": embedder_name}
+    out: dict[str, object] = {"memories": size, "embedder": embedder_name, "corpus": corpus}
     t0 = time.perf_counter()
-    populate(ws, size)
+    (bench_hooks.populate if corpus == "prose" else populate_vocab)(ws, size)
     out["populate_s"] = round(time.perf_counter() - t0, 1)
     # A hook's save: the row, FTS, dedup checks and the vector job in one transaction.
     saves = []
@@ -87,7 +126,7 @@ def run_size(size: int, embedder_name: str, nq: int) -> dict[str, object]:
     t0 = time.perf_counter()
     out["ann_index"] = p.vectors.maintain(force=True)
     out["maintain_s"] = round(time.perf_counter() - t0, 1)
-    qs = queries(nq)
+    qs = queries(nq, corpus=corpus)
     # Keyword search as the prompt hook runs it (query time only, warm page cache).
     kw = []
     for q in qs:
@@ -123,7 +162,7 @@ def run_size(size: int, embedder_name: str, nq: int) -> dict[str, object]:
         for q in qs[:20]:  # warm-up: page cache, index
             worker_client.ask(home, {**request, "query": q}, timeout=5)
         rt, server = [], []
-        for q in queries(nq, seed=12):
+        for q in queries(nq, seed=12, corpus=corpus):
             t = time.perf_counter()
             answer = worker_client.ask(home, {**request, "query": q}, timeout=5)
             rt.append((time.perf_counter() - t) * 1000)
@@ -145,13 +184,14 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--embedder", default="hashing")
+    ap.add_argument("--corpus", choices=("vocab", "prose"), default="vocab")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     print(f"{platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{time.strftime('%Y-%m-%d')}", flush=True)
     results = []
     for size in (int(s) for s in args.sizes.split(",")):
-        r = run_size(size, args.embedder, args.queries)
+        r = run_size(size, args.embedder, args.queries, args.corpus)
         results.append(r)
         print(json.dumps(r), flush=True)
     if args.json:
