@@ -6,7 +6,6 @@ posix_spawn to start the worker (no `subprocess` import, ~5 ms saved), socket on
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -41,7 +40,9 @@ def socket_path(home: str) -> str:
     path = os.path.join(home, "worker.sock")
     if len(path.encode()) < 100:
         return path
-    digest = hashlib.sha256(os.path.abspath(home).encode()).hexdigest()[:20]
+    from memory.sha import sha256  # rare branch; hashlib loads OpenSSL (~4 ms) on every hook
+
+    digest = sha256(os.path.abspath(home).encode()).hexdigest()[:20]
     return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"claude-memory-{os.getuid()}", f"{digest}.sock")
 
 
