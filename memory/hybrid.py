@@ -18,11 +18,10 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 
 from memory.config import env, env_int
-from memory.search import Filters, big_table, phrases, window_bm25
+from memory.search import Filters, fts_query
 
 CANDIDATES = 200  # per list; the fused top-k is taken from their union (100: -1.5 points recall@10)
 BM25_WEIGHTS = "3.0, 1.0, 0.5, 0.5"  # title, content, tags, ctx (neighbours)
-SCORED = 60  # window path: candidates scored in full, the rest estimated (see keyword_candidates)
 LEX_BOUND = 1000  # keyword matches ranked at most (the newest): bench_search.py, 100,000 memories
 
 
@@ -71,37 +70,27 @@ def keyword_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: 
     matches are ranked: BM25 costs ~2-5 us a matching row (these rows carry their neighbours' text), and a
     common word matches tens of thousands of rows in a big store. Older memories still come in through
     the vector list, which has no such bound."""
-    parts = phrases(query)
-    if not parts:
+    match = fts_query(query)
+    if not match:
         return {}
-    match = " OR ".join(parts)
     where, args = filters.sql("m")
     edge = db.execute("SELECT rowid FROM memories_ctx WHERE memories_ctx MATCH ? ORDER BY rowid DESC "
                       "LIMIT 1 OFFSET ?", (match, max(k, LEX_BOUND) - 1)).fetchone()
+    bound = " AND memories_ctx.rowid >= ?" if edge else ""
     # Expiry and the excluded session drop few rows: they are checked on the final candidates (search()),
     # which saves a join per ranked row. Narrowing filters (type, dates, session) must run before the cut.
     narrowing = filters.types or filters.since is not None or filters.until is not None or filters.session_id
+    join = "JOIN memories m ON m.id = memories_ctx.rowid" if narrowing else ""
     if not narrowing:
         where, args = "", []
     out: dict[int, float] = {}
-    if edge and big_table(db, "memories_ctx"):
-        # More matches than the bound in a big table: BM25 with the window's statistics, without bm25()'s whole-table
-        # document counts (memory/search.py window_bm25). The best SCORED candidates get their exact
-        # score; the others, which only fill the lower ranks of the fused list, their pre-rank scaled.
-        weights = tuple(float(w) for w in BM25_WEIGHTS.split(","))
-        out = window_bm25(db, "memories_ctx", parts, weights, edge[0], min(k, SCORED), where, args,
-                          content="memories_ctx", id_column="rowid", columns=("title", "content", "tags", "ctx"),
-                          rest=k)
-    else:
-        join = "JOIN memories m ON m.id = memories_ctx.rowid" if narrowing else ""
-        bound = " AND memories_ctx.rowid >= ?" if edge else ""
-        for row in db.execute(
-            f"""SELECT memories_ctx.rowid AS id, bm25(memories_ctx, {BM25_WEIGHTS}) AS rank
-                FROM memories_ctx {join}
-                WHERE memories_ctx MATCH ? {where}{bound} ORDER BY rank LIMIT ?""",
-            [match, *args, *([edge[0]] if edge else []), k],
-        ):
-            out[row["id"]] = -row["rank"]
+    for row in db.execute(
+        f"""SELECT memories_ctx.rowid AS id, bm25(memories_ctx, {BM25_WEIGHTS}) AS rank
+            FROM memories_ctx {join}
+            WHERE memories_ctx MATCH ? {where}{bound} ORDER BY rank LIMIT ?""",
+        [match, *args, *([edge[0]] if edge else []), k],
+    ):
+        out[row["id"]] = -row["rank"]
     pending = pending_ids(db)
     if pending:
         marks = ",".join("?" * len(pending))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
 import time
@@ -36,8 +35,8 @@ def terms(text: str, limit: int = 24) -> list[str]:
     return out
 
 
-def phrases(text: str) -> list[str]:
-    """User text as safe FTS5 phrases: every term quoted (no syntax errors).
+def fts_query(text: str) -> str | None:
+    """User text turned into a safe FTS5 query: every term quoted (no syntax errors), OR-ed.
 
     Non-ASCII words get a prefix match on a shortened stem, since the porter stemmer is English-only.
     """
@@ -47,182 +46,7 @@ def phrases(text: str) -> list[str]:
             parts.append(f'"{t[: max(4, len(t) - 2)]}"*')
         else:
             parts.append(f'"{t}"')
-    return parts
-
-
-def fts_query(text: str) -> str | None:
-    """The phrases of a text OR-ed into one FTS5 query, or None when it has no content word."""
-    return " OR ".join(phrases(text)) or None
-
-
-# BM25 as FTS5's bm25() computes it (k1, b; a phrase's frequency is the column-weighted sum of its hits,
-# a document's length its token count over all columns).
-K1, B = 1.2, 0.75
-# Tables of at least this many rows rank a bounded window with window_bm25 rather than bm25(), whose
-# whole-table document counts grow with the table (below it, bm25() over the window is the faster).
-WINDOW_MIN_ROWS = 25_000
-
-
-def big_table(db: sqlite3.Connection, table: str) -> bool:
-    top = db.execute(f"SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1").fetchone()
-    return bool(top) and top[0] >= WINDOW_MIN_ROWS
-
-
-def _varints(blob: bytes) -> list[int]:
-    out, i = [], 0
-    while i < len(blob):
-        v = 0
-        for j in range(9):
-            c = blob[i]
-            i += 1
-            if j == 8:
-                v = (v << 8) | c
-                break
-            v = (v << 7) | (c & 0x7F)
-            if not c & 0x80:
-                break
-        out.append(v)
-    return out
-
-
-def _avg_length(db: sqlite3.Connection, table: str) -> float | None:
-    """Average tokens per row of an FTS5 table, from its averages record (row 1 of <table>_data: the row
-    count, then each column's token total, as varints). None if it cannot be read."""
-    try:
-        row = db.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
-        nums = _varints(row[0]) if row and row[0] else []
-    except sqlite3.Error:
-        return None
-    return sum(nums[1:]) / nums[0] if len(nums) > 1 and nums[0] else None
-
-
-def _doc_sizes(db: sqlite3.Connection, table: str, ids: list[int]) -> dict[int, int]:
-    """Tokens per row as FTS5 counted them (<table>_docsize: a varint per column); {} if unreadable."""
-    try:
-        return {r[0]: sum(_varints(r[1])) for r in db.execute(
-            f"SELECT id, sz FROM {table}_docsize WHERE id IN ({','.join('?' * len(ids))})", ids) if r[1]}
-    except sqlite3.Error:
-        return {}
-
-
-def window_bm25(db: sqlite3.Connection, table: str, parts: list[str], weights: tuple[float, ...], lo: int, want: int,
-                where: str = "", args: list[object] | None = None, *, content: str, id_column: str,
-                columns: tuple[str, ...], rest: int = 0) -> dict[int, float]:
-    """BM25 over the rows of an FTS5 table from rowid `lo` on (the newest matches), without bm25().
-
-    FTS5's bm25() counts each phrase's documents over the whole table before it ranks a single row: with
-    common words in 100,000 memories that alone takes ~20 ms, whatever bounds the rows ranked. Here the
-    document frequencies come from the window itself (each phrase's matches from `lo` on, C-speed rowid
-    scans), so the cost follows the window, not the table. Rows are pre-ranked by the IDF of the phrases
-    they contain (their BM25 but for term frequencies and lengths); the best `want` that pass `where` (a
-    condition on `memories m`) are read from `content` (its `columns`, in the FTS table's order) and
-    scored. FTS5 said which phrases each row holds; their counts come from the text with a light stemmer
-    (highlight() would be exact but costs ~1 ms a row on long doclists). With `rest`, the next candidates
-    up to that many in all come too, their pre-rank scaled by the scored rows' median ratio of BM25 to
-    pre-rank: an estimate for a fused list's lower ranks. Returns {rowid: score}, larger is better, on
-    the scale of -bm25()."""
-    args = args or []
-    top = db.execute(f"SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1").fetchone()
-    found: list[set[int]] = []
-    prescore: dict[int, float] = {}
-    idf: list[float] = []
-    for phrase in parts:
-        ids = [r[0] for r in db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid >= ?",
-                                        (phrase, lo))]
-        size = max(len(ids), (top[0] if top else lo) - lo + 1)
-        w = max(1e-6, math.log((size - len(ids) + 0.5) / (len(ids) + 0.5)))
-        idf.append(w)
-        found.append(set(ids))
-        get = prescore.get
-        for i in ids:
-            prescore[i] = get(i, 0.0) + w
-    if not prescore:
-        return {}
-    order = sorted(prescore, key=lambda i: (-prescore[i], -i))
-    chosen: list[int] = []
-    total = max(want, rest)
-    for start in range(0, len(order), max(total, 50)):
-        chunk = order[start:start + max(total, 50)]
-        if where:
-            ok = {r[0] for r in db.execute(f"SELECT m.id FROM memories m WHERE m.id IN ({','.join('?' * len(chunk))})"
-                                           f"{where}", [*chunk, *args])}
-            chunk = [i for i in chunk if i in ok]
-        chosen += chunk[:total - len(chosen)]
-        if len(chosen) >= total:
-            break
-    if not chosen:
-        return {}
-    chosen, others = chosen[:want], chosen[want:]
-    avgdl = _avg_length(db, table)
-    bare = [_stem(p.strip('"*')) for p in parts]
-    prefix = [p.endswith("*") for p in parts]
-    # A word whose stem is a phrase's starts with that stem: a literal-prefix regex per phrase finds the
-    # candidates at C speed, and only they are stemmed (once each).
-    pats = [re.compile(re.escape(b) + r"\w*") if b else None for b in bare]
-    stems: dict[str, str] = {}
-    cells = {r[0]: r[1:] for r in db.execute(
-        f"SELECT {id_column}, {', '.join(columns)} FROM {content} WHERE {id_column} IN ({','.join('?' * len(chosen))})",
-        chosen)}
-    sizes = _doc_sizes(db, table, chosen)
-    out: dict[int, float] = {}
-    lengths: dict[int, int] = {}
-    freqs: dict[int, dict[int, float]] = {}
-    for i, row in cells.items():
-        have = [n for n, ids in enumerate(found) if i in ids]
-        freq = dict.fromkeys(have, 0.0)
-        length = sizes.get(i, 0)
-        for w, cell in zip(weights, row, strict=False):
-            if not cell:
-                continue
-            low = cell.lower()
-            if i not in sizes:
-                length += len(_WORD.findall(low))
-            if not w:
-                continue
-            for n in have:
-                pat = pats[n]
-                if pat is None:
-                    continue
-                for m in pat.finditer(low):
-                    at = m.start()
-                    if at and low[at - 1].isalnum():
-                        continue  # inside a word
-                    word = m.group()
-                    if prefix[n] or _same_stem(word, bare[n], stems):
-                        freq[n] += w
-        lengths[i], freqs[i] = length, freq
-    if not avgdl:
-        avgdl = sum(lengths.values()) / max(1, len(lengths)) or 1.0
-    for i, freq in freqs.items():
-        norm = K1 * (1 - B + B * lengths[i] / avgdl)
-        # A row FTS5 matched counts each of its phrases at least once, whatever our tokenizing missed.
-        out[i] = sum(idf[n] * f * (K1 + 1) / (f + norm) for n, f in ((n, f or 1.0) for n, f in freq.items()))
-    if others and out:
-        ratios = sorted(out[i] / prescore[i] for i in out)
-        scale = ratios[len(ratios) // 2]
-        for i in others:
-            out[i] = prescore[i] * scale
-    return out
-
-
-def _stem(word: str) -> str:
-    """A light English stem, close enough to porter's for counting a phrase's hits in a text FTS5 matched:
-    plural, past and gerund endings off, a final e or y dropped."""
-    if word.isascii() and len(word) > 4:
-        for suffix in ("ingly", "edly", "ing", "ies", "ied", "es", "ed", "ly", "s"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                word = word[: -len(suffix)]
-                break
-    if len(word) > 3 and word[-1] in "ey":
-        word = word[:-1]
-    return word
-
-
-def _same_stem(word: str, stem: str, stems: dict[str, str]) -> bool:
-    got = stems.get(word)
-    if got is None:
-        got = stems[word] = _stem(word)
-    return got == stem
+    return " OR ".join(parts) if parts else None
 
 
 class Hit:
@@ -284,47 +108,36 @@ def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filte
     """BM25 (title weighted over content over tags), filters applied before the cut, then a gentle boost
     for importance. `min_terms` drops hits that share fewer distinct content words with the query.
 
-    `max_candidates` bounds the work for a hook: with more matches than that, only the newest N are ranked
-    (finding the N-th newest match costs no ranking: FTS5 walks its rowids in order); in a big table by
-    window_bm25, whose cost does not grow with the table as bm25()'s does."""
-    parts = phrases(query)
-    if not parts:
+    `max_candidates` bounds the work for a hook: BM25 costs ~2 us per matching row, so with common words
+    over 50,000 memories ranking every match takes ~100 ms. Only the newest N matches are ranked then
+    (finding the N-th newest match costs no ranking: FTS5 walks its rowids in order)."""
+    match = fts_query(query)
+    if not match:
         return []
-    match = " OR ".join(parts)
     where, args = (filters or Filters()).sql()
-    want = max(limit * 4, 20)
-    ranked: list[tuple[sqlite3.Row, float]] = []
-    edge = None
     if max_candidates:
         edge = db.execute(  # the filters apply here too, or excluded rows could fill the window
             f"""SELECT memories_fts.rowid FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
                 WHERE memories_fts MATCH ? {where} ORDER BY memories_fts.rowid DESC LIMIT 1 OFFSET ?""",
             [match, *args, max_candidates - 1],
         ).fetchone()
-    if edge and big_table(db, "memories_fts"):
-        # More matches than the bound in a big table: BM25 with the window's statistics, no bm25().
-        scores = window_bm25(db, "memories_fts", parts, (3.0, 1.0, 0.5), edge[0], want, where, args,
-                             content="memories", id_column="id", columns=("title", "content", "tags"))
-        rows = {r["id"]: r for r in db.execute(
-            f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(scores))})", list(scores))}
-        ranked = [(rows[i], s) for i, s in scores.items() if i in rows]
-    else:
         if edge:
             where += " AND memories_fts.rowid >= ?"
             args.append(edge[0])
-        ranked = [(row, -row["rank"]) for row in db.execute(
-            f"""SELECT m.*, bm25(memories_fts, 3.0, 1.0, 0.5) AS rank
-                FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-                WHERE memories_fts MATCH ? {where}
-                ORDER BY rank LIMIT ?""",
-            [match, *args, want],
-        )]
+    rows = db.execute(
+        f"""SELECT m.*, bm25(memories_fts, 3.0, 1.0, 0.5) AS rank
+            FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+            WHERE memories_fts MATCH ? {where}
+            ORDER BY rank LIMIT ?""",
+        [match, *args, max(limit * 4, 20)],
+    ).fetchall()
     qterms = terms(query)
     hits = []
-    for row, bm25 in ranked:
+    for row in rows:
         if min_terms > 1 and _shared_terms(qterms, f"{row['title']} {row['content']} {row['tags']}") < min_terms:
             continue
-        hits.append(_hit(row, bm25 * (0.75 + 0.5 * row["importance"])))
+        score = -row["rank"] * (0.75 + 0.5 * row["importance"])
+        hits.append(_hit(row, score))
     hits.sort(key=lambda h: -h.score)
     return hits[:limit]
 

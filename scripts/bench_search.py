@@ -4,7 +4,7 @@
 For each size: the memories are written (400 sessions), then
   - ingest: a hook's store.save (the row, its FTS entry, its vector job) p50/p95, and the worker's
     indexing throughput (context, embeddings, LanceDB) with the given embedder;
-  - the ANN index build (IVF_PQ) once the table is big enough;
+  - the LanceDB ANN index build (IVF_FLAT, for the CLI) once the table is big enough;
   - keyword search as a prompt hook runs it (query time only) p50/p95;
   - hybrid search through a real warm worker process over its unix socket (round trip, what a hook waits
     for) p50/p95/p99, and the same search in process.
