@@ -64,7 +64,13 @@ def server() -> PgServer:
     separate system user when we are root, and pytest's temp folders are closed to other users."""
     global _server
     if _server is None:
-        _server = PgServer(Path(tempfile.mkdtemp(prefix="memory-team-pg-")) / "data")
+        import atexit
+        import shutil
+
+        folder = Path(tempfile.mkdtemp(prefix="memory-team-pg-"))
+        # atexit runs last-registered first: the folder goes after pgserver has stopped the server.
+        atexit.register(shutil.rmtree, folder, True)
+        _server = PgServer(folder / "data")
     return _server
 
 
