@@ -76,8 +76,12 @@ def connect(url: str) -> Any:
 
     check_url(url)
     try:
+        # A server that vanishes mid-sync must not hold the worker (its jobs run one after another): TCP
+        # keepalives and tcp_user_timeout drop a dead connection within ~30 s, statement_timeout a stuck query.
         conn = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True,
-                               options="-c search_path=memory,public", application_name="memory-team")
+                               options="-c search_path=memory,public -c statement_timeout=120000",
+                               application_name="memory-team", keepalives=1, keepalives_idle=10,
+                               keepalives_interval=5, keepalives_count=3, tcp_user_timeout=30000)
     except Exception as exc:  # noqa: BLE001 - psycopg's messages may quote the URL
         raise TeamError(_friendly(exc, url, connecting=True)) from None
     try:
