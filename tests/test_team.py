@@ -434,3 +434,37 @@ def test_the_worker_answers_team_searches_from_the_server(pg: PgServer, team: tu
             worker.kill()
             worker.wait()
     no_secret(worker.stderr.read() if worker.stderr else "")
+
+
+def test_a_transaction_that_commits_late_is_not_skipped_by_the_pull_cursor(
+        pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    """T1 takes its xid and sequence number first but commits after T2: a cursor on the sequence alone
+    would pass T1's row while it is invisible and never come back for it."""
+    import psycopg
+
+    from memory.team.sync import UPSERT
+
+    database, a, b = team
+    b.init()
+
+    def record(uid: str, text: str) -> dict[str, object]:
+        return {"project_id": PROJECT_ID, "uid": uid, "type": "decision", "title": text, "content": text,
+                "tags": "", "files": "", "importance": 0.7, "confidence": 0.5, "source": "test",
+                "session_id": None, "created_at": time.time(), "updated_at": time.time(), "expires_at": None,
+                "deleted": False, "version": time.time(), "machine": "elsewhere", "embedding": None,
+                "embed_dim": None, "embed_model": None}
+
+    with psycopg.connect(a.url) as t1, psycopg.connect(a.url) as t2:
+        t1.execute("SELECT pg_current_xact_id()")
+        t1.execute(UPSERT, record("1" * 32, "We decided the slow writer's rule"))  # lower seq, still open
+        t2.execute("SELECT pg_current_xact_id()")
+        t2.execute(UPSERT, record("2" * 32, "We decided the quick writer's rule"))
+        t2.commit()
+        b.cli("team", "pull")  # sees T2 committed, T1 not yet: it must not move past T1
+        assert not b.rows("SELECT 1 FROM memories WHERE title LIKE '%slow writer%'")
+        t1.commit()
+    b.cli("team", "pull")
+    titles = {r[0] for r in b.rows("SELECT title FROM memories WHERE machine = 'elsewhere'")}
+    assert titles == {"We decided the slow writer's rule", "We decided the quick writer's rule"}
+    seqs = dict(pg.sql(database, "SELECT uid, seq FROM memory.memories WHERE machine = 'elsewhere'"))
+    assert seqs["1" * 32] < seqs["2" * 32]  # the late committer really took the earlier number
