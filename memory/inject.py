@@ -18,7 +18,21 @@ def _date(ts: float) -> str:
     return time.strftime("%Y-%m-%d", time.localtime(ts))
 
 
-def _hit_line(h: Hit, width: int = 240) -> str:
+def _authors(ws: Workspace, hits: list[Hit]) -> dict[int, str]:
+    """Who wrote the memories pulled from the team server (the local ones have no author): the model is
+    told a teammate's decision is a teammate's."""
+    if not hits:
+        return {}
+    marks = ",".join("?" * len(hits))
+    try:
+        rows = ws.db.execute(f"SELECT id, author, machine FROM memories WHERE id IN ({marks}) "
+                             "AND (author IS NOT NULL OR machine IS NOT NULL)", [h.id for h in hits]).fetchall()
+    except Exception:  # a label is not worth failing a hook
+        return {}
+    return {r[0]: (r[1] or "a teammate") + (f" on {r[2]}" if r[2] else "") for r in rows}
+
+
+def _hit_line(h: Hit, width: int = 240, author: str | None = None) -> str:
     body = " ".join(h.content.split())
     if body.lower().startswith(h.title.lower()):
         body = body[len(h.title):].lstrip(" :-")
@@ -27,7 +41,8 @@ def _hit_line(h: Hit, width: int = 240) -> str:
     text = f"- [{h.type}] {h.title}"
     if body:
         text += f": {body[:width]}{'...' if len(body) > width else ''}"
-    return f"{text} ({_date(h.created_at)}, #{h.id})"
+    by = f"from {author}, " if author else ""
+    return f"{text} ({by}{_date(h.created_at)}, #{h.id})"
 
 
 def _fit(parts: list[str], limit: int) -> str:
@@ -98,7 +113,8 @@ def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, lis
             hits = (related + [x for x in hits if x.id not in seen_ids])[: env_int("MEMORY_STARTUP_MEMORIES")]
     if hits:
         parts.append(f"Memories of project {ws.project.name} from earlier sessions:")
-        parts += [_hit_line(x) for x in hits]
+        authors = _authors(ws, hits)
+        parts += [_hit_line(x, author=authors.get(x.id)) for x in hits]
     if source in ("startup", "clear"):  # last: the first part dropped when the cap is reached
         from memory.summary import recent
 
@@ -132,7 +148,9 @@ def prompt_recall(ws: Workspace, session_id: str, prompt: str) -> tuple[str, lis
     hits = hits[: env_int("MEMORY_PROMPT_RECALL_LIMIT")]
     if not hits:
         return "", []
-    text = _fit(["Memories from earlier sessions that relate to this request:", *map(_hit_line, hits)],
+    authors = _authors(ws, hits)
+    text = _fit(["Memories from earlier sessions that relate to this request:",
+                 *(_hit_line(h, author=authors.get(h.id)) for h in hits)],
                 min(4000, env_int("MEMORY_INJECT_MAX_CHARS")))
     ids = [h.id for h in hits if f"#{h.id})" in text]
     store.log_access(ws.db, ids, "inject-prompt", session_id, prompt)

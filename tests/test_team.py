@@ -76,6 +76,9 @@ def test_a_decision_saved_on_one_machine_reaches_the_other_machines_session_star
     b.cli("team", "sync")
     context = b.hooks.start()
     assert "blue-green switches behind the nginx balancer" in context
+    # The model is told whose decision it is: a teammate's, from her machine.
+    (line,) = [x for x in context.splitlines() if "blue-green" in x]
+    assert "from alice on " in line, line
     (row,) = b.rows("SELECT * FROM memories WHERE content LIKE '%blue-green%'")
     assert row["author"] == "alice" and row["scope"] == "team" and row["machine"] != b.rows(
         "SELECT machine FROM team_link")[0][0]
