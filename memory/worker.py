@@ -80,8 +80,6 @@ class ProjectIndex:
         self.provider = embed.key(embedder)
         self.db = connect(os.path.join(self.dir, "memory.db"))
         self.vectors = VectorStore(self.dir, self.provider, embedder.dim)
-        self.resident: Any = None  # memory/resident.py: the vectors in memory for queries, once loaded
-        self._resident_lock = threading.Lock()
         self._local = threading.local()
         self._query_cache: OrderedDict[str, list[float]] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -123,10 +121,6 @@ class ProjectIndex:
                             "value = excluded.value", (META_PROVIDER, self.provider))
         dropped = self.vectors.drop_other_tables()
         self.vectors.reset()
-        if self.resident is not None:
-            from memory.resident import Resident
-
-            self.resident = Resident(self.embedder.dim)
         _log(f"{self.key}: vectors reset for {self.provider} (dropped {dropped or 'nothing'})")
         return True
 
@@ -187,14 +181,11 @@ class ProjectIndex:
                 with Tx(db):
                     db.execute("UPDATE memory_index SET indexed_at = ? WHERE memory_id = ?", (read_at, mid))
         vectors = self._embed(docs)
-        rows = [{"id": d.row["id"], "vector": v, "type": d.row["type"], "session_id": d.row["session_id"],
-                 "created_at": float(d.row["created_at"]), "expires_at": d.row["expires_at"]}
-                for d, v in zip(docs, vectors, strict=True)]
-        self.vectors.upsert(rows)
+        self.vectors.upsert([
+            {"id": d.row["id"], "vector": v, "type": d.row["type"], "session_id": d.row["session_id"],
+             "created_at": float(d.row["created_at"]), "expires_at": d.row["expires_at"]}
+            for d, v in zip(docs, vectors, strict=True)])
         self.vectors.delete(gone)
-        if self.resident is not None:  # after LanceDB's commit: the copy never holds what the store lacks
-            self.resident.upsert(rows)
-            self.resident.delete(gone)
         self.changed = self.changed or bool(docs or gone)
         with Tx(db):
             for d in docs:
@@ -234,8 +225,6 @@ class ProjectIndex:
             return
         self.changed = False
         try:
-            if self.resident is not None and self.resident.needs_compaction():
-                _log(f"{self.key}: {self.resident.compact()}")
             done = self.vectors.maintain(force=force)
         except Exception as exc:  # noqa: BLE001 - upkeep can wait for the next burst
             _log(f"{self.key}: vector upkeep failed: {exc!r}")
@@ -262,22 +251,12 @@ class ProjectIndex:
                 self._query_cache.popitem(last=False)
         return vec
 
-    def load_resident(self) -> Any:
-        """The vectors in memory (memory/resident.py), read from LanceDB once."""
-        with self._resident_lock:
-            if self.resident is None:
-                from memory.resident import Resident
-
-                t0 = time.perf_counter()
-                self.resident = Resident.from_store(self.vectors)
-                _log(f"{self.key}: {len(self.resident)} vectors in memory in {time.perf_counter() - t0:.1f} s")
-            return self.resident
-
     def search(self, query: str, limit: int, filters: Filters) -> list[Scored]:
-        resident = self.resident if self.resident is not None else self.load_resident()
+        from memory.vectors import where_clause
 
         def vector_search(q: str, k: int, f: Filters) -> dict[int, float]:
-            return resident.search(self.query_vector(q), k, f.types, f.since, f.until, f.session_id)
+            where = where_clause(f.types, f.since, f.until, f.session_id)
+            return dict(self.vectors.search(self.query_vector(q), k, where))
 
         return hybrid_search(self.reader(), query, limit=limit, filters=filters, vector_search=vector_search,
                              weights=Weights.from_env(self.embedder.name), pool=self.pool)
@@ -354,7 +333,6 @@ class Worker:
                 self.projects[key] = p
                 queue.release_running(p.db)  # we hold the lock: whoever claimed these is dead
                 p.sweep()
-                p.load_resident()  # before its first query, which would wait for it
             return p
 
     def all_keys(self) -> list[str]:
