@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 
 from memory.classify import classify
 from memory.state import State, push_unique
@@ -62,6 +61,14 @@ def _first_error(text: str) -> str:
     return lines[-1].strip()[:300] if lines else ""
 
 
+def _exit_code_error(err_text: str) -> bool:
+    if not err_text:  # the common case (the command did not fail): no regex to compile
+        return False
+    import re
+
+    return bool(re.match(r"exit code [1-9]", err_text, re.I))
+
+
 def _command_key(cmd: str) -> str:
     return " ".join(cmd.split())[:200]
 
@@ -118,7 +125,7 @@ def tool_event(event: dict[str, Any], root: str) -> Capture:
         stderr = _text(out.get("stderr"))
         stdout = _text(out.get("stdout")) if out else _text(resp)
         err_text = _text(event.get("error")) if failed else ""
-        is_fail = failed or bool(out.get("interrupted")) or bool(re.match(r"exit code [1-9]", err_text, re.I))
+        is_fail = failed or bool(out.get("interrupted")) or _exit_code_error(err_text)
         short = cmd.splitlines()[0][:120]
         cap.change(lambda s: push_unique(s, "commands", key))
         if is_fail:
@@ -214,6 +221,8 @@ def prompt_event(prompt: str, session: str | None) -> Capture:
 
 def decisions_in(text: str) -> list[str]:
     out: list[str] = []
+    import re  # prompts and assistant messages only: a tool event never needs it
+
     for sentence in re.split(_SENTENCE_END, text):
         sentence = " ".join(sentence.split()).strip(" -*#>")
         lower = f" {sentence.lower()} "

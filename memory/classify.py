@@ -26,12 +26,12 @@ _RULES: list[tuple[str, frozenset[str], tuple[str, ...]]] = [
     ("feature", frozenset("add added adds implement implemented implements introduce introduced new support "
                           "supports supported create created creates build enable".split()), ()),
 ]
-_WORD = re.compile(r"[a-z']+")
+_WORD = r"[a-z']+"  # compiled on first use: most hook processes never classify
 
 
 def classify(text: str, default: str = "observation") -> str:
     lower = text.lower()
-    words = set(_WORD.findall(lower))
+    words = set(re.findall(_WORD, lower))
     for kind, keywords, phrases in _RULES:
         if words & keywords or any(p in lower for p in phrases):
             return kind
@@ -60,7 +60,21 @@ def low_value_patterns() -> list[re.Pattern[str]]:
     return _LOW_VALUE
 
 
+# What a title must start with (lower case) for a DEFAULT_LOW_VALUE pattern to match it. Checked first, so
+# that a hook compiles the patterns only when one may match (compiling them costs a hook process ~1 ms).
+_LOW_VALUE_STARTS = tuple(
+    [f"ran `{w}" for w in "ls pwd cd echo cat clear whoami date true which env history head tail wc".split()]
+    + ["ran `git ", "searched ", "listed "]
+    + [f"asked: {w}" for w in "ok okay yes no y n thanks thank continue go proceed sure hi hello".split()]
+)
+
+
 def is_low_value(title: str, content: str) -> bool:
     if not title.strip() or not content.strip():
         return True
+    # An ASCII title cannot match a default pattern without one of these starts (re.I on ASCII text is
+    # plain ASCII case folding); other titles, and user patterns, always go through the regexes.
+    if title.isascii() and not env("MEMORY_LOW_VALUE_PATTERNS").strip() and \
+            not title.lower().startswith(_LOW_VALUE_STARTS):
+        return False
     return any(p.search(title) for p in low_value_patterns())

@@ -6,7 +6,6 @@ Read straight from the filesystem (no `git` subprocess, no pathlib): a hook cann
 from __future__ import annotations
 
 import os
-import re
 
 from memory.sha import sha256
 
@@ -57,27 +56,70 @@ def find_git_root(start: str) -> str | None:
         folder = parent
 
 
-_REMOTE = re.compile(r'\[remote "origin"\][^\[]*?url\s*=\s*(\S+)', re.S)
+_ORIGIN = '[remote "origin"]'
 
 
 def _origin_url(git_dir: str) -> str | None:
     text = _read(os.path.join(git_dir, "config"))
-    m = _REMOTE.search(text) if text else None
-    return m.group(1) if m else None
+    return origin_url(text) if text else None
+
+
+def origin_url(text: str) -> str | None:
+    """The url of [remote "origin"] in a git config: the first `url` after the header, before the next
+    section (string methods, not a regex: re costs a hook process a few ms to import and compile)."""
+    start = text.find(_ORIGIN)
+    while start >= 0:
+        body = start + len(_ORIGIN)
+        end = text.find("[", body)
+        section = text[body:] if end < 0 else text[body:end]
+        at = section.find("url")
+        while at >= 0:
+            rest = text[body + at + 3:].lstrip()
+            if rest.startswith("="):
+                value = rest[1:].lstrip()
+                if value:
+                    return value.split(None, 1)[0]
+            at = section.find("url", at + 1)
+        start = text.find(_ORIGIN, start + 1)
+    return None
+
+
+_URL_SCHEME = frozenset("abcdefghijklmnopqrstuvwxyz+")
 
 
 def normalise_remote(url: str) -> str:
     """git@host:o/r.git, https://user:pw@host/o/r and ssh://host/o/r all name the same repository."""
     u = url.strip()
-    u = re.sub(r"^[a-z+]+://", "", u)
-    u = re.sub(r"^[^@/]+@", "", u)
-    u = u.replace(":", "/", 1) if re.match(r"^[^/]+:[^/]", u) else u
-    u = re.sub(r"\.git/?$", "", u).rstrip("/")
-    return u.lower()
+    scheme = u.find("://")
+    if scheme > 0 and set(u[:scheme]) <= _URL_SCHEME:
+        u = u[scheme + 3:]
+    at = next((i for i, c in enumerate(u) if c in "@/"), -1)
+    if at > 0 and u[at] == "@":
+        u = u[at + 1:]
+    slash = u.find("/")
+    head = u if slash < 0 else u[:slash]
+    # host:path (scp syntax): a colon after at least one character, before the first slash, and not
+    # followed by a slash
+    if any(c == ":" and i > 0 and i + 1 < len(u) and u[i + 1] != "/" for i, c in enumerate(head)):
+        u = u.replace(":", "/", 1)
+    if u.endswith(".git/"):
+        u = u[:-5]
+    elif u.endswith(".git"):
+        u = u[:-4]
+    return u.rstrip("/").lower()
+
+
+_SLUG_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
 def _slug(name: str) -> str:
-    s = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
+    out: list[str] = []
+    for c in name:
+        if c in _SLUG_CHARS:
+            out.append(c)
+        elif not out or out[-1] != "\0":
+            out.append("\0")  # a run of other characters becomes one "-"
+    s = "".join(out).replace("\0", "-").strip("-.")
     return (s or "project")[:40]
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import time
 
@@ -46,7 +45,7 @@ class Saved:
 
 
 def normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().lower()
+    return " ".join(text.split()).lower()  # = re.sub(r"\s+", " ", text).strip(): both split on str.isspace()
 
 
 def content_hash(text: str) -> str:
@@ -64,7 +63,7 @@ def cap(text: str, limit: int | None = None) -> str:
 
 
 def _prepare(m: NewMemory) -> tuple[str, str]:
-    title = re.sub(r"\s+", " ", clean(m.title)).strip()[:200]
+    title = " ".join(clean(m.title).split())[:200]
     content = cap(clean(m.content).strip())
     return title, content
 

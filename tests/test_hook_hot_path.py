@@ -1,0 +1,127 @@
+"""The hook hot path stays lean: what a PostToolUse process imports, and the string-method versions of
+regexes it used to compile (checked against the regexes they replaced)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from memory.classify import DEFAULT_LOW_VALUE, is_low_value
+from memory.project import _slug, normalise_remote, origin_url
+from memory.store import normalise
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# The regex versions, as they were: the oracles of the string-method versions.
+def old_normalise_remote(url: str) -> str:
+    u = url.strip()
+    u = re.sub(r"^[a-z+]+://", "", u)
+    u = re.sub(r"^[^@/]+@", "", u)
+    u = u.replace(":", "/", 1) if re.match(r"^[^/]+:[^/]", u) else u
+    u = re.sub(r"\.git/?$", "", u).rstrip("/")
+    return u.lower()
+
+
+def old_slug(name: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
+    return (s or "project")[:40]
+
+
+def old_origin_url(text: str) -> str | None:
+    m = re.search(r'\[remote "origin"\][^\[]*?url\s*=\s*(\S+)', text, re.S)
+    return m.group(1) if m else None
+
+
+def _random_text(rng: random.Random, alphabet: str, n: int) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, n)))
+
+
+def test_remote_normalisation_matches_the_regexes() -> None:
+    rng = random.Random(5)
+    known = ["git@github.com:Org/Repo.git", "https://user:pw@github.com/org/repo/", "ssh://git@host:22/o/r.git",
+             "git+ssh://h/o/r.git/", "HTTPS://x/y", "file:///srv/repo.git", "host:/abs/path", "a:b", ":x",
+             "  git@h:o/r.git\n", "x.git", ".git/", "c:\\repo", "user@host", "@host:o/r"]
+    samples = known + [_random_text(rng, "ab:/@.+gitHS \t\n", 14) for _ in range(20000)]
+    for url in samples:
+        assert normalise_remote(url) == old_normalise_remote(url), url
+
+
+def test_slug_matches_the_regex() -> None:
+    rng = random.Random(6)
+    samples = ["my project", "..x..", "--", "", "ünïcode name", "a/b\\c", "x" * 60] + \
+        [_random_text(rng, "aZ09._- /é\0\t", 50) for _ in range(20000)]
+    for name in samples:
+        assert _slug(name) == old_slug(name), name
+
+
+def test_origin_url_matches_the_regex() -> None:
+    rng = random.Random(7)
+    real = ('[core]\n\tbare = false\n[remote "upstream"]\n\turl = git@a:b/c.git\n[remote "origin"]\n'
+            '\tfetch = +refs/heads/*:refs/remotes/origin/*\n\turl = https://github.com/o/r.git\n')
+    samples = [real, '[remote "origin"]\n\tpushurl = x\n\turl = y\n', '[remote "origin"]\nurl=\n[x]\nurl = z',
+               '[remote "origin"]\n', '[remote "origin"][remote "origin"] url = q', "url = nothing"]
+    parts = ['[remote "origin"]', "[core]", "url", " = ", "=", "pushurl", "\n", "\t", " ", "v1", "[", "x"]
+    samples += ["".join(rng.choice(parts) for _ in range(rng.randint(0, 12))) for _ in range(20000)]
+    for text in samples:
+        assert origin_url(text) == old_origin_url(text), text
+
+
+def test_normalise_matches_the_regex() -> None:
+    spaces = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+    rng = random.Random(8)
+    for _ in range(5000):
+        text = _random_text(rng, "aB1" + spaces, 30)
+        assert normalise(text) == re.sub(r"\s+", " ", text).strip().lower(), repr(text)
+
+
+def test_low_value_gate_keeps_every_verdict() -> None:
+    patterns = [re.compile(p, re.I) for p in DEFAULT_LOW_VALUE]
+    titles = ["Ran `ls -la` (ok)", "Ran `LS` (ok)", "ran `git status` (ok)", "Ran `git commit -m x` (ok)",
+              "Ran `pytest -q` (ok)", "Asked: thanks!", "Asked: thank you", "Asked: go ahead.", "Asked: fix it",
+              "Searched for x", "Listed files", "Read src/app.py", "Modified a.py", "Ran `lsblk` (ok)",
+              "Ran `ſearched` (ok)", "ſearched for x", "Lıſted files", "Asked: oK", "Ran `Kat` (ok)"]
+    rng = random.Random(9)
+    words = ["Ran `", "ls", "git ", "status", "` (ok)", "Asked: ", "ok", "yes", "Searched ", "Listed ", "x",
+             " ", "!", "ſ", "K", "ı"]
+    titles += ["".join(rng.choice(words) for _ in range(rng.randint(1, 6))) for _ in range(20000)]
+    for title in titles:
+        expected = not title.strip() or any(p.search(title) for p in patterns)
+        assert is_low_value(title, "content") == expected, title
+
+
+def _hook_modules(tmp_path: Path, event: dict) -> set[str]:
+    """The modules a real hook process has loaded when it exits, from `python -X importtime`."""
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    env = {**os.environ, "MEMORY_HOME": str(tmp_path / "data"), "MEMORY_WORKER": "off"}
+    for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR", "MEMORY_LOW_VALUE_PATTERNS"):
+        env.pop(name, None)
+    payload = {"session_id": "s-lean", "transcript_path": "", "cwd": str(project), **event}
+    proc = subprocess.run([sys.executable, "-S", "-X", "importtime", str(ROOT / "hooks" / "post_tool_use.py")],
+                          input=json.dumps(payload).encode(), capture_output=True, env=env, timeout=60)
+    assert proc.returncode == 0
+    modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()
+               if line.startswith("import time:") and "|" in line}
+    assert "memory.handlers.post_tool_use" in modules, proc.stderr.decode()[-2000:]
+    return modules
+
+
+def test_a_plain_tool_hook_stays_off_the_slow_imports(tmp_path: Path) -> None:
+    # What was removed from the hot path: importlib (handler lookup), typing (annotations), hashlib (SHA-256
+    # is the builtin module), dataclasses, datetime parsing, logging, pathlib, traceback, ...
+    heavy = {"importlib", "typing", "hashlib", "dataclasses", "pathlib", "logging", "traceback", "locale",
+             "subprocess", "inspect", "tempfile", "shutil"}
+    for event in ({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+                   "tool_input": {"command": "pytest -q"}, "tool_response": {"stdout": "3 passed", "stderr": ""}},
+                  {"hook_event_name": "PostToolUse", "tool_name": "Edit",
+                   "tool_input": {"file_path": str(tmp_path / "project" / "a.py"), "old_string": "x",
+                                  "new_string": "y"}, "tool_response": {}}):
+        modules = _hook_modules(tmp_path, event)
+        assert not modules & heavy, sorted(modules & heavy)
