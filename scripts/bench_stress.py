@@ -140,7 +140,7 @@ def run(processes: int, events: int, workdir: Path, *, settle_index: bool = Fals
             if p.returncode == 0:
                 searches["ok"] += 1
             elif b"no memories" not in p.stderr:
-                searches["failed"].append(p.stderr[:200])
+                searches["failed"].append(p.stderr[-300:].decode(errors="replace"))
             time.sleep(0.2)
 
     queue: multiprocessing.Queue = multiprocessing.Queue()

@@ -4,7 +4,7 @@ commits. Afterwards `memory doctor` reports a healthy database (or `--repair` ma
 whose hook exited 0 is in SQLite, the queue has no duplicate job and no memory without its job or index
 entry, and once a worker has run again the vector index (LanceDB) holds exactly SQLite's memories.
 
-MEMORY_CRASH_KILLS sets the rounds of hook kills (default 50 rounds of 3 hooks: 100-140 killed);
+MEMORY_CRASH_KILLS sets the rounds of hook kills (default 45 rounds of 3 hooks: 100-125 killed);
 MEMORY_CRASH_SEED replays a run (the seed is printed)."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from helpers import make_git_project
 from memory import store
 from memory.workspace import Workspace
 
-ROUNDS = int(os.environ.get("MEMORY_CRASH_KILLS", "50"))
+ROUNDS = int(os.environ.get("MEMORY_CRASH_KILLS", "45"))
 LANES = 3
 
 
