@@ -4,9 +4,11 @@ Keyword sets rather than big regexes: compiling those costs a hook process sever
 
 from __future__ import annotations
 
-import re
-
 from memory.config import env
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 TYPES = ("bugfix", "feature", "refactor", "decision", "discovery", "change", "observation", "fact", "handoff",
          "prompt", "learning")
@@ -30,6 +32,8 @@ _WORD = r"[a-z']+"  # compiled on first use: most hook processes never classify
 
 
 def classify(text: str, default: str = "observation") -> str:
+    import re  # here, not at the top: most hook processes never classify
+
     lower = text.lower()
     words = set(re.findall(_WORD, lower))
     for kind, keywords, phrases in _RULES:
@@ -50,6 +54,8 @@ _LOW_VALUE: list[re.Pattern[str]] | None = None
 def low_value_patterns() -> list[re.Pattern[str]]:
     global _LOW_VALUE
     if _LOW_VALUE is None:
+        import re
+
         extra = [line.strip() for line in env("MEMORY_LOW_VALUE_PATTERNS").splitlines() if line.strip()]
         _LOW_VALUE = []
         for p in DEFAULT_LOW_VALUE + extra:

@@ -3,10 +3,10 @@ object, exit 0 whatever happens. Errors go to the log in the data dir, never to 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from memory import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
 from memory.log import log, log_exception
 
 TYPE_CHECKING = False

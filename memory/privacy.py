@@ -6,8 +6,13 @@ recognisable secrets are replaced by `[REDACTED:<kind>]`.
 
 from __future__ import annotations
 
-import re
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
+# re.I, re.M, re.S: `re` is imported only when a pattern is first compiled (importing it costs a hook
+# process a few ms, and most texts hold no trigger; a test checks the values).
+_I, _M, _S = 2, 8, 16
 _TAG_SOURCE = r"<\s*(/?)\s*private\b[^<>]*>"  # [^<>]: a tag never spans another tag
 
 
@@ -17,7 +22,7 @@ def strip_private(text: str) -> str:
     out: list[str] = []
     depth = 0
     pos = 0
-    for m in _pattern(_TAG_SOURCE, re.I).finditer(text):
+    for m in _pattern(_TAG_SOURCE, _I).finditer(text):
         if depth == 0:
             out.append(text[pos : m.start()])
         closing = m.group(1) == "/"
@@ -40,7 +45,7 @@ _SECRET_NAME = (
 )
 _SECRETS: list[tuple[str, tuple[str, ...], str, int, int]] = [
     ("private-key", ("private key",),
-     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", 0, re.S),
+     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", 0, _S),
     ("aws-access-key", ("akia", "asia", "agpa", "aida", "aroa", "anpa"),
      r"\b(AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b", 0, 0),
     ("anthropic-key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_\-]{16,}", 0, 0),
@@ -55,14 +60,14 @@ _SECRETS: list[tuple[str, tuple[str, ...], str, int, int]] = [
     ("huggingface-token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}", 0, 0),
     ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0, 0),
     ("url-password", ("://",), r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]+:([^\s@/'\"]+)@", 1, 0),
-    ("bearer-token", ("bearer", "token"), r"\b(?:bearer|token)\s+([A-Za-z0-9._~+/\-]{20,}=*)", 1, re.I),
-    ("aws-secret", ("secret",), r"aws_?secret_?access_?key['\"]?\s*[:=]\s*['\"]?([A-Za-z0-9/+=]{30,})", 1, re.I),
+    ("bearer-token", ("bearer", "token"), r"\b(?:bearer|token)\s+([A-Za-z0-9._~+/\-]{20,}=*)", 1, _I),
+    ("aws-secret", ("secret",), r"aws_?secret_?access_?key['\"]?\s*[:=]\s*['\"]?([A-Za-z0-9/+=]{30,})", 1, _I),
     # NAME = value where a whole segment of NAME is a secret word (DB_PASSWORD, api-key, clientSecret; not
     # max_tokens or author): quoted values up to their closing quote, then bare values.
-    ("assigned-secret", ("pass", "pwd", "secret", "token", "key", "credential"),
+    ("assigned-secret", ("passw", "pwd", "secret", "token", "key", "credential"),
      _SECRET_NAME + r"['\"]?\s*[:=]\s*(['\"])([^'\"\n]{4,})\1", 2, 0),
-    ("assigned-secret", ("pass", "pwd", "secret", "token", "key", "credential"),
-     _SECRET_NAME + r"['\"]?\s*[:=]\s*([^\s'\"`,;()\[\]{}<>]{6,})(?=[\s'\"`,;]|$)", 1, re.M),
+    ("assigned-secret", ("passw", "pwd", "secret", "token", "key", "credential"),
+     _SECRET_NAME + r"['\"]?\s*[:=]\s*([^\s'\"`,;()\[\]{}<>]{6,})(?=[\s'\"`,;]|$)", 1, _M),
 ]
 _COMPILED: dict[str, re.Pattern[str]] = {}
 
@@ -70,6 +75,8 @@ _COMPILED: dict[str, re.Pattern[str]] = {}
 def _pattern(source: str, flags: int) -> re.Pattern[str]:
     pattern = _COMPILED.get(source)
     if pattern is None:
+        import re
+
         pattern = _COMPILED[source] = re.compile(source, flags)
     return pattern
 

@@ -3,9 +3,9 @@ as session-state.json beside the database."""
 
 from __future__ import annotations
 
-import json
 import time
 
+from memory import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
 from memory.db import Tx
 from memory.privacy import clean_obj
 from memory.workspace import Workspace, write_private

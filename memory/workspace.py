@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 
+from memory import jsonlite
 from memory.config import data_home
 from memory.db import DatabaseCorrupt, connect
 from memory.project import Project, identify
@@ -47,7 +47,7 @@ class Workspace:
                 self._db = connect(self.db_path)
                 fresh = True
             if fresh or not os.path.exists(os.path.join(self.dir, "project.json")):
-                write_private(os.path.join(self.dir, "project.json"), json.dumps(
+                write_private(os.path.join(self.dir, "project.json"), jsonlite.dumps(
                     {"key": self.project.key, "name": self.project.name, "root": self.project.root,
                      "remote": self.project.remote}, indent=2))
         return self._db
@@ -59,6 +59,8 @@ class Workspace:
 
 
 def all_projects(home: str | None = None) -> list[dict[str, str]]:
+    import json
+
     base = os.path.join(home or data_home(), "projects")
     out = []
     for key in sorted(os.listdir(base)) if os.path.isdir(base) else []:

@@ -118,10 +118,38 @@ def test_a_plain_tool_hook_stays_off_the_slow_imports(tmp_path: Path) -> None:
     # is the builtin module), dataclasses, datetime parsing, logging, pathlib, traceback, ...
     heavy = {"importlib", "typing", "hashlib", "dataclasses", "pathlib", "logging", "traceback", "locale",
              "subprocess", "inspect", "tempfile", "shutil"}
-    for event in ({"hook_event_name": "PostToolUse", "tool_name": "Bash",
-                   "tool_input": {"command": "pytest -q"}, "tool_response": {"stdout": "3 passed", "stderr": ""}},
-                  {"hook_event_name": "PostToolUse", "tool_name": "Edit",
-                   "tool_input": {"file_path": str(tmp_path / "project" / "a.py"), "old_string": "x",
-                                  "new_string": "y"}, "tool_response": {}}):
+    bash = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "pytest -q"},
+            "tool_response": {"stdout": "3 passed", "stderr": ""}}
+    edit = {"hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": {"file_path": str(tmp_path / "project" / "a.py"), "old_string": "x", "new_string": "y"},
+            "tool_response": {}}
+    for event in (bash, edit):
         modules = _hook_modules(tmp_path, event)
         assert not modules & heavy, sorted(modules & heavy)
+    # The same command again (its memory is a duplicate, so nothing is queued for the worker): neither the
+    # json package nor re (memory/jsonlite.py, regexes compiled only when a trigger occurs).
+    modules = _hook_modules(tmp_path, bash)
+    assert not modules & (heavy | {"re", "json", "json.decoder", "enum"}), sorted(modules & (heavy | {"re", "json"}))
+
+
+def test_flag_constants_are_res() -> None:
+    from memory import privacy
+
+    assert (privacy._I, privacy._M, privacy._S) == (re.I, re.M, re.S)
+
+
+def test_secret_triggers_are_necessary() -> None:
+    """A secret pattern only runs when one of its triggers occurs: on ASCII text, no pattern may match a
+    text that holds none of its triggers."""
+    from memory import privacy
+
+    rng = random.Random(10)
+    parts = ["password", "PASSWD", "pwd", "passed", "Secret", "token", "api_key", "API-KEY", "credential", "=",
+             ": ", "'", '"', "hunter2hunter2", " ", "\n", "bearer ", "x" * 24, "AKIA", "ABCDEFGHIJKLMNOP", "sk-",
+             "ghp_", "eyJ", "abcdefghij.", "://u:", "@h", "-----BEGIN RSA PRIVATE KEY-----", "db_", "Auth"]
+    texts = ["".join(rng.choice(parts) for _ in range(rng.randint(1, 8))) for _ in range(20000)]
+    for _kind, triggers, source, _group, flags in privacy._SECRETS:
+        pattern = re.compile(source, flags)
+        for text in texts:
+            if pattern.search(text):
+                assert any(t in text.lower() for t in triggers), (source, text)
