@@ -103,10 +103,22 @@ def redact_secrets(text: str) -> str:
     return text
 
 
+_ALL_TRIGGERS = tuple(dict.fromkeys(t for _kind, triggers, *_ in _SECRETS for t in triggers))
+
+
 def clean(text: str) -> str:
     """The filter every stored text goes through."""
     if not text:
         return text
+    # Most texts hold no trigger at all: one lower() and a plain loop, instead of a generator per secret
+    # kind (a long session's state holds hundreds of paths, all cleaned at every tool call).
+    lower = text.lower()
+    if "private" not in lower:
+        for t in _ALL_TRIGGERS:
+            if t in lower:
+                break
+        else:
+            return text
     return redact_secrets(strip_private(text))
 
 

@@ -153,3 +153,14 @@ def test_secret_triggers_are_necessary() -> None:
         for text in texts:
             if pattern.search(text):
                 assert any(t in text.lower() for t in triggers), (source, text)
+
+
+def test_clean_fast_path_matches_the_full_filter() -> None:
+    from memory.privacy import clean, redact_secrets, strip_private
+
+    rng = random.Random(13)
+    parts = ["<private>", "</private>", "PRIVATE", "password=hunter2hunter2", "key", "Token ", "x" * 21, "/src/a.py",
+             "sk-", "ghp_", "AKIA", "ABCDEFGHIJKLMNOP", "://u:p@h", " ", "\n", "é", "pass", "eyJ", "abcdefgh."]
+    for _ in range(20000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 7)))
+        assert clean(text) == (redact_secrets(strip_private(text)) if text else text), text
