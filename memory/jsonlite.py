@@ -108,6 +108,9 @@ def _pretty(obj: object, out: list[str], unit: str, newline: str, string: Any, l
             out.append("[]")
             return
         inner = newline + unit * (level + 1)
+        if all(type(item) is str for item in obj):  # most of a session state: lists of paths and texts
+            out.append("[" + inner + ("," + inner).join(map(string, obj)) + newline + unit * level + "]")
+            return
         out.append("[")
         for i, item in enumerate(obj):
             out.append(inner if i == 0 else "," + inner)
@@ -123,7 +126,10 @@ def _pretty(obj: object, out: list[str], unit: str, newline: str, string: Any, l
             if not isinstance(key, str):
                 raise TypeError  # int, float, bool, None keys: converted by the json package
             out.append((inner if i == 0 else "," + inner) + string(key) + ": ")
-            _pretty(item, out, unit, newline, string, level + 1)
+            if type(item) is str:
+                out.append(string(item))
+            else:
+                _pretty(item, out, unit, newline, string, level + 1)
         out.append(newline + unit * level + "}")
     else:
         out.append(_scalar(obj, string))
