@@ -6,7 +6,16 @@ import os
 import sqlite3
 import time
 
-BUSY_TIMEOUT_MS = 5000
+
+def _busy_timeout_ms() -> int:
+    try:
+        return max(0, int(os.environ.get("MEMORY_BUSY_TIMEOUT_MS") or 5000))
+    except ValueError:
+        return 5000
+
+
+# Past it a hook spools its event (memory/spool.py) rather than lose it.
+BUSY_TIMEOUT_MS = _busy_timeout_ms()
 # len(migrations.MIGRATIONS); kept here so that opening an up-to-date database does not import them
 # (a test checks the two agree).
 SCHEMA_VERSION = 5

@@ -112,7 +112,20 @@ def report(ws: Workspace) -> dict[str, Any]:
         "hook_log": log,
         "hook_errors_logged": errors,
         "notices": [str(n.get("message")) for n in _notices()],
+        "spooled_events": _spooled(),
     }
+
+
+def _spooled() -> dict[str, int]:
+    """Events a locked database refused, waiting for a later hook (or `--repair`) to write them."""
+    from memory import spool
+
+    folder = spool.spool_dir()
+    try:
+        bad = sum(1 for n in os.listdir(folder) if n.endswith(".bad"))
+    except OSError:
+        bad = 0
+    return {"waiting": len(spool.pending(folder)), "unreadable": bad}
 
 
 def repair(ws: Workspace) -> list[str]:
@@ -143,6 +156,12 @@ def repair(ws: Workspace) -> list[str]:
             (time.time() - 300,)).rowcount
     if stale:
         done.append(f"released {stale} queue job(s) left running by a dead worker")
+    from memory import spool
+
+    waiting = len(spool.pending())
+    if waiting:
+        written = spool.replay(budget_s=60.0)
+        done.append(f"wrote {written} of {waiting} spooled event(s) a locked database had refused")
     items = notices.pending()
     if items:
         done.append(f"cleared {len(items)} notice(s): " + notices.summary(items).replace("\n", "; "))

@@ -26,6 +26,7 @@ def read_event() -> dict[str, Any] | None:
 
 def run(name: str) -> None:
     out: dict[str, Any] | None = None
+    event: dict[str, Any] | None = None
     try:
         event = read_event()
         if event is None:
@@ -40,13 +41,47 @@ def run(name: str) -> None:
             out = None
         log_exception(name, exc)
         out = None
+        if event is not None and _spool_if_locked(name, event, exc):
+            os._exit(0)  # the database is busy: leave the spooled event to a later hook
     try:
         if out:
             sys.stdout.write(json.dumps(out, ensure_ascii=False))
         sys.stdout.flush()
     except BaseException:  # noqa: BLE001
         pass
+    _replay_spool()
     os._exit(0)  # skip interpreter teardown: it is pure cost here, and the exit code must be 0
+
+
+def _spool_if_locked(name: str, event: dict[str, Any], exc: BaseException) -> bool:
+    """An event refused by a database locked past its busy timeout is kept for a later hook (memory/spool.py)
+    instead of lost."""
+    try:
+        from memory import spool
+
+        if not spool.is_lock_error(exc):
+            return False
+        spool.save(name, event)
+        log("warning", "database locked: the event was spooled for a later hook", event=name)
+        return True
+    except BaseException as err:  # noqa: BLE001 - a hook must never break the session
+        log_exception(f"{name} (spooling)", err)
+        return False
+
+
+def _replay_spool() -> None:
+    """Replay events an earlier hook spooled, within a small budget, after this hook's own answer is out.
+    Costs one failed listdir when there is no spool."""
+    try:
+        from memory.config import data_home
+
+        if not os.path.isdir(os.path.join(data_home(), "spool")):
+            return
+        from memory import spool
+
+        spool.replay()
+    except BaseException as exc:  # noqa: BLE001
+        log_exception("spool replay", exc)
 
 
 def context_output(event_name: str, text: str) -> dict[str, Any] | None:

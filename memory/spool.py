@@ -1,0 +1,160 @@
+"""Events a hook could not write (the database stayed locked past the busy timeout, e.g. many sessions and
+the worker writing at once on a loaded machine) are kept in `<data dir>/spool/` and replayed by a later
+hook, so none is lost. What is spooled has passed the privacy filter: nothing private reaches the disk.
+
+One file per event, written to a temporary name and renamed (a reader never sees half a file); a replayer
+claims a file by renaming it, so two hooks never replay the same event; a claim left by a killed replayer
+is taken back after CLAIM_STALE_S. Standard library only: this runs inside hooks."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from memory import jsonlite as json
+from memory.config import data_home
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+MAX_STRING = 200_000  # characters kept of each string: captures keep far less, a 10 MB tool output stays small
+REPLAY_BUDGET_S = 0.03  # a hook spends at most this replaying spooled events after its own work
+CLAIM_STALE_S = 60.0
+
+
+def spool_dir() -> str:
+    return os.path.join(data_home(), "spool")
+
+
+def is_lock_error(exc: BaseException) -> bool:
+    """SQLite's "database is locked" / "busy" (checked by name: a hook need not import sqlite3 for this)."""
+    text = str(exc).lower()
+    return type(exc).__name__ == "OperationalError" and ("locked" in text or "busy" in text)
+
+
+def _trim(value: object) -> object:
+    if isinstance(value, str):
+        return value[:MAX_STRING]
+    if isinstance(value, dict):
+        return {str(k): _trim(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_trim(v) for v in value]
+    return value
+
+
+def save(hook: str, event: dict[str, Any]) -> str:
+    """Keep an event for a later replay; returns the file written. Raises OSError if the disk refuses."""
+    from memory.privacy import clean_obj
+
+    folder = spool_dir()
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    # The project the hook resolved, so a replay in another project's hook writes to the right database.
+    project_dir = os.environ.get("MEMORY_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR") or ""
+    record = {"hook": hook, "project_dir": clean_obj(project_dir), "spooled_at": time.time(),
+              "event": clean_obj(_trim(event))}
+    name = f"{time.time_ns():020d}-{os.getpid()}-{hook}.json"
+    tmp = os.path.join(folder, f".{name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(record, ensure_ascii=False))
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    path = os.path.join(folder, name)
+    os.rename(tmp, path)
+    return path
+
+
+def pending(folder: str | None = None) -> list[str]:
+    """Spooled events, oldest first (claims left by a killed replayer count once stale)."""
+    folder = folder or spool_dir()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    now = time.time()
+    out = []
+    for n in names:
+        if n.endswith(".json") and not n.startswith("."):
+            out.append(n)
+        elif n.endswith(".claimed"):
+            try:
+                if now - os.stat(os.path.join(folder, n)).st_mtime > CLAIM_STALE_S:
+                    out.append(n)
+            except OSError:
+                pass
+    return sorted(out)
+
+
+def _claim(folder: str, name: str) -> str | None:
+    base = name.split(".json", 1)[0]
+    claimed = os.path.join(folder, f"{base}.json.{os.getpid()}.claimed")
+    try:
+        os.rename(os.path.join(folder, name), claimed)
+    except OSError:
+        return None  # another hook took it
+    os.utime(claimed)
+    return claimed
+
+
+def replay(budget_s: float = REPLAY_BUDGET_S, folder: str | None = None) -> int:
+    """Replay spooled events through their handlers (their output is dropped: the session they belonged to
+    has moved on) until the budget is spent. An event still refused by a locked database goes back to
+    the spool. Returns how many were written."""
+    folder = folder or spool_dir()
+    names = pending(folder)
+    if not names:
+        return 0
+    from memory.log import log, log_exception
+
+    deadline = time.monotonic() + budget_s
+    done = 0
+    for name in names:
+        if time.monotonic() > deadline:
+            break
+        claimed = _claim(folder, name)
+        if claimed is None:
+            continue
+        try:
+            with open(claimed, encoding="utf-8") as f:
+                record = json.loads(f.read())
+            hook, event = record["hook"], record["event"]
+            if not isinstance(event, dict) or not isinstance(hook, str) or not hook.isidentifier():
+                raise ValueError("not a spooled hook event")
+        except Exception as exc:  # a damaged file: kept aside for `memory doctor`, never retried forever
+            log("warning", f"spool: unreadable event {name}: {exc}", event="spool")
+            os.replace(claimed, claimed + ".bad")
+            continue
+        saved_dir = os.environ.get("MEMORY_PROJECT_DIR")
+        if record.get("project_dir"):
+            os.environ["MEMORY_PROJECT_DIR"] = str(record["project_dir"])
+        try:
+            module = f"memory.handlers.{hook}"
+            __import__(module)
+            import sys
+
+            sys.modules[module].handle(event)
+        except Exception as exc:
+            if is_lock_error(exc):
+                os.replace(claimed, os.path.join(folder, name.split(".json", 1)[0] + ".json"))
+                break  # still locked: the next hook tries again
+            log_exception(f"spool replay of {hook}", exc)
+            os.replace(claimed, claimed + ".bad")
+            continue
+        finally:
+            if saved_dir is None:
+                os.environ.pop("MEMORY_PROJECT_DIR", None)
+            else:
+                os.environ["MEMORY_PROJECT_DIR"] = saved_dir
+        os.unlink(claimed)
+        done += 1
+    if done:
+        log("info", f"spool: replayed {done} event(s) a locked database had refused", event="spool")
+    return done
