@@ -37,12 +37,10 @@ def run(name: str) -> None:
             handler = sys.modules[module]
             out = handler.handle(event)
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
-            out = None
-        log_exception(name, exc)
         out = None
         if event is not None and _spool_if_locked(name, event, exc):
-            os._exit(0)  # the database is busy: leave the spooled event to a later hook
+            os._exit(0)  # the database is busy: the spooled event is left to a later hook (logged as such)
+        log_exception(name, exc)
     try:
         if out:
             sys.stdout.write(json.dumps(out, ensure_ascii=False))
@@ -61,8 +59,9 @@ def _spool_if_locked(name: str, event: dict[str, Any], exc: BaseException) -> bo
 
         if not spool.is_lock_error(exc):
             return False
-        spool.save(name, event)
-        log("warning", "database locked: the event was spooled for a later hook", event=name)
+        path = spool.save(name, event)
+        log("warning", f"write lock not granted within the busy timeout: event spooled as {os.path.basename(path)} "
+            "for a later hook", event=name)
         return True
     except BaseException as err:  # noqa: BLE001 - a hook must never break the session
         log_exception(f"{name} (spooling)", err)

@@ -186,12 +186,18 @@ def log_access(db: sqlite3.Connection, ids: list[int], kind: str, session_id: st
     if not ids:
         return
     now = time.time()
-    with Tx(db):
-        db.executemany(
-            "INSERT INTO access_log (memory_id, session_id, kind, query, at) VALUES (?, ?, ?, ?, ?)",
-            [(i, session_id, kind, clean(query)[:200] if query else None, now) for i in ids],
-        )
-        db.executemany(
-            "UPDATE memories SET accessed_at = ?, access_count = access_count + 1 WHERE id = ?",
-            [(now, i) for i in ids],
-        )
+    try:
+        with Tx(db):
+            db.executemany(
+                "INSERT INTO access_log (memory_id, session_id, kind, query, at) VALUES (?, ?, ?, ?, ?)",
+                [(i, session_id, kind, clean(query)[:200] if query else None, now) for i in ids],
+            )
+            db.executemany(
+                "UPDATE memories SET accessed_at = ?, access_count = access_count + 1 WHERE id = ?",
+                [(now, i) for i in ids],
+            )
+    except sqlite3.OperationalError as exc:
+        # Bookkeeping of a read: a search or a recall is not failed because other sessions hold the write
+        # lock past the busy timeout (nothing was written: the lock is taken before the first statement).
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise

@@ -3,8 +3,10 @@
 
 N driver processes each fire --events hook events (mixed: prompts, tool calls, turn ends, compactions)
 through the real hook launcher, in parallel, while a CLI search loop runs beside them (and the background
-worker, which the hooks start when they queue work). Then it checks that no event was lost, that no hook
-failed or logged "database is locked", that no job is duplicated, and prints hook latency. With --settle
+worker, which the hooks start when they queue work). Events a locked database refused wait in the spool
+(memory/spool.py) until a later hook replays them: when the drivers are done, a few more hooks (a next
+session) drain it. Then it checks that no event was lost, that no hook failed or logged "database is
+locked", that no job is duplicated, and prints hook latency and how many events went through the spool. With --settle
 it then waits for the worker to index everything and checks the vector index (LanceDB) against SQLite.
 
     .venv/bin/python scripts/bench_stress.py [--processes 8] [--events 1000] [--settle] [--keep DIR] [--json]
@@ -123,6 +125,22 @@ def settle(home: Path, key: str, env: dict[str, str], timeout: float = 900.0) ->
     return {**vector_consistency(home, key), "settle_seconds": round(time.perf_counter() - started, 1)}
 
 
+def drain_spool(home: Path, project: str, env: dict[str, str], rounds: int = 200) -> int:
+    """Events a locked database refused wait in the spool for the next hook: fire a few (a new session's
+    first tool call, as the next session would) until none is left. Returns how many remain."""
+    from memory import spool
+
+    folder = str(home / "spool")
+    for i in range(rounds):
+        if not spool.pending(folder):
+            return 0
+        _, payload = _event(2, 99, i, project)
+        payload["session_id"] = "stress-drain"
+        payload["tool_input"] = {"command": f"make drain-{i}"}  # not counted as a driver's command
+        subprocess.run([LAUNCHER, "post_tool_use"], input=json.dumps(payload).encode(), capture_output=True, env=env)
+    return len(spool.pending(folder))
+
+
 def run(processes: int, events: int, workdir: Path, *, settle_index: bool = False) -> dict:
     home, project = workdir / "data", workdir / "project"
     (project / "src").mkdir(parents=True)
@@ -157,13 +175,15 @@ def run(processes: int, events: int, workdir: Path, *, settle_index: bool = Fals
     stop.set()
     searcher.join(timeout=30)
     wall = time.perf_counter() - started
+    spooled_left = drain_spool(home, str(project), env)
 
     db = sqlite3.connect(home / "projects" / identify(str(project)).key / "memory.db")
     bash = db.execute("SELECT count(*) FROM memories WHERE title LIKE 'Ran `make target-%'").fetchone()[0]
     edits = db.execute("SELECT count(*) FROM memories WHERE title LIKE 'Modified src/file_%'").fetchone()[0]
     prompts = db.execute("SELECT count(*) FROM memories WHERE title LIKE 'Asked: Implement stress feature%'"
                          ).fetchone()[0]
-    tool_calls = db.execute("SELECT coalesce(sum(tool_call_count), 0) FROM sessions").fetchone()[0]
+    tool_calls = db.execute("SELECT coalesce(sum(tool_call_count), 0) FROM sessions WHERE id != 'stress-drain'"
+                            ).fetchone()[0]
     dup_jobs = db.execute("SELECT count(*) FROM (SELECT dedup_key FROM queue WHERE dedup_key IS NOT NULL "
                           "GROUP BY dedup_key HAVING count(*) > 1)").fetchone()[0]
     log = home / "logs" / "hooks.log"
@@ -175,6 +195,8 @@ def run(processes: int, events: int, workdir: Path, *, settle_index: bool = Fals
 
     worker_client.ask(str(home), {"op": "shutdown"}, timeout=5)  # stop the worker this run started
     expected = {k: sum(r["counts"][k] for r in results) for k in ("prompts", "bash", "edit", "tools")}
+    drain_calls = db.execute("SELECT coalesce(sum(tool_call_count), 0) FROM sessions WHERE id = 'stress-drain'"
+                             ).fetchone()[0]
     return {
         "processes": processes, "events_per_process": events, "events": len(times), "wall_seconds": round(wall, 1),
         "events_per_second": round(len(times) / wall, 1),
@@ -184,6 +206,8 @@ def run(processes: int, events: int, workdir: Path, *, settle_index: bool = Fals
         "lost": {"bash": expected["bash"] - bash, "edit": expected["edit"] - edits,
                  "prompts": expected["prompts"] - prompts, "tool_calls": expected["tools"] - tool_calls},
         "locked_in_log": log_text.count("database is locked"), "errors_in_log": log_text.count(" ERROR "),
+        "spooled": log_text.count("event spooled as"), "left_in_spool": spooled_left,
+        "drain_hooks": drain_calls,
         "duplicate_jobs": dup_jobs, "cli_searches_ok": searches["ok"], "cli_searches_failed": searches["failed"][:5],
         **({"vector_index": index} if index else {}),
     }
