@@ -69,6 +69,7 @@ _SECRETS: list[tuple[str, tuple[str, ...], str, int, int]] = [
     ("assigned-secret", ("passw", "pwd", "secret", "token", "key", "credential"),
      _SECRET_NAME + r"['\"]?\s*[:=]\s*([^\s'\"`,;()\[\]{}<>]{6,})(?=[\s'\"`,;]|$)", 1, _M),
 ]
+_NAME_VALUE = ("assigned-secret", "aws-secret")  # patterns with a mandatory [:=]
 _COMPILED: dict[str, re.Pattern[str]] = {}
 
 
@@ -86,6 +87,8 @@ def redact_secrets(text: str) -> str:
     for kind, triggers, source, group, flags in _SECRETS:
         if not any(t in lower for t in triggers):
             continue
+        if kind in _NAME_VALUE and "=" not in text and ":" not in text:
+            continue  # NAME = value / NAME: value needs one of them ("the tokenizer" is no secret)
         pattern = _pattern(source, flags)
         if group == 0:
             text = pattern.sub(f"[REDACTED:{kind}]", text)
