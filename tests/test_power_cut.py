@@ -89,15 +89,22 @@ def test_copies_taken_mid_write_open_with_every_acknowledged_memory(tmp_path: Pa
                 time.sleep(0.05)
             time.sleep(rng.uniform(0, 0.5))
             with gate:
-                victims = [p.pid for p in running.values() if p.poll() is None] + [worker.pid]
-                for pid in victims:
-                    os.kill(pid, signal.SIGSTOP)
+                victims = []
+                for pid in [p.pid for p in running.values() if p.poll() is None] + [worker.pid]:
+                    try:  # a hook may have exited since poll()
+                        os.kill(pid, signal.SIGSTOP)
+                        victims.append(pid)
+                    except ProcessLookupError:
+                        pass
                 began = time.monotonic()
                 before = {m for t, m in acked if t < began}
                 frozen = tmp_path / f"frozen-{n}"
                 shutil.copytree(home, frozen, ignore=_regular_files_only)
                 for pid in victims:
-                    os.kill(pid, signal.SIGCONT)
+                    try:
+                        os.kill(pid, signal.SIGCONT)
+                    except ProcessLookupError:
+                        pass
             copies.append((frozen, before, True))
             torn = tmp_path / f"torn-{n}"  # while everything runs: each file from another moment
             shutil.copytree(home, torn, ignore=_regular_files_only)
