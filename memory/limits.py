@@ -8,20 +8,21 @@ Standard library only, nothing imported that a hook cannot afford.
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 
 from memory.config import ENV_VARS, env
 
 EVICT_JOB = "evict"
 TARGET_RATIO = 0.85  # eviction stops under 85% of a limit, so it does not run again at the next save
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
+_SIZE_PATTERN = r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$"  # compiled on use: a hook's save imports no re
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
 
 def parse_size(text: str) -> int:
     """'500MB', '1.5G', '200k', '1048576' -> bytes (K/M/G are powers of 1024). Raises ValueError."""
-    m = _SIZE.match(text or "")
+    import re
+
+    m = re.match(_SIZE_PATTERN, text or "", re.I)
     if not m:
         raise ValueError(f"cannot read {text!r} as a size: use bytes or a number with K, M or G (e.g. 500MB)")
     return int(float(m.group(1)) * _UNITS[m.group(2).lower()])

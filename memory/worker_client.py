@@ -6,11 +6,11 @@ posix_spawn to start the worker (no `subprocess` import, ~5 ms saved), socket on
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
+from memory import jsonlite as json  # not the json package: it imports re (~5 ms a hook)
 from memory.config import env, env_int
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -71,7 +71,7 @@ def alive(home: str) -> bool:
 def _recently_failed(home: str) -> bool:
     try:
         with open(failed_path(home), encoding="utf-8") as fh:
-            info = json.load(fh)
+            info = json.loads(fh.read())
         return info.get("python") == sys.executable and time.time() - float(info.get("at", 0)) < FAILED_BACKOFF_S
     except (OSError, ValueError, AttributeError):
         return False
@@ -125,7 +125,7 @@ def ask(home: str, request: dict[str, Any], timeout: float | None = None) -> dic
             if not chunk:
                 break
             data += chunk
-        answer = json.loads(data) if data.strip() else None
+        answer = json.loads(data.decode("utf-8", "replace")) if data.strip() else None
         return answer if isinstance(answer, dict) and answer.get("ok") else None
     except (OSError, ValueError):
         return None
