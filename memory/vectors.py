@@ -123,7 +123,7 @@ class VectorStore:
 
     def search(self, vector: list[float], k: int, where: str | None = None) -> list[tuple[int, float]]:
         """The k nearest by dot product (vectors are stored unnormalised mixes, see worker.py), as (id, score)."""
-        q = self.table.search(vector).metric("dot").limit(k).select(["id"])
+        q = self.table.search(vector).metric("dot").limit(k).select(["id", "_distance"])
         if self._indexed_rows:
             q = q.nprobes(20)
         if where:

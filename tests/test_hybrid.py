@@ -206,8 +206,10 @@ def test_cli_reindex_and_search_modes(home: Path, project: Path) -> None:
     (result,) = json.loads(out.stdout)
     assert result["memories"] == sum(map(len, SESSIONS.values())) == result["embedded"]
     assert result["provider"].startswith("hashing:")
-    hybrid = json.loads(_cli(home, project, "search", "--mode", "hybrid", "--json", "-n", "5",
-                             "why was the postgres connection pool exhausted").stdout)
+    searched = _cli(home, project, "search", "--mode", "hybrid", "--json", "-n", "5",
+                    "why was the postgres connection pool exhausted")
+    assert searched.stderr == "", searched.stderr  # no library warnings (lance's deprecation notice was one)
+    hybrid = json.loads(searched.stdout)
     keyword = json.loads(_cli(home, project, "search", "--mode", "keyword", "--json", "-n", "5",
                               "why was the postgres connection pool exhausted").stdout)
     answer = SESSIONS["s-pool"][2][:60]
