@@ -154,7 +154,9 @@ def main() -> None:
         subprocess.run(["git", "init", "-q", str(project)], check=True)
         (project / "src" / "app.py").write_text("x = 1\n" * 400)
         (project / "src" / "big.py").write_text(BIG_SOURCE.read_text())
-        env = {**os.environ, "MEMORY_HOME": str(home)}
+        # Worker off, as the README's table says: a worker the hooks start would index the 50,000 memories
+        # on the same cores and time itself, not the hooks.
+        env = {**os.environ, "MEMORY_HOME": str(home), "MEMORY_WORKER": "off"}
         for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR"):
             env.pop(name, None)
         ws = Workspace.for_dir(str(project), home=str(home))

@@ -189,7 +189,7 @@ def test_estimate_tokens() -> None:
     from parser import tokens
 
     big = code * (tokens.SAMPLE_ABOVE // len(code) + 2)
-    exact = len(tokens._TOKEN.findall(big))
+    exact = len(tokens.token_re().findall(big))
     assert abs(estimate_tokens(big) - exact) / exact < 0.05
 
 
@@ -207,3 +207,22 @@ def test_imports_stay_lazy() -> None:
         "assert not heavy & set(sys.modules), heavy & set(sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_the_ascii_counter_agrees_with_the_token_pattern() -> None:
+    """Short ASCII texts (the Read header on the cached path) are counted without `re`; same count."""
+    import random
+
+    from parser import tokens
+    from parser.render import read_header
+
+    rng = random.Random(7)
+    alphabet = "".join(map(chr, range(128)))
+    pieces = ["_", "__", "a", "Z", "abcdefghijk", "9", "12345", "\n", "\n  \t", " ", "\t", "\r", "\x1c", "->",
+              "(", ")", "==", "{", "~", "\x00", "\x7f", "_1", "x_y"]
+    samples = [read_header("src/app_main.py", 1234, 56789, 4321, grouped) for grouped in (False, True)]
+    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(4000)]
+    samples += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(4000)]
+    for text in samples:
+        assert tokens._count_ascii(text) == len(tokens.token_re().findall(text)), repr(text)
+        assert tokens.estimate_tokens(text) == len(tokens.token_re().findall(text))
