@@ -48,6 +48,9 @@ def run(name: str) -> None:
     except BaseException:  # noqa: BLE001
         pass
     _replay_spool()
+    db = sys.modules.get("memory.db")
+    if db is not None:
+        db.close_all()  # the WAL checkpointed and removed now, not re-scanned by every later hook
     os._exit(0)  # skip interpreter teardown: it is pure cost here, and the exit code must be 0
 
 
