@@ -136,7 +136,8 @@ def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: st
     hits, used = layers.search(ws, text, limit=limit, mode=mode, timeout=2.0, in_process=True, filters=Filters(
         types=list(types) or None, since=_when(since), until=_when(until), session_id=session))
     if used != (mode or used) and not as_json:
-        click.echo(f"memory: no semantic index answered; {used} results", err=True)
+        click.echo(f"memory: no semantic index answered (the background worker answers once it is warm); "
+                   f"{used} results", err=True)
     store.log_access(ws.db, [h.id for h in hits], "search", None, text)
     if as_json:
         _emit([h.compact() for h in hits])

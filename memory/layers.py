@@ -73,6 +73,19 @@ def hybrid_in_process(ws: Workspace, query: str, limit: int, filters: Filters) -
     return [(_hit(rows[s.id], s.score), s.as_dict()) for s in scored if s.id in rows]
 
 
+def _indexed_cheaply(ws: Workspace) -> bool:
+    """The vector index was built by the built-in hashing embedder, which needs no model to load."""
+    row = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
+    return bool(row) and str(row[0]).startswith("hashing")
+
+
+def _start_worker(ws: Workspace) -> None:
+    from memory import worker_client
+
+    if worker_client.enabled() and not worker_client.alive(ws.home):
+        worker_client.start(ws.home)
+
+
 def has_semantic_index(ws: Workspace) -> bool:
     return os.path.isdir(os.path.join(ws.dir, "vectors.lance"))
 
@@ -86,7 +99,12 @@ def search(ws: Workspace, query: str, *, limit: int = 10, filters: Filters | Non
     if mode == "hybrid":
         got = hybrid_via_worker(ws, query, limit, filters, timeout)
         if got is None and in_process and has_semantic_index(ws):
-            got = hybrid_in_process(ws, query, limit, filters)
+            if _indexed_cheaply(ws):
+                got = hybrid_in_process(ws, query, limit, filters)
+            else:
+                # A model (MiniLM, Ollama) would take seconds to load here at every search: start the
+                # worker instead, which keeps it warm; this search answers with BM25, the next with both.
+                _start_worker(ws)
         if got is not None:
             return [h for h, _ in got], "hybrid"
     return keyword_search(ws.db, query, limit=limit, filters=filters), "keyword"

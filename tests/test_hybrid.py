@@ -216,3 +216,33 @@ def test_cli_reindex_and_search_modes(home: Path, project: Path) -> None:
     assert answer in [h["title"] for h in hybrid] and answer not in [h["title"] for h in keyword]
     status = _cli(home, project, "worker", "status", "--json")
     assert json.loads(status.stdout)["alive"] is False
+
+
+def test_a_cli_search_does_not_load_a_model_itself_it_starts_the_worker(home: Path, project: Path) -> None:
+    """An index built by a model (MiniLM, Ollama) would cost seconds of loading at every CLI search: the search
+    answers with BM25 and starts the worker, which keeps the model warm for the next one."""
+    from memory import worker_client
+
+    lines = "\n".join(json.dumps({"title": t[:60], "content": t, "session_id": sid})
+                      for sid, texts in SESSIONS.items() for t in texts)
+    subprocess.run([sys.executable, "-m", "memory", "save", "--jsonl"], input=lines, cwd=project, text=True,
+                   env={**os.environ, "MEMORY_HOME": str(home), "MEMORY_WORKER": "off"}, check=True,
+                   capture_output=True)
+    assert _cli(home, project, "reindex").returncode == 0
+    ws = Workspace.for_dir(str(project), home=str(home))
+    with ws.db:  # as if a model had built the index
+        ws.db.execute("UPDATE meta SET value = 'sentence-transformers:all-MiniLM-L6-v2:384' "
+                      "WHERE key = 'vectors:provider'")
+    env = {**os.environ, "MEMORY_HOME": str(home), "MEMORY_EMBEDDER": "hashing", "MEMORY_WORKER": "on",
+           "MEMORY_WORKER_IDLE_SECONDS": "5"}
+    try:
+        out = subprocess.run([sys.executable, "-m", "memory", "search", "--mode", "hybrid", "postgres", "pool"],
+                             cwd=project, env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0 and "#" in out.stdout
+        assert "keyword results" in out.stderr  # not a hybrid search run here with a model loaded for it
+        deadline = time.monotonic() + 30
+        while not worker_client.alive(str(home)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert worker_client.alive(str(home)), "the search started the worker"
+    finally:
+        worker_client.ask(str(home), {"op": "shutdown"}, timeout=5)
