@@ -25,22 +25,6 @@ class DatabaseCorrupt(Exception):
     """The database file could not be opened as SQLite; it has been moved aside."""
 
 
-# Connections this process opened: a hook closes them before it exits (close_all).
-_OPEN: list[sqlite3.Connection] = []
-
-
-def close_all() -> None:
-    """Close every connection this process opened. A hook calls it before `os._exit`: the last connection
-    to close checkpoints the WAL into the database and removes it. Without it the WAL only grew (the
-    auto-checkpoint gives way to the connection's own unfinished statements), reaching tens of MB in a long
-    session, and every hook's first read re-scanned all of it: +30 ms per hook after ~600 events."""
-    while _OPEN:
-        try:
-            _OPEN.pop().close()
-        except Exception:  # noqa: BLE001 - closing is best effort; the data is committed already
-            pass
-
-
 def connect(path: str, *, migrate: bool = True) -> sqlite3.Connection:
     os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
     old = os.umask(0o077)  # the db, its -wal and -shm: owner-only
@@ -61,7 +45,6 @@ def connect(path: str, *, migrate: bool = True) -> sqlite3.Connection:
             moved = quarantine(path)
             raise DatabaseCorrupt(f"database {path} was corrupt and was moved to {moved}") from exc
         raise
-    _OPEN.append(db)
     return db
 
 

@@ -32,10 +32,7 @@ def run(name: str) -> None:
         if event is None:
             log("warning", "no JSON object on stdin", event=name)
         else:
-            module = f"memory.handlers.{name}"
-            __import__(module)  # not importlib.import_module: importing importlib costs a hook ~0.5 ms
-            handler = sys.modules[module]
-            out = handler.handle(event)
+            out = dispatch(name, event)
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
         out = None
         if event is not None and _spool_if_locked(name, event, exc):
@@ -48,10 +45,17 @@ def run(name: str) -> None:
     except BaseException:  # noqa: BLE001
         pass
     _replay_spool()
-    db = sys.modules.get("memory.db")
-    if db is not None:
-        db.close_all()  # the WAL checkpointed and removed now, not re-scanned by every later hook
+    common = sys.modules.get("memory.handlers.common")
+    if common is not None:
+        common.close_workspaces()  # the WAL checkpointed and removed now, not re-scanned by every later hook
     os._exit(0)  # skip interpreter teardown: it is pure cost here, and the exit code must be 0
+
+
+def dispatch(name: str, event: dict[str, Any]) -> dict[str, Any] | None:
+    """Run the handler of a hook entry (memory/handlers/<name>.py) on one event."""
+    module = f"memory.handlers.{name}"
+    __import__(module)  # not importlib.import_module: importing importlib costs a hook ~0.5 ms
+    return sys.modules[module].handle(event)
 
 
 def _spool_if_locked(name: str, event: dict[str, Any], exc: BaseException) -> bool:

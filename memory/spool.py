@@ -45,12 +45,13 @@ def _trim(value: object) -> object:
 
 def save(hook: str, event: dict[str, Any]) -> str:
     """Keep an event for a later replay; returns the file written. Raises OSError if the disk refuses."""
+    from memory.handlers.common import project_folder
     from memory.privacy import clean_obj
 
     folder = spool_dir()
     os.makedirs(folder, mode=0o700, exist_ok=True)
     # The project the hook resolved, so a replay in another project's hook writes to the right database.
-    project_dir = os.environ.get("MEMORY_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR") or ""
+    project_dir = project_folder(event) or ""
     record = {"hook": hook, "project_dir": clean_obj(project_dir), "spooled_at": time.time(),
               "event": clean_obj(_trim(event))}
     name = f"{time.time_ns():020d}-{os.getpid()}-{hook}.json"
@@ -136,11 +137,9 @@ def replay(budget_s: float = REPLAY_BUDGET_S, folder: str | None = None) -> int:
         if record.get("project_dir"):
             os.environ["MEMORY_PROJECT_DIR"] = str(record["project_dir"])
         try:
-            module = f"memory.handlers.{hook}"
-            __import__(module)
-            import sys
+            from memory.hookrun import dispatch
 
-            sys.modules[module].handle(event)
+            dispatch(hook, event)
         except Exception as exc:
             if is_lock_error(exc):
                 os.replace(claimed, os.path.join(folder, name.split(".json", 1)[0] + ".json"))

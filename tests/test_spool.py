@@ -114,3 +114,18 @@ def test_hooks_leave_no_write_ahead_log_behind(hooks: HookRunner, home: Path) ->
     wal = Path(str(db_path(home, hooks.project)) + "-wal")
     assert not wal.exists() or wal.stat().st_size == 0
     assert len(contents(home, hooks.project, "test_tax.py")) == 12
+
+
+def test_a_spooled_event_is_replayed_into_its_own_project(
+        hooks: HookRunner, home: Path, locked: sqlite3.Connection, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers import make_git_project
+
+    hooks.tool("Bash", {"command": "pytest tests/test_tax.py"}, {"stdout": "FAILED test_vat_rounding", "stderr": ""})
+    locked.rollback()
+    other = make_git_project(tmp_path / "other-app")
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(other))  # the replaying hook belongs to another project
+    HookRunner(other, session="sess-other").tool("Bash", {"command": "cargo test"}, {"stdout": "ok", "stderr": ""})
+    assert not list((home / "spool").glob("*"))
+    assert contents(home, hooks.project, "test_tax.py"), "written where its hook ran, not into the other project"
+    assert not contents(home, other, "test_tax.py")
