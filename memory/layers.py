@@ -58,9 +58,8 @@ def hybrid_in_process(ws: Workspace, query: str, limit: int, filters: Filters) -
     from memory.vectors import VectorStore, where_clause
 
     e = embed.choose()
-    indexed = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
     vector_search = None
-    if indexed and indexed[0] == embed.key(e):
+    if _indexed_provider(ws) == embed.key(e):
         vs = VectorStore(ws.dir, embed.key(e), e.dim)
 
         def vector_search(q: str, k: int, f: Filters) -> dict[int, float]:
@@ -73,10 +72,15 @@ def hybrid_in_process(ws: Workspace, query: str, limit: int, filters: Filters) -
     return [(_hit(rows[s.id], s.score), s.as_dict()) for s in scored if s.id in rows]
 
 
+def _indexed_provider(ws: Workspace) -> str | None:
+    """The provider key (name:model:dim) that built the project's vector index, as the worker records it."""
+    row = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
+    return str(row[0]) if row else None
+
+
 def _indexed_cheaply(ws: Workspace) -> bool:
     """The vector index was built by the built-in hashing embedder, which needs no model to load."""
-    row = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
-    return bool(row) and str(row[0]).startswith("hashing")
+    return (_indexed_provider(ws) or "").startswith("hashing")
 
 
 def _start_worker(ws: Workspace) -> None:
