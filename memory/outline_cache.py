@@ -21,6 +21,9 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 
 # Above this size hashlib's OpenSSL SHA-256 (several times faster, but ~4 ms to import) pays for itself.
 _OPENSSL_HASH_ABOVE = 1 << 20
+# The rendered outline's format, stored with the content hash: bumped when parser/render.py changes what it
+# prints, so that a row cached by an older version is a miss (rendered again), not served as it was.
+OUTLINE_FORMAT = "2"
 
 
 class Cached:
@@ -69,7 +72,7 @@ def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_re
     """The outline of a file whose bytes are `data`; None when it has none (unknown language, minified,
     unparseable, no symbols, tree-sitter missing). With `writes`, the cache update is queued there to join
     the caller's transaction instead of committing on its own."""
-    digest = content_hash(data)
+    digest = f"{content_hash(data)}/{OUTLINE_FORMAT}"
     row = db.execute(
         """SELECT language, content_hash, size, mtime, total_lines, symbols, outline, original_tokens,
            outline_tokens FROM file_signatures WHERE path = ?""", (path,)).fetchone()

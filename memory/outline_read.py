@@ -64,12 +64,11 @@ def maybe_outline(ws: Workspace, event: dict[str, Any], sid: str, cap: Capture) 
         return None  # no outline, or not worth withholding the body for
     from parser.tokens import estimate_tokens
 
-    rel = os.path.relpath(path, ws.project.root) if path.startswith(ws.project.root + os.sep) else path
     grouped = has_groups(cached.outline)
-    header = read_header(rel, cached.total_lines, cached.original_tokens, cached.outline_tokens, grouped)
+    header = read_header(cached.total_lines, cached.original_tokens, cached.outline_tokens, grouped)
     # What the model gets, header included, is what the saving is counted against.
     shown = cached.outline_tokens + estimate_tokens(header)
-    header = read_header(rel, cached.total_lines, cached.original_tokens, shown, grouped)
+    header = read_header(cached.total_lines, cached.original_tokens, shown, grouped)
     content = header + cached.outline
     cap.writes.append(lambda db: outline_cache.record_saving(db, sid, path, cached.original_tokens, shown))
     cap.change(lambda s: session_state.push_unique(s, "outlined", key))

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
+    import re
+
     from parser.outline import Outline, Symbol
 
 MAX_IMPORTS_SHOWN = 20
@@ -37,9 +39,12 @@ MAX_GROUPED_NAMES = 20
 GROUP_MAX_GAP = 10  # lines between two constants of one run
 _GROUPED_KINDS = frozenset({"constant", "variable"})
 # Siblings with the same signature but for the name (getters, `fn test_x()`,
-# overloads of one shape) share a line once there are this many in a row.
-SAME_SHAPE_MIN = 3
-SAME_SHAPE_MAX_LINES = DOC_MIN_LINES  # members longer than this keep their own line (and doc)
+# overloads of one shape) share a line once there are this many in a row; a member whose doc is shown
+# keeps its own line (and doc).
+SAME_SHAPE_MIN = 2
+SAME_SHAPE_MAX_GAP = 30  # lines between two members of one run (their doc comments); constants: GROUP_MAX_GAP
+# A member's end goes without saying when the next one starts within this many lines of it.
+IMPLIED_END_GAP = 3
 # Types (classes, structs...) are landmarks: each keeps its line.
 _SHAPE_KINDS = frozenset({"function", "method", "constant", "variable", "field", "property", "macro"})
 # The Read hook passes a file through whole when its outline would be more than this share of it.
@@ -55,17 +60,16 @@ _PUBLIC_BY_DEFAULT = frozenset({"php", "typescript", "tsx", "kotlin"})
 _IMPLIED_RECEIVER = frozenset({"python"})
 
 
-def read_header(rel: str, total_lines: int, original_tokens: int, shown_tokens: int,
-                grouped: bool = False) -> str:
+def read_header(total_lines: int, original_tokens: int, shown_tokens: int, grouped: bool = False) -> str:
     """What the Read hook puts above the outline: what it is, what was withheld, how to read code. Short:
-    it is paid on every outlined Read (~40 tokens)."""
-    star = " (* = each name listed)" if grouped else ""
-    return (f"[memory plugin] Outline of {rel} ({total_lines} lines, ~{max(0, original_tokens - shown_tokens):,} "
-            f"tokens withheld). Rows: first-last line, signature{star}. Code: Read offset=<line> limit=<n>. "
-            f"Whole file: Read again.\n")
+    it is paid on every outlined Read (~35 tokens). No path: the text is the result of a Read of that path.
+    No thousands separator: `2,752` costs a token more than `2752`."""
+    star = " (*: each name listed)" if grouped else ""
+    return (f"[memory plugin] Outline: {total_lines} lines, ~{max(0, original_tokens - shown_tokens)} tokens "
+            f"withheld. Rows: first-last line, signature{star}. Code: Read offset+limit. Whole file: Read again.\n")
 
 
-def read_text(outline: Outline, rel: str, original_tokens: int) -> tuple[str, int] | None:
+def read_text(outline: Outline, original_tokens: int) -> tuple[str, int] | None:
     """What a full Read returns for this outline, header included, and its estimated tokens; None when
     the Read passes through (no outline, or one not worth withholding the body for)."""
     from parser.tokens import estimate_tokens
@@ -78,8 +82,8 @@ def read_text(outline: Outline, rel: str, original_tokens: int) -> tuple[str, in
         return None
     grouped = has_groups(body)
     # As the Read hook does: the header's own tokens count as shown.
-    shown += estimate_tokens(read_header(rel, outline.total_lines, original_tokens, shown, grouped))
-    return read_header(rel, outline.total_lines, original_tokens, shown, grouped) + body, shown
+    shown += estimate_tokens(read_header(outline.total_lines, original_tokens, shown, grouped))
+    return read_header(outline.total_lines, original_tokens, shown, grouped) + body, shown
 
 
 def has_groups(text: str) -> bool:
@@ -121,12 +125,66 @@ def _compact_signature(signature: str, language: str | None = None) -> str:
         return signature
     # A Python method's self/cls is implied by its nesting under the class: ~2 tokens per method.
     for receiver in ("self", "cls"):
-        signature = signature.replace(f"({receiver}, ", "(").replace(f"({receiver})", "()")
+        signature = signature.replace(f"({receiver}, ", "(").replace(f"({receiver},", "(").replace(
+            f"({receiver})", "()")
     return signature
+
+
+# C/C++ export and attribute macros that say nothing to a reader of the outline (-> ""), or that stand for a
+# keyword the reader knows (-> it). `static`, `inline`, `const`, `virtual`, `noexcept`, `template<...>` stay.
+_C_MACROS = {
+    "_GLIBCXX_NOEXCEPT": "noexcept", "_GLIBCXX_USE_NOEXCEPT": "noexcept", "_GLIBCXX_NOTHROW": "noexcept",
+    "_GLIBCXX_NOEXCEPT_IF": "noexcept", "_GLIBCXX_CONSTEXPR": "constexpr", "_GLIBCXX_USE_CONSTEXPR": "constexpr",
+    "_GLIBCXX_ALWAYS_INLINE": "inline", "LLVM_LVALUE_FUNCTION": "&",
+    "_GLIBCXX_NODISCARD": "", "_GLIBCXX14_CONSTEXPR": "", "_GLIBCXX17_CONSTEXPR": "",
+    "_GLIBCXX20_CONSTEXPR": "", "_GLIBCXX23_CONSTEXPR": "", "_GLIBCXX_VISIBILITY": "", "_GLIBCXX_PURE": "",
+    "_GLIBCXX_CONST": "", "_GLIBCXX_TXN_SAFE": "", "_GLIBCXX_TXN_SAFE_DYN": "", "_GLIBCXX_THROW": "",
+    "_GLIBCXX_THROW_OR_ABORT": "", "LLVM_ABI": "", "LLVM_NODISCARD": "", "LLVM_READONLY": "",
+    "LLVM_READNONE": "", "LLVM_LIBRARY_VISIBILITY": "", "LLVM_EXTERNAL_VISIBILITY": "", "LLVM_DUMP_METHOD": "",
+    "LLVM_ATTRIBUTE_ALWAYS_INLINE": "inline", "LLVM_ATTRIBUTE_NOINLINE": "", "LLVM_ATTRIBUTE_UNUSED": "",
+    "LLVM_ATTRIBUTE_USED": "", "LLVM_ATTRIBUTE_RETURNS_NONNULL": "", "LLVM_ATTRIBUTE_RETURNS_NOALIAS": "",
+    "LLVM_ATTRIBUTE_DEPRECATED": "", "LLVM_GSL_OWNER": "", "LLVM_GSL_POINTER": "",
+    "__wur": "", "__THROW": "",
+}
+# `PyAPI_FUNC(PyObject *) f(...)`: the macro's argument is the return type.
+_C_TYPE_MACROS = ("PyAPI_FUNC(", "PyAPI_DATA(")
+_c_macro_re = None  # compiled on the first C/C++ signature
+
+
+def _c_signature(signature: str) -> str:
+    """A C/C++ signature without the export/attribute macros of _C_MACROS, `PyAPI_FUNC(T) f` as `T f`."""
+    global _c_macro_re
+    for macro in _C_TYPE_MACROS:
+        at = signature.find(macro)
+        if at >= 0 and (at == 0 or signature[at - 1] == " "):
+            close = signature.find(")", at)
+            if close > 0:
+                kind = signature[at + len(macro):close]
+                base = kind.rstrip("*& ")  # `PyObject *` / `PyObject*` -> `PyObject *name`
+                pointer = kind[len(base):].replace(" ", "")
+                signature = f"{signature[:at]}{base.strip()} {pointer}{signature[close + 1:].lstrip()}"
+    if "_" not in signature:
+        return signature
+    if _c_macro_re is None:
+        import re
+
+        # An argument list is dropped with a macro that becomes nothing (`_GLIBCXX_VISIBILITY(default)`)
+        # and kept with one that becomes a keyword (`_GLIBCXX_NOEXCEPT_IF(x)` -> `noexcept(x)`).
+        words = "|".join(sorted(map(re.escape, _C_MACROS), key=len, reverse=True))
+        _c_macro_re = re.compile(rf"(?<![\w])({words})(?![\w])(\s*\((?:[^()]|\([^()]*\))*\))?")
+    out = _c_macro_re.sub(_c_macro, signature)
+    return " ".join(out.split()) if out != signature else signature
+
+
+def _c_macro(match: re.Match[str]) -> str:
+    keyword = _C_MACROS[match.group(1)]
+    return keyword + (match.group(2) or "") if keyword else ""
 
 
 def _signature(symbol: Symbol, language: str | None) -> str:
     signature = _compact_signature(symbol.signature, language)
+    if language in ("c", "cpp"):
+        signature = _c_signature(signature)
     if language in _PUBLIC_BY_DEFAULT:
         signature = _drop_word(signature, "public", symbol.name)
     keyword = _FUNCTION_KEYWORD.get(language or "")
@@ -181,7 +239,7 @@ _SHAPE_MARK = "*"
 
 def _shape(symbol: Symbol, language: str | None) -> str | None:
     """The signature with the name replaced by `*`, or None when the symbol keeps its own line."""
-    if symbol.kind not in _SHAPE_KINDS or symbol.end_line - symbol.start_line + 1 > SAME_SHAPE_MAX_LINES:
+    if symbol.kind not in _SHAPE_KINDS or _doc(symbol):
         return None
     signature = _signature(symbol, language)
     name = symbol.name
@@ -195,13 +253,22 @@ def _shape(symbol: Symbol, language: str | None) -> str | None:
     return None
 
 
+def _member(symbol: Symbol, following: Symbol | None) -> str:
+    """`add 10` when add's end goes without saying (the next member starts right after it, or it is the row's
+    last: the row's range ends with it), else `add 10-24`."""
+    implied = following is None or following.start_line - symbol.end_line <= IMPLIED_END_GAP
+    return f"{symbol.name} {symbol.start_line if implied else _span(symbol.start_line, symbol.end_line)}"
+
+
 def _shape_line(run: list[Symbol], shape: str) -> str:
-    """`10-30 def *(a, b): add 10, sub 14, mul 18`: each name with its first line, unless the members are
-    one-liners on consecutive lines (a block of declarations), where the position goes without saying."""
+    """`10-30 def *(a, b): add 10, sub 14, mul 18`: each name with its first line (and its last where the
+    next does not follow right after), unless the members are one-liners on consecutive lines (a block of
+    declarations), where the position goes without saying."""
     first, last = run[0], run[-1]
     dense = all(s.start_line == s.end_line for s in run) and all(
         b.start_line == a.start_line + 1 for a, b in zip(run, run[1:], strict=False))
-    names = ", ".join(s.name if dense else f"{s.name} {s.start_line}" for s in run)
+    names = ", ".join(s.name if dense else _member(s, run[k + 1] if k + 1 < len(run) else None)
+                      for k, s in enumerate(run))
     return f"{'  ' * first.depth}{_span(first.start_line, last.end_line)} {shape.split(chr(0), 1)[1]}: {names}"
 
 
@@ -213,7 +280,8 @@ def _sibling(symbols: list[Symbol], i: int, j: int) -> bool:
     """Whether symbols[j] follows symbols[j - 1] as a sibling of symbols[i], with no child and no big gap."""
     a, b = symbols[i], symbols[j]
     return (b.depth == a.depth and b.parent == a.parent and not _has_children(symbols, j)
-            and b.start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP)
+            and b.start_line - symbols[j - 1].end_line <= (
+                GROUP_MAX_GAP if b.kind in _GROUPED_KINDS else SAME_SHAPE_MAX_GAP))
 
 
 def _shape_run(symbols: list[Symbol], i: int, language: str | None) -> tuple[int, str | None]:

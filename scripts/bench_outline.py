@@ -61,7 +61,7 @@ def bench_language(language: str, files: list[str], use_ctags: bool) -> dict[str
         text = outline.render()
         times.append((time.perf_counter() - start) * 1000)
         original = max(estimate_tokens(source), 1)
-        shown = read_text(outline, os.path.relpath(path, os.path.dirname(os.path.dirname(path))), original)
+        shown = read_text(outline, original)
         passed_through += shown is None
         reductions.append(0.0 if shown is None else 1 - shown[1] / original)
         bare.append(1 - estimate_tokens(text) / original)

@@ -51,8 +51,8 @@ def test_full_read_of_a_large_file_returns_its_outline(hooks: HookRunner, home: 
     result = hooks.run("post_tool_use", read_event(hooks, big))
     text = outlined(result)
     assert text is not None
-    assert text.startswith("[memory plugin] Outline of service.py (")
-    assert "offset=" in text and "limit=" in text and "tokens withheld" in text
+    assert text.startswith("[memory plugin] Outline: ")
+    assert "Read offset+limit" in text and "tokens withheld" in text and "Read again" in text
     assert " search(" in text and re.search(r"\n\d+-\d+ main\(\) -> None", text)  # rows: lines, signature
     assert "click.echo(" not in text  # bodies withheld
     shape = result["json"]["hookSpecificOutput"]["updatedToolOutput"]
@@ -199,4 +199,20 @@ def test_the_saving_counts_the_header_the_model_reads(hooks: HookRunner, home: P
     saving = db(home, hooks.project).execute("SELECT * FROM token_savings").fetchone()
     assert saving["outline_tokens"] == estimate_tokens(text)
     assert saving["original_tokens"] == estimate_tokens(big.read_bytes())
-    assert f"~{saving['original_tokens'] - saving['outline_tokens']:,} tokens withheld" in text
+    assert f"~{saving['original_tokens'] - saving['outline_tokens']} tokens withheld" in text
+
+
+def test_an_outline_cached_in_an_older_format_is_rendered_again(hooks: HookRunner, home: Path, big: Path) -> None:
+    from memory.outline_cache import OUTLINE_FORMAT
+
+    assert outlined(hooks.run("post_tool_use", read_event(hooks, big)))
+    conn = db(home, hooks.project)
+    with conn:  # as an older version left it: another format, another text
+        conn.execute("UPDATE file_signatures SET content_hash = replace(content_hash, '/', '/old'), "
+                     "outline = '1-2 stale row'")
+    other = HookRunner(hooks.project, session="s2")
+    text = outlined(other.run("post_tool_use", read_event(other, big)))
+    assert text and "stale row" not in text and " search(" in text
+    row = conn.execute("SELECT content_hash, outline FROM file_signatures").fetchone()
+    assert row["content_hash"].endswith(f"/{OUTLINE_FORMAT}")
+    assert "stale row" not in row["outline"]

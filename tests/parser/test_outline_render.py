@@ -23,19 +23,50 @@ def test_one_line_declarations_in_a_block_share_a_row_without_positions() -> Non
     assert "  3-7 bool *() const: is0, is1, is2, is3, is4" in text.splitlines()
 
 
-def test_types_long_bodies_and_parents_keep_their_own_rows() -> None:
+def test_types_and_bodies_whose_doc_is_shown_keep_their_own_rows() -> None:
     classes = b"".join(b"class K%d:\n    pass\n\n" % i for i in range(5))
-    long_fn = b"".join(b"def long_%d():\n" % i + b"    x = 1\n" * 12 for i in range(3))
+    long_fn = b"".join(b'def long_%d():\n    """Doc %d."""\n' % (i, i) + b"    x = 1\n" * 12 for i in range(3))
     text = outline_source(classes + long_fn, "k.py").render()
     assert all(f"class K{i}" in text for i in range(5))
-    assert "long_0()" in text and "long_2()" in text and "*" not in text
+    assert "long_0() # Doc 0" in text and "long_2() # Doc 2" in text and "*" not in text
+
+
+def test_long_bodies_share_a_row_and_show_an_end_that_does_not_go_without_saying() -> None:
+    # Contiguous: each member ends where the next starts, the last where the row ends.
+    long_fn = b"".join(b"def long_%d():\n" % i + b"    x = 1\n" * 12 for i in range(3))
+    assert outline_source(long_fn, "k.py").render() == "1-39 *(): long_0 1, long_1 14, long_2 27"
+    # Doc comments between members (Rust): each member's last line is shown but the last member's.
+    rust = b"".join(b"/// Doc of f%d.\n///\n/// More.\n/// More.\n/// More.\npub fn f%d() -> u8 {\n    0\n}\n" % (i, i)
+                    for i in range(3))
+    assert outline_source(rust, "f.rs").render() == "6-24 pub *() -> u8: f0 6-8, f1 14-16, f2 22"
 
 
 def test_rust_keeps_self_and_python_drops_it() -> None:
     rust = b"struct S;\nimpl S {\n    pub fn get(&self, i: usize) -> u8 {\n        0\n    }\n}\n"
     assert "pub get(&self, i: usize) -> u8" in outline_source(rust, "s.rs").render()
-    py = b"class S:\n    def get(self, i: int) -> int:\n        return i\n"
+    py = b"class S:\n    def get(self, i: int) -> int:\n        return i\n    def put(self,i):\n        pass\n"
     assert "  2-3 get(i: int) -> int" in outline_source(py, "s.py").render()
+    assert "  4-5 put(i)" in outline_source(py, "s.py").render()
+
+
+def test_c_and_cpp_signatures_lose_export_and_attribute_macros() -> None:
+    c = (b"PyAPI_FUNC(PyObject *) PyErr_Occurred(void);\nPyAPI_FUNC(int)   PyErr_Check(PyObject*);\n"
+         b"PyAPI_FUNC(PyObject*) PyErr_New(const char *name);\n")
+    text = outline_source(c, "pyerrors.h").render()
+    assert "1 PyObject *PyErr_Occurred(void)" in text and "2 int PyErr_Check(PyObject*)" in text
+    assert "3 PyObject *PyErr_New(const char *name)" in text and "PyAPI" not in text
+    cpp = (b"namespace std _GLIBCXX_VISIBILITY(default)\n{\ntemplate<typename _Tp>\nclass vector\n{\npublic:\n"
+           b"  _GLIBCXX20_CONSTEXPR iterator begin() _GLIBCXX_NOEXCEPT { return it; }\n"
+           b"  _GLIBCXX_NODISCARD bool empty() const _GLIBCXX_NOEXCEPT { return true; }\n"
+           b"  void swap(vector& __x) _GLIBCXX_NOEXCEPT_IF(is_nothrow<_Tp>::value);\n"
+           b"  static inline const _Tp& front() const;\n"
+           b"  virtual ~vector();\n};\n}\n")
+    text = outline_source(cpp, "vector.h", "cpp").render()
+    assert "1-13 namespace std\n" in text
+    assert "iterator begin() noexcept" in text and "bool empty() const noexcept" in text
+    assert "void swap(vector& __x) noexcept(is_nothrow<_Tp>::value)" in text
+    assert "static inline const _Tp& front() const" in text and "virtual ~vector()" in text
+    assert "_GLIBCXX" not in text
 
 
 def test_long_docs_are_cut_at_a_word() -> None:
@@ -51,11 +82,11 @@ def test_read_text_counts_the_header_it_adds() -> None:
                       for i in range(20))
     result = outline_source(source, "m.py")
     original = estimate_tokens(source)
-    text, shown = read_text(result, "pkg/m.py", original)
-    assert text.startswith(f"[memory plugin] Outline of pkg/m.py ({result.total_lines} lines, ~")
-    assert "offset=" in text and "limit=" in text and "tokens withheld" in text
+    text, shown = read_text(result, original)
+    assert text.startswith(f"[memory plugin] Outline: {result.total_lines} lines, ~")
+    assert "Read offset+limit" in text and "Read again" in text
     assert shown == estimate_tokens(text)
-    assert f"~{original - shown:,} tokens withheld" in text
+    assert f"~{original - shown} tokens withheld" in text
 
 
 def test_read_text_passes_through_when_the_outline_is_not_worth_it() -> None:
@@ -64,7 +95,7 @@ def test_read_text_passes_through_when_the_outline_is_not_worth_it() -> None:
     result = outline_source(source, "protos.h")
     assert result.symbols
     assert estimate_tokens(result.render()) > estimate_tokens(source) * MAX_SHOWN_SHARE
-    assert read_text(result, "protos.h", estimate_tokens(source)) is None
+    assert read_text(result, estimate_tokens(source)) is None
 
 
 def test_cpp_out_of_line_members_take_the_member_name() -> None:
