@@ -8,6 +8,10 @@ BM25 alone (the plugin's keyword search) as the baseline, the neighbour-aware ke
 hybrid search with each embedding provider available here, all through the worker's code path.
 
     .venv/bin/python scripts/bench_recall.py [--providers hashing,sentence-transformers,ollama] [--json]
+        [--weights "keyword=0.75,vector=0.25;keyword=0.7,vector=0.3"]
+
+--weights adds a hybrid row per MEMORY_HYBRID_WEIGHTS value (';' between them) on the same index, so a
+weight's neighbours are measured without embedding again. MEMORY_LOCAL_EMBED_MODEL picks the local model.
 """
 
 from __future__ import annotations
@@ -107,6 +111,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--providers", default="hashing,sentence-transformers,ollama")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--weights", default="", help="MEMORY_HYBRID_WEIGHTS values to try too, ';' between them")
     args = ap.parse_args()
     if not LOCOMO.is_dir():
         sys.exit(f"bench_recall: no LoCoMo data in {LOCOMO} (set MEMORY_SHARED_DIR)")
@@ -150,6 +155,15 @@ def main() -> None:
         results.append(evaluate(f"hybrid, {embed.key(e)}", queries, lambda q, ix=indexes: ranked(
             q["conv_id"], [s.id for s in ix[q["conv_id"]].search(q["question"], 20, Filters())])))
         results[-1]["index_seconds"] = round(took, 1)
+        default_weights = os.environ.get("MEMORY_HYBRID_WEIGHTS")
+        for weights in [w.strip() for w in args.weights.split(";") if w.strip()]:
+            os.environ["MEMORY_HYBRID_WEIGHTS"] = weights  # read at each search (hybrid.Weights.from_env)
+            results.append(evaluate(f"  weights {weights}", queries, lambda q, ix=indexes: ranked(
+                q["conv_id"], [s.id for s in ix[q["conv_id"]].search(q["question"], 20, Filters())])))
+        if default_weights is None:
+            os.environ.pop("MEMORY_HYBRID_WEIGHTS", None)
+        else:
+            os.environ["MEMORY_HYBRID_WEIGHTS"] = default_weights
         for p in indexes.values():
             p.db.close()
     if args.json:
