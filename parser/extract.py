@@ -270,8 +270,10 @@ DEFAULT_CAP = 16
 _COMMENT_STARTS = (b"#", b"//", b"/*", b"--", b"(*")
 
 
-def _elisions(node: Node, start: int, end: int, out: list[tuple[int, int, bytes]]) -> None:
-    """Byte ranges of the signature to drop (comments) or shorten (defaults)."""
+def _elisions(node: Node, start: int, end: int, out: list[tuple[int, int, bytes]],
+              source: bytes | None = None) -> None:
+    """Byte ranges of the signature to drop (comments) or shorten (defaults). With `source`, a subtree
+    whose text holds neither `=` nor a comment marker is not entered (C/C++: their defaults need an `=`)."""
     for child in node.children:
         if child.start_byte >= end:
             break
@@ -284,15 +286,20 @@ def _elisions(node: Node, start: int, end: int, out: list[tuple[int, int, bytes]
         if value_field is not None:
             value = child.child_by_field_name(value_field)
             if value is not None and value.end_byte - value.start_byte > DEFAULT_CAP:
-                _elisions(child, start, value.start_byte, out)
+                _elisions(child, start, value.start_byte, out, source)
                 out.append((value.start_byte, value.end_byte, b"..."))
                 continue
-        if child.child_count:
-            _elisions(child, start, end, out)
+        if child.child_count and (source is None or _may_cut(source[child.start_byte:min(child.end_byte, end)])):
+            _elisions(child, start, end, out, source)
+
+
+def _may_cut(text: bytes) -> bool:
+    return b"=" in text or any(m in text for m in _COMMENT_STARTS)
 
 
 # Spaces left by joining lines of a multi-line parameter list: "( a, b, )".
 _TIGHTEN = re.compile(r"(?<=[(\[])\s+|,?\s+(?=[)\]])|,(?=[)\]])")
+_LOOSE = ("( ", "[ ", " )", " ]", ",)", ",]")  # what _TIGHTEN can find once whitespace runs are single spaces
 
 
 def _cap(text: str, limit: int) -> str:
@@ -340,6 +347,16 @@ def _compress_decorators(text: str, limit: int) -> str:
     return " ".join(shown) + " " + _cap(rest, limit)
 
 
+def _may_have_default(head: bytes, language: str) -> bool:
+    """Whether a parameter of `head` may have a default value to shorten. C/C++: only an `=` inside the
+    parameter list (not `= 0`, `= default`, `operator=`, `int x = 5`: a quarter of a C++ header's
+    declarations, each of which would be walked for nothing)."""
+    if language not in ("c", "cpp"):
+        return b"=" in head
+    start = head.find(b"(")
+    return start >= 0 and head.find(b"=", start, head.rfind(b")")) >= 0
+
+
 def signature(node: Node, body: Node | None, source: bytes, language: str) -> str:
     """One-line signature: the node's text up to its body, comments removed."""
     start = node.start_byte
@@ -349,8 +366,8 @@ def signature(node: Node, body: Node | None, source: bytes, language: str) -> st
     cuts: list[tuple[int, int, bytes]] = []
     head = source[start:end]
     # Walking the nodes is the costly part; most signatures need no edit.
-    if b"=" in head or any(m in head for m in _COMMENT_STARTS):
-        _elisions(node, start, end, cuts)
+    if _may_have_default(head, language) or any(m in head for m in _COMMENT_STARTS):
+        _elisions(node, start, end, cuts, source if language in ("c", "cpp") else None)
     parts, pos = [], start
     for c_start, c_end, replacement in cuts:
         parts.append(source[pos:max(pos, c_start)])
@@ -358,7 +375,8 @@ def signature(node: Node, body: Node | None, source: bytes, language: str) -> st
         pos = max(pos, c_end)
     parts.append(source[pos:end])
     text = " ".join(b"".join(parts).decode("utf-8", errors="replace").split())
-    text = _TIGHTEN.sub("", text)
+    if any(pair in text for pair in _LOOSE):  # the regex costs ~15 us a signature; most have nothing to tighten
+        text = _TIGHTEN.sub("", text)
     if not text.endswith("=>"):
         text = text.rstrip("{:=;,").rstrip()
     prefix = _SPEC_PREFIX.get(node.type) if language == "go" else None
