@@ -235,6 +235,10 @@ def _doc(symbol: Symbol) -> str:
     if len(text) > DOC_MAX_CHARS:  # cut at a word: the first words carry the meaning
         cut = text.rfind(" ", 0, DOC_MAX_CHARS)
         text = text[: cut if cut > DOC_MAX_CHARS // 2 else DOC_MAX_CHARS].rstrip(",;:(- ") + "…"
+    for lead in (symbol.name + " ", symbol.name + ": "):  # Go's `// Foo reports...`: the row names Foo
+        if text.startswith(lead) and len(text) > len(lead) + 10:
+            text = text[len(lead):]
+            break
     return f" # {text}"
 
 

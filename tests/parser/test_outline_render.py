@@ -77,6 +77,14 @@ def test_long_docs_are_cut_at_a_word() -> None:
     assert shown.endswith("…") and len(shown) <= 52 and doc.startswith(shown[:-1])
 
 
+def test_a_doc_that_starts_with_the_name_drops_it() -> None:
+    source = b"package p\n\n// renameTop renames all references to the top-level name old.\n"
+    source += b"func renameTop(old string) bool {\n"
+    source += b"\tx := 1\n" * 12 + b"\treturn true\n}\n"
+    assert outline_source(source, "p.go").render() == (
+        "4-18 renameTop(old string) bool # renames all references to the top-level…")
+
+
 def test_read_text_counts_the_header_it_adds() -> None:
     source = b"".join(b"def f%d(a: int) -> int:\n" % i + b"    a += 1\n" * 20 + b"    return a\n\n"
                       for i in range(20))
