@@ -402,9 +402,10 @@ def _python_docstring(body: Node) -> str | None:
 _DOC_COMMENT_LANGUAGES = frozenset({"rust"})
 _DOC_MARKERS = ("///", "//!", "/**", "/*!")
 # Tool directives that sit where a doc comment would.
-_NOT_DOC = ("#[", "@param", "noqa", "type:", "pragma", "eslint", "@ts-", "prettier-ignore",
+# "@": a JSDoc/PHPDoc/Javadoc tag line (`@returns`, `@type {...}`, `@var`) says nothing the signature does not.
+_NOT_DOC = ("#[", "@", "noqa", "type:", "pragma", "eslint", "prettier-ignore",
             "istanbul", "nolint", "NOLINT", "go:", "clang-format", "-*-", "fmt:", "pylint:",
-            "jshint", "jscs:", "@flow", "SPDX-License", "Copyright")
+            "jshint", "jscs:", "SPDX-License", "Copyright")
 _XML_DOC_TAG = re.compile(r"</?(?:summary|remarks|para|returns|value)\s*>")  # C# ///
 _COMMENT_MARKERS = ("/**", "/*!", "/*", "*/", "///", "//!", "//", "#", "--[[", "---", "--", "*")
 
