@@ -363,6 +363,9 @@ def signature(node: Node, body: Node | None, source: bytes, language: str) -> st
     if node.parent is not None and node.parent.type == "export_statement":
         start = node.parent.start_byte  # keep `export` / `export default`
     end = body.start_byte if body is not None else min(node.end_byte, start + _SCAN_CAP)
+    if node.type == "preproc_function_def":  # `#define MAX(a, b)`: its replacement text is its body
+        value = node.child_by_field_name("value")
+        end = value.start_byte if value is not None else end
     cuts: list[tuple[int, int, bytes]] = []
     head = source[start:end]
     # Walking the nodes is the costly part; most signatures need no edit.

@@ -115,7 +115,7 @@ def _imports_line(outline: Outline) -> str | None:
     shown = names[:MAX_IMPORTS_SHOWN]
     more = len(names) - len(shown)
     tail = f", +{more} more" if more > 0 else ""
-    return f"imports ({len(outline.imports)}): {', '.join(shown)}{tail}"
+    return f"imports: {', '.join(shown)}{tail}"  # a count would repeat what the list (or its +N) says
 
 
 def _compact_signature(signature: str, language: str | None = None) -> str:
@@ -376,7 +376,7 @@ def render(outline: Outline, max_chars: int | None = None) -> str:
         lines.append(imports)
     if outline.error_ratio > 0:
         share = max(outline.error_ratio, 0.01)  # never print "0%" for a broken file
-        lines.append(f"syntax errors: {share:.0%} of lines did not parse; outline may be partial")
+        lines.append(f"syntax errors in {share:.0%} of lines; outline may be partial")
     if not outline.symbols:
         lines.append(f"no symbols found ({outline.total_lines} lines)")
         return "\n".join(lines)

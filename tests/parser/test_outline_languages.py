@@ -228,7 +228,7 @@ def test_signatures_stop_at_the_body() -> None:
 def test_render_is_compact_and_indented() -> None:
     text = outline("sample.py").render()
     lines = text.splitlines()
-    assert lines[0] == "imports (5): __future__, logging, os.path, dataclasses, typing"
+    assert lines[0] == "imports: __future__, logging, os.path, dataclasses, typing"
     # self is implied by the nesting, `def` by the parameter list; docs are cut at a word near 50 characters
     assert ("  38-55 reserve(sku: str, count: int = 1, *, warehouse: str = ...) -> int"
             " # Reserve ``count`` units; returns the units left") in lines
