@@ -347,6 +347,14 @@ def _compress_decorators(text: str, limit: int) -> str:
     return " ".join(shown) + " " + _cap(rest, limit)
 
 
+def _typedef_fields(node: Node) -> Node | None:
+    """The field list of the struct or union a C/C++ typedef defines, if it defines one."""
+    kind = node.child_by_field_name("type")
+    if kind is None or kind.type not in ("struct_specifier", "union_specifier"):
+        return None
+    return kind.child_by_field_name("body")
+
+
 def _may_have_default(head: bytes, language: str) -> bool:
     """Whether a parameter of `head` may have a default value to shorten. C/C++: only an `=` inside the
     parameter list (not `= 0`, `= default`, `operator=`, `int x = 5`: a quarter of a C++ header's
@@ -371,6 +379,11 @@ def signature(node: Node, body: Node | None, source: bytes, language: str) -> st
     # Walking the nodes is the costly part; most signatures need no edit.
     if _may_have_default(head, language) or any(m in head for m in _COMMENT_STARTS):
         _elisions(node, start, end, cuts, source if language in ("c", "cpp") else None)
+    if node.type == "type_definition":  # `typedef struct _x {…} X`: the fields are the struct's body
+        fields = _typedef_fields(node)
+        if fields is not None:
+            cuts.append((fields.start_byte, fields.end_byte, b"{\xe2\x80\xa6}"))
+            cuts.sort()
     parts, pos = [], start
     for c_start, c_end, replacement in cuts:
         parts.append(source[pos:max(pos, c_start)])
@@ -378,6 +391,8 @@ def signature(node: Node, body: Node | None, source: bytes, language: str) -> st
         pos = max(pos, c_end)
     parts.append(source[pos:end])
     text = " ".join(b"".join(parts).decode("utf-8", errors="replace").split())
+    if text.endswith("\\"):  # a multi-line #define's first line
+        text = text.rstrip("\\ ")
     if any(pair in text for pair in _LOOSE):  # the regex costs ~15 us a signature; most have nothing to tighten
         text = _TIGHTEN.sub("", text)
     if not text.endswith("=>"):

@@ -62,7 +62,7 @@ def read_header(total_lines: int, original_tokens: int, shown_tokens: int, group
     """What the Read hook puts above the outline: what it is, what was withheld, how to read code. Short:
     it is paid on every outlined Read (~35 tokens). No path: the text is the result of a Read of that path.
     No thousands separator: `2,752` costs a token more than `2752`."""
-    star = " (*: each name listed)" if grouped else ""
+    star = " (*: each name)" if grouped else ""
     return (f"[memory plugin] Outline: {total_lines} lines, ~{max(0, original_tokens - shown_tokens)} tokens "
             f"withheld. Rows: first-last line, signature{star}. Code: Read offset+limit. Whole file: Read again.\n")
 

@@ -79,8 +79,16 @@ def test_long_docs_are_cut_at_a_word() -> None:
 
 def test_a_function_like_macro_shows_its_parameters_not_its_replacement() -> None:
     source = b"#define CHECK_ERR(err, msg) { \\\n    if (err != 0) { \\\n        abort(); \\\n    } \\\n}\n"
-    source += b"#define LIMIT 32768\n"
-    assert outline_source(source, "m.c").render() == "1-5 #define CHECK_ERR(err, msg)\n6 #define LIMIT 32768"
+    source += b"#define LIMIT 32768\n#define INIT(type) \\\n    { 1, type }\n"
+    assert outline_source(source, "m.c").render() == (
+        "1-5 #define CHECK_ERR(err, msg)\n6 #define LIMIT 32768\n7-8 #define INIT(type)")
+
+
+def test_a_typedef_struct_shows_its_names_not_its_fields() -> None:
+    source = b"typedef struct _item {\n    int value;\n    struct _item *next;\n} Item;\n"
+    source += b"typedef enum { RED = 1, GREEN = 2 } Color;\n"
+    lines = outline_source(source, "t.h").render().splitlines()
+    assert lines[0] == "1-4 typedef struct _item {…} Item" and "5 typedef enum { RED = 1, GREEN = 2 } Color" in lines
 
 
 def test_a_doc_that_starts_with_the_name_drops_it() -> None:
