@@ -45,7 +45,7 @@ def test_full_read_gets_the_outline_then_a_range_then_the_edit_lands(run_claude:
     assert len(main) >= 4, run.describe()
     # What the model got for the full Read: the outline, not the body.
     full = tool_result_text(tool_results(main[1])[-1])
-    assert "[memory plugin] Outline of big.py" in full
+    assert f"[memory plugin] Outline: {len(source.splitlines())} lines" in full and "Read offset+limit" in full
     assert f"{line}-{line + 3} target_function(value: int) -> int" in full  # rows: file lines, signature
     assert "BODY_MARKER_7" not in full and "BODY_MARKER_TARGET" not in full
     assert len(full) < len(source) / 2
@@ -68,8 +68,8 @@ def test_a_second_full_read_returns_the_whole_file(run_claude: RunClaude, tmp_pa
     assert run.returncode == 0, run.describe()
     main = run.main_requests
     first, second = (tool_result_text(tool_results(main[i])[-1]) for i in (1, 2))
-    assert "Outline of big.py" in first and "BODY_MARKER_7" not in first
-    assert "BODY_MARKER_7" in second and "Outline of" not in second
+    assert "[memory plugin] Outline: " in first and "BODY_MARKER_7" not in first
+    assert "BODY_MARKER_7" in second and "[memory plugin] Outline" not in second
 
 
 def test_outline_off_passes_reads_through(run_claude: RunClaude, tmp_path: Path) -> None:
@@ -80,4 +80,4 @@ def test_outline_off_passes_reads_through(run_claude: RunClaude, tmp_path: Path)
                      env={"MEMORY_OUTLINE": "off"})
     assert run.returncode == 0, run.describe()
     body = tool_result_text(tool_results(run.main_requests[1])[-1])
-    assert "BODY_MARKER_7" in body and "Outline of" not in body
+    assert "BODY_MARKER_7" in body and "[memory plugin] Outline" not in body
