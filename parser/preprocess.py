@@ -24,12 +24,13 @@ _LEAD_ATTR = rb"(?:" + _MACRO + rb"|__[a-z][a-z0-9_]*__|__declspec)" + _ARGS
 # Compiled on first use (C and C++ only): compiling them costs a hook ~1 ms.
 _SOURCES = [
     # A macro alone on its line: namespace/extern "C" openers and closers.
-    (rb"^[ \t]*(" + _MACRO + _ARGS + rb")[ \t]*$", re.M),
+    (rb"^[ \t]*(?=[A-Z_])(" + _MACRO + _ARGS + rb")[ \t]*$", re.M),
     # namespace std _GLIBCXX_VISIBILITY(default)
     # (A literal first, the word boundary checked behind it: ~10x faster than a leading \b.)
     (rb"namespace(?<=\bnamespace)[ \t]+\w+[ \t]+(" + _MACRO + _ARGS + rb")", 0),
     # class LLVM_GSL_POINTER StringRef {  /  struct LLVM_NODISCARD Foo
-    (rb"\b(?:class|struct|union)[ \t]+(" + _MACRO + _ARGS + rb")[ \t]+(?=[A-Za-z_])", 0),
+    # (One letter first, checked behind: an alternation first is tried at every byte, ~20% slower.)
+    (rb"[csu](?<=\b[csu])(?:lass|truct|nion)[ \t]+(" + _MACRO + _ARGS + rb")[ \t]+(?=[A-Za-z_])", 0),
     # Attribute macros leading a declaration: LLVM_NODISCARD bool f();
     # (The look-ahead rejects most lines before the alternation is tried: ~3x faster.)
     (rb"^[ \t]*(?=[A-Z_])((?:" + _LEAD_ATTR + rb"[ \t]+)+)(?=[A-Za-z_~])", re.M),
