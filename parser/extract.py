@@ -271,9 +271,10 @@ _COMMENT_STARTS = (b"#", b"//", b"/*", b"--", b"(*")
 
 
 def _elisions(node: Node, start: int, end: int, out: list[tuple[int, int, bytes]],
-              source: bytes | None = None) -> None:
-    """Byte ranges of the signature to drop (comments) or shorten (defaults). With `source`, a subtree
-    whose text holds neither `=` nor a comment marker is not entered (C/C++: their defaults need an `=`)."""
+              marks: list[int] | None = None) -> None:
+    """Byte ranges of the signature to drop (comments) or shorten (defaults). With `marks` (the offsets of
+    each `=` and comment marker in the signature), a subtree holding none is not entered (C/C++: their
+    defaults need an `=`)."""
     for child in node.children:
         if child.start_byte >= end:
             break
@@ -286,15 +287,27 @@ def _elisions(node: Node, start: int, end: int, out: list[tuple[int, int, bytes]
         if value_field is not None:
             value = child.child_by_field_name(value_field)
             if value is not None and value.end_byte - value.start_byte > DEFAULT_CAP:
-                _elisions(child, start, value.start_byte, out, source)
+                _elisions(child, start, value.start_byte, out, marks)
                 out.append((value.start_byte, value.end_byte, b"..."))
                 continue
-        if child.child_count and (source is None or _may_cut(source[child.start_byte:min(child.end_byte, end)])):
-            _elisions(child, start, end, out, source)
+        if child.child_count and (marks is None or _holds(child, marks)):
+            _elisions(child, start, end, out, marks)
 
 
-def _may_cut(text: bytes) -> bool:
-    return b"=" in text or any(m in text for m in _COMMENT_STARTS)
+def _holds(node: Node, marks: list[int]) -> bool:
+    first, last = node.start_byte, node.end_byte
+    return any(first <= m < last for m in marks)
+
+
+def _marks(head: bytes, offset: int) -> list[int]:
+    """Offsets (from `offset`) of each `=` and comment marker in `head`."""
+    found = []
+    for marker in (b"=", *_COMMENT_STARTS):
+        at = head.find(marker)
+        while at >= 0:
+            found.append(offset + at)
+            at = head.find(marker, at + 1)
+    return found
 
 
 # Spaces left by joining lines of a multi-line parameter list: "( a, b, )".
@@ -378,7 +391,7 @@ def signature(node: Node, body: Node | None, source: bytes, language: str) -> st
     head = source[start:end]
     # Walking the nodes is the costly part; most signatures need no edit.
     if _may_have_default(head, language) or any(m in head for m in _COMMENT_STARTS):
-        _elisions(node, start, end, cuts, source if language in ("c", "cpp") else None)
+        _elisions(node, start, end, cuts, _marks(head, start) if language in ("c", "cpp") else None)
     if node.type == "type_definition":  # `typedef struct _x {…} X`: the fields are the struct's body
         fields = _typedef_fields(node)
         if fields is not None:
