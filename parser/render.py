@@ -239,6 +239,8 @@ def _doc(symbol: Symbol) -> str:
         if text.startswith(lead) and len(text) > len(lead) + 10:
             text = text[len(lead):]
             break
+    if "`" in text:  # Markdown code and intra-doc links (Rust's [`None`]): the words are what is read
+        text = text.replace("[`", "").replace("`]", "").replace("`", "")
     return f" # {text}"
 
 

@@ -99,6 +99,11 @@ def test_a_doc_that_starts_with_the_name_drops_it() -> None:
         "4-18 renameTop(old string) bool # renames all references to the top-level…")
 
 
+def test_a_doc_loses_markdown_code_marks() -> None:
+    source = b"/// Returns [`None`] if the option is `None`.\npub fn and(self) -> u8 {\n" + b"    x;\n" * 12 + b"}\n"
+    assert outline_source(source, "o.rs").render() == "2-15 pub and(self) -> u8 # Returns None if the option is None"
+
+
 def test_read_text_counts_the_header_it_adds() -> None:
     source = b"".join(b"def f%d(a: int) -> int:\n" % i + b"    a += 1\n" * 20 + b"    return a\n\n"
                       for i in range(20))
