@@ -231,7 +231,7 @@ def test_render_is_compact_and_indented() -> None:
     assert lines[0] == "imports: __future__, logging, os.path, dataclasses, typing"
     # self is implied by the nesting, `def` by the parameter list; docs are cut at a word near 50 characters
     assert ("  38-55 reserve(sku: str, count: int = 1, *, warehouse: str = ...) -> int"
-            " # Reserve ``count`` units; returns the units left") in lines
+            " # Reserve count units; returns the units left") in lines
     assert "    50-51 clamp(value: int) -> int" in lines
     assert "66-69 async load(path: str) -> Inventory" in lines
     assert "72 normalize = lambda sku" in lines
