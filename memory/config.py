@@ -52,6 +52,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_BUSY_TIMEOUT_MS": ("5000", "how long a write waits for a database another process is writing; a hook "
                                "whose event still cannot be written spools it for a later hook (data dir spool/)"),
     "MEMORY_WORKER_TIMEOUT_MS": ("40", "how long a hook waits for the worker's hybrid results before keyword recall"),
+    "MEMORY_WARM_INDEX": ("on", "off: the worker searches SQLite's FTS5 and LanceDB directly instead of its in-memory "
+                          "copy of both lists"),
     "MEMORY_VECTOR_INDEX_MIN_ROWS": ("5000", "vectors in a project before the worker builds an ANN index "
                                      "(below, exact search is fast enough)"),
     # Learning extraction (memory/extract, budget.py, importer.py)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import Executor
+from typing import Any
 
 from memory.config import env, env_int
 from memory.search import Filters, fts_query
@@ -63,16 +64,33 @@ def pending_ids(db: sqlite3.Connection) -> list[int]:
         "WHERE kind = 'vector' AND status IN ('pending', 'running') LIMIT 2000") if r[0] is not None]
 
 
-def keyword_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: int = CANDIDATES
-                       ) -> dict[int, float]:
+def keyword_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: int = CANDIDATES,
+                       lexical: Callable[[str, Filters, int], dict[int, float]] | None = None) -> dict[int, float]:
     """BM25 over memories_ctx (memory + neighbours), and over memories_fts for memories not indexed yet.
     Scores are positive, larger is better. As in a hook's keyword search, only the newest LEX_BOUND
     matches are ranked: BM25 costs ~2-5 us a matching row (these rows carry their neighbours' text), and a
     common word matches tens of thousands of rows in a big store. Older memories still come in through
-    the vector list, which has no such bound."""
+    the vector list, which has no such bound. `lexical(query, filters, k)`, the warm worker's in-memory
+    copy of memories_ctx (memory/warm_index.py), replaces that SQL and ranks every match."""
     match = fts_query(query)
     if not match:
         return {}
+    where, args = filters.sql("m")
+    out = lexical(query, filters, k) if lexical else _ctx_candidates(db, match, filters, k)
+    pending = pending_ids(db)
+    if pending:
+        marks = ",".join("?" * len(pending))
+        for row in db.execute(
+            f"""SELECT memories_fts.rowid AS id, bm25(memories_fts, 3.0, 1.0, 0.5) AS rank
+                FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+                WHERE memories_fts MATCH ? AND memories_fts.rowid IN ({marks}) {where} ORDER BY rank LIMIT ?""",
+            [match, *pending, *args, k],
+        ):
+            out[row["id"]] = max(out.get(row["id"], 0.0), -row["rank"])
+    return out
+
+
+def _ctx_candidates(db: sqlite3.Connection, match: str, filters: Filters, k: int) -> dict[int, float]:
     where, args = filters.sql("m")
     edge = db.execute("SELECT rowid FROM memories_ctx WHERE memories_ctx MATCH ? ORDER BY rowid DESC "
                       "LIMIT 1 OFFSET ?", (match, max(k, LEX_BOUND) - 1)).fetchone()
@@ -91,22 +109,13 @@ def keyword_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: 
         [match, *args, *([edge[0]] if edge else []), k],
     ):
         out[row["id"]] = -row["rank"]
-    pending = pending_ids(db)
-    if pending:
-        marks = ",".join("?" * len(pending))
-        for row in db.execute(
-            f"""SELECT memories_fts.rowid AS id, bm25(memories_fts, 3.0, 1.0, 0.5) AS rank
-                FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-                WHERE memories_fts MATCH ? AND memories_fts.rowid IN ({marks}) {where} ORDER BY rank LIMIT ?""",
-            [match, *pending, *args, k],
-        ):
-            out[row["id"]] = max(out.get(row["id"], 0.0), -row["rank"])
     return out
 
 
-def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, sqlite3.Row], weights: Weights,
-         method: str = "weighted", rrf_k: int = 60) -> list[Scored]:
-    """Fused scores for the candidates still in `rows` (the filtered, unexpired ones)."""
+def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, Any], weights: Weights,
+         method: str = "weighted", rrf_k: int = 60, limit: int | None = None) -> list[Scored]:
+    """Fused scores for the candidates still in `rows` (the filtered, unexpired ones): {id: (session_id,
+    importance)} or rows with those columns. The best `limit` (default all), best first."""
     lex = {i: s for i, s in lex.items() if i in rows}
     vec = {i: s for i, s in vec.items() if i in rows}
     ids = set(lex) | set(vec)
@@ -123,10 +132,10 @@ def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, sqlite3.R
         if weights.session and ln:
             best: dict[str, float] = {}
             for i, s in ln.items():
-                sid = rows[i]["session_id"]
+                sid = rows[i][0]
                 if sid:
                     best[sid] = max(best.get(sid, 0.0), s)
-            boosted = {i: ln.get(i, 0.0) + weights.session * best.get(rows[i]["session_id"] or "", 0.0)
+            boosted = {i: ln.get(i, 0.0) + weights.session * best.get(rows[i][0] or "", 0.0)
                        for i in ids}
             top = max(boosted.values()) or 1.0
             ln = {i: s / top for i, s in boosted.items()}
@@ -134,29 +143,32 @@ def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, sqlite3.R
         span = (hi - lo) or 1.0
         vn = {i: (s - lo) / span for i, s in vec.items()}
         base = {i: weights.keyword * ln.get(i, 0.0) + weights.vector * vn.get(i, 0.0) for i in ids}
-    out = []
+    scores = {}
     for i in ids:
-        importance = rows[i]["importance"]
+        importance = rows[i][1]
         # The same gentle boost keyword search gives: between two equally relevant memories, the important one.
-        score = base[i] * (0.75 + 0.5 * (importance if importance is not None else 0.5))
-        out.append(Scored(i, score, lex.get(i), vec.get(i)))
-    out.sort(key=lambda s: (-s.score, -s.id))
-    return out
+        scores[i] = base[i] * (0.75 + 0.5 * (importance if importance is not None else 0.5))
+    best_first = sorted(scores, key=lambda i: (-scores[i], -i))
+    return [Scored(i, scores[i], lex.get(i), vec.get(i)) for i in best_first[:limit]]
 
 
 def search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filters | None = None,
            vector_search: Callable[[str, int, Filters], dict[int, float]] | None = None,
            weights: Weights | None = None, method: str | None = None, k: int = CANDIDATES,
-           pool: Executor | None = None) -> list[Scored]:
+           pool: Executor | None = None,
+           lexical: Callable[[str, Filters, int], dict[int, float]] | None = None,
+           info: Callable[[list[int]], dict[int, tuple[str | None, float]]] | None = None) -> list[Scored]:
     """The hybrid top `limit`. `vector_search(query, k, filters)` gives {id: similarity}; without it (no
     vectors yet) the result is the neighbour-aware keyword list alone. With a `pool`, the vector list is
-    searched while SQLite ranks the keyword list."""
+    searched while SQLite ranks the keyword list. With `info(ids)` ({id: (session_id, importance)}, the
+    warm index's copy) the candidates are fused first and only the best are checked against SQLite for
+    existence, expiry and filters (a few rows rather than every candidate)."""
     filters = filters or Filters()
     weights = weights or Weights.from_env()
     method = method or env("MEMORY_FUSION")
     k = max(k, limit * 3)
     pending = pool.submit(vector_search, query, k, filters) if pool and vector_search else None
-    lex = keyword_candidates(db, query, filters, k)
+    lex = keyword_candidates(db, query, filters, k, lexical)
     if pending is not None:
         vec = pending.result()
     else:
@@ -165,10 +177,30 @@ def search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filt
     if not ids:
         return []
     where, args = filters.sql("m")
-    rows: dict[int, sqlite3.Row] = {}
-    for start in range(0, len(ids), 500):  # the source of truth has the last word on filters and expiry
+    if info is not None:
+        known = info(ids)
+        known.update(_rows(db, [i for i in ids if i not in known], where, args))  # not in the copy yet
+        fused = fuse(lex, vec, known, weights, method, env_int("MEMORY_RRF_K"))
+        out: list[Scored] = []
+        step = max(2 * limit, 20)
+        for start in range(0, len(fused), step):  # the source of truth has the last word
+            chunk = fused[start:start + step]
+            valid = _rows(db, [s.id for s in chunk], where, args)
+            out += [s for s in chunk if s.id in valid][:limit - len(out)]
+            if len(out) >= limit:
+                break
+        return out
+    # The source of truth has the last word on filters and expiry.
+    return fuse(lex, vec, _rows(db, ids, where, args), weights, method, env_int("MEMORY_RRF_K"), limit)
+
+
+def _rows(db: sqlite3.Connection, ids: list[int], where: str, args: list[object]
+          ) -> dict[int, tuple[str | None, float | None]]:
+    """{id: (session_id, importance)} of those memories that exist and pass the filters."""
+    rows: dict[int, tuple[str | None, float | None]] = {}
+    for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
         for r in db.execute(f"SELECT m.id, m.session_id, m.importance FROM memories m "
                             f"WHERE m.id IN ({','.join('?' * len(chunk))}){where}", [*chunk, *args]):
-            rows[r["id"]] = r
-    return fuse(lex, vec, rows, weights, method, env_int("MEMORY_RRF_K"))[:limit]
+            rows[r[0]] = (r[1], r[2])
+    return rows

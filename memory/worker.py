@@ -85,6 +85,14 @@ class ProjectIndex:
         self._cache_lock = threading.Lock()
         self.last_sweep = 0.0
         self.changed = False
+        # The in-memory copy of both search lists (memory/warm_index.py): built in a thread on first
+        # search; index() keeps it current, and records its changes for a build under way.
+        self.warm: Any = None
+        self.warm_enabled = False  # the worker turns it on; a CLI process would build it for nothing
+        self._warm_lock = threading.Lock()
+        self._warm_building = False
+        self._warm_failed = False
+        self._warm_pending: list[tuple[list[Any], list[int]]] = []
         # The vector list is searched in another thread while SQLite ranks the keyword list: both release
         # the GIL, so a query costs about the slower of the two rather than their sum.
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"vec-{key[:12]}")
@@ -121,6 +129,8 @@ class ProjectIndex:
                             "value = excluded.value", (META_PROVIDER, self.provider))
         dropped = self.vectors.drop_other_tables()
         self.vectors.reset()
+        with self._warm_lock:
+            self.warm, self._warm_pending = None, []
         _log(f"{self.key}: vectors reset for {self.provider} (dropped {dropped or 'nothing'})")
         return True
 
@@ -204,7 +214,74 @@ class ProjectIndex:
                 db.execute("DELETE FROM memory_index WHERE memory_id = ?", (mid,))
             for job in jobs or []:
                 queue.finish(db, job)
+        self._warm_apply(docs, vectors, gone)
         return {"embedded": len(docs), "deleted": len(gone)}
+
+    # -- the warm in-memory index -------------------------------------------------------------------
+
+    def _warm_apply(self, docs: list[context.Document], vectors: list[list[float]], gone: list[int]) -> None:
+        if not (docs or gone) or (self.warm is None and not self._warm_building):
+            return
+        from memory.warm_index import Entry
+
+        entries = [Entry(d.row["id"], d.row["type"], d.row["session_id"], float(d.row["created_at"]),
+                         d.row["importance"], (d.row["title"], d.row["content"], d.row["tags"], d.ctx), v)
+                   for d, v in zip(docs, vectors, strict=True)]
+        with self._warm_lock:
+            if self.warm is not None:
+                self.warm.update(entries)
+                self.warm.delete(gone)
+                if self.warm.dead > max(10_000, self.warm.live) and not self._warm_building:
+                    self._start_warm_build()  # re-indexed memories leave dead slots: start afresh
+            if self._warm_building:
+                self._warm_pending.append((entries, gone))
+
+    def warm_up(self, wait: bool = False) -> None:
+        """Build the in-memory index (in a thread) unless it is there, being built, off or failed; the
+        worker's projects build it on their first search, others (benchmarks, tests) with wait=True."""
+        from memory.config import env
+
+        if (not self.warm_enabled and not wait) or env("MEMORY_WARM_INDEX").lower() in ("off", "0", "false", "no"):
+            return
+        with self._warm_lock:
+            if self.warm is None and not self._warm_building and not self._warm_failed:
+                self._start_warm_build()
+            thread = getattr(self, "_warm_thread", None)
+        if wait and thread is not None:
+            thread.join()
+
+    def _start_warm_build(self) -> None:
+        self._warm_building, self._warm_pending = True, []
+        self._warm_thread = threading.Thread(target=self._build_warm, daemon=True, name=f"warm-{self.key[:12]}")
+        self._warm_thread.start()
+
+    def _build_warm(self) -> None:
+        from memory.hybrid import BM25_WEIGHTS
+        from memory.warm_index import WarmIndex
+
+        t0 = time.perf_counter()
+        try:
+            warm = WarmIndex(self.embedder.dim, self.embedder.name == "hashing",
+                             tuple(float(w) for w in BM25_WEIGHTS.split(",")))
+            db = connect(os.path.join(self.dir, "memory.db"))
+            try:
+                db.execute("BEGIN DEFERRED")  # one snapshot of memories and memories_ctx; writers go on (WAL)
+                warm.load(db, self.vectors.table)
+                db.execute("ROLLBACK")
+            finally:
+                db.close()
+        except Exception as exc:  # noqa: BLE001 - searches keep using SQLite and LanceDB
+            _log(f"{self.key}: warm index failed: {exc!r}")
+            with self._warm_lock:
+                self._warm_building, self._warm_failed, self._warm_pending = False, True, []
+            return
+        with self._warm_lock:
+            for entries, gone in self._warm_pending:  # what index() did meanwhile, in order
+                warm.update(entries)
+                warm.delete(gone)
+            self.warm, self._warm_building, self._warm_pending = warm, False, []
+        _log(f"{self.key}: warm index of {warm.live} memories ({warm.nbytes() >> 20} MiB) built in "
+             f"{time.perf_counter() - t0:.1f} s")
 
     def _embed(self, docs: list[context.Document]) -> list[list[float]]:
         if not docs:
@@ -254,12 +331,20 @@ class ProjectIndex:
     def search(self, query: str, limit: int, filters: Filters) -> list[Scored]:
         from memory.vectors import where_clause
 
+        weights = Weights.from_env(self.embedder.name)
+        warm = self.warm
+        if warm is not None:  # both lists in memory: a few ms each, no thread hand-off needed
+            return hybrid_search(self.reader(), query, limit=limit, filters=filters, weights=weights,
+                                 vector_search=lambda q, k, f: warm.vector(self.query_vector(q), f, k),
+                                 lexical=warm.keyword, info=warm.info)
+        self.warm_up()
+
         def vector_search(q: str, k: int, f: Filters) -> dict[int, float]:
             where = where_clause(f.types, f.since, f.until, f.session_id)
             return dict(self.vectors.search(self.query_vector(q), k, where))
 
         return hybrid_search(self.reader(), query, limit=limit, filters=filters, vector_search=vector_search,
-                             weights=Weights.from_env(self.embedder.name), pool=self.pool)
+                             weights=weights, pool=self.pool)
 
 
 def filters_from(data: dict[str, Any] | None) -> Filters:
@@ -330,6 +415,7 @@ class Worker:
                     return None
                 p = ProjectIndex(self.home, key, self.embedder)
                 p.check_provider()
+                p.warm_enabled = True  # a long-lived process: worth the in-memory copy
                 self.projects[key] = p
                 queue.release_running(p.db)  # we hold the lock: whoever claimed these is dead
                 p.sweep()
@@ -494,7 +580,7 @@ class Worker:
                 return {"ok": False, "error": "project not loaded yet"}
             hits = p.search(str(req.get("query") or ""), int(req.get("limit") or 10), filters_from(req.get("filters")))
             return {"ok": True, "hits": [h.as_dict() for h in hits], "provider": p.provider,
-                    "ms": round((time.perf_counter() - t0) * 1000, 2)}
+                    "warm": p.warm is not None, "ms": round((time.perf_counter() - t0) * 1000, 2)}
         if op == "team_search":  # the team server's search, with this worker's warm embedder (memory/team)
             from memory.team.sync import search_for
 
@@ -583,6 +669,9 @@ class Worker:
 
 
 def main() -> int:
+    # One BLAS thread: a dense model's 100,000 x 384 similarity took 12 ms on one thread and 135 ms on two
+    # contending with a busy machine's other work; the worker is a background process.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     return Worker().run()
 
 
