@@ -145,6 +145,8 @@ def main() -> None:
             ids = [r[0] for r in p.db.execute("SELECT id FROM memories ORDER BY id")]
             for start in range(0, len(ids), 64):
                 p.index(ids[start:start + 64])
+            if os.environ.get("MEMORY_WARM_INDEX", "on") != "off":
+                p.warm_up(wait=True)  # the warm worker's in-memory lists, as it serves hooks
             indexes[conv] = p
         took = time.perf_counter() - t0
         print(f"  indexed {len(turns)} memories with {embed.key(e)} in {took:.0f} s", flush=True)
