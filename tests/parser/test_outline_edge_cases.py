@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -226,3 +227,31 @@ def test_the_ascii_counter_agrees_with_the_token_pattern() -> None:
     for text in samples:
         assert tokens._count_ascii(text) == len(tokens.token_re().findall(text)), repr(text)
         assert tokens.estimate_tokens(text) == len(tokens.token_re().findall(text))
+
+
+def test_the_cpp_walk_finds_what_the_cpp_query_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """C++ captures come from a tree walk (parser/walk.py), not the compiled query: the same outlines, but
+    for aliases a lambda declares in a function body (libstdc++'s ranges_algo.h), which the walk skips."""
+    from parser import corpus, walk
+
+    assert "cpp" in walk.WALKED
+    paths = [os.path.join(REPO, "tests", "parser", "fixtures", "sample.hpp"), *corpus.find_files("cpp", 12)]
+    sources = {path: open(path, "rb").read() for path in paths}
+    walked = {path: outline_source(data, path, "cpp").to_json() for path, data in sources.items()}
+    monkeypatch.setattr(walk, "WALKED", frozenset())
+    for path, data in sources.items():
+        queried = outline_source(data, path, "cpp").to_json()
+        assert queried["symbols"], path
+        only_queried = [s for s in queried["symbols"] if s not in walked[path]["symbols"]]
+        assert all(s["kind"] == "type" and s["parent"] and s["depth"] >= 2 for s in only_queried), only_queried
+        assert [s for s in queried["symbols"] if s not in only_queried] == walked[path]["symbols"], path
+        assert {**queried, "symbols": []} == {**walked[path], "symbols": []}, path
+
+
+def test_the_walk_refuses_a_query_it_cannot_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from parser import walk
+
+    (tmp_path / "odd.scm").write_text("(function_definition name: (identifier) @name) @definition.function\n")
+    monkeypatch.setattr(walk, "QUERY_DIR", str(tmp_path))
+    with pytest.raises(ValueError, match="not a node-type pattern"):
+        walk._read_patterns("odd")
