@@ -569,7 +569,7 @@ class Worker:
             self.wake.set()
             return {"ok": True, "pid": os.getpid()}
         if op == "search":
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             key = str(req.get("project") or "")
             p = self.projects.get(key)
             if p is None:
@@ -580,7 +580,8 @@ class Worker:
                 return {"ok": False, "error": "project not loaded yet"}
             hits = p.search(str(req.get("query") or ""), int(req.get("limit") or 10), filters_from(req.get("filters")))
             return {"ok": True, "hits": [h.as_dict() for h in hits], "provider": p.provider,
-                    "warm": p.warm is not None, "ms": round((time.perf_counter() - t0) * 1000, 2)}
+                    "warm": p.warm is not None, "ms": round((time.perf_counter() - t0) * 1000, 2),
+                    "cpu_ms": round((time.thread_time() - c0) * 1000, 2)}
         if op == "team_search":  # the team server's search, with this worker's warm embedder (memory/team)
             from memory.team.sync import search_for
 
