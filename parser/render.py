@@ -308,11 +308,20 @@ def _sibling(symbols: list[Symbol], i: int, j: int) -> bool:
                 GROUP_MAX_GAP if b.kind in _GROUPED_KINDS else SAME_SHAPE_MAX_GAP))
 
 
-def _shape_run(symbols: list[Symbol], i: int, language: str | None) -> tuple[int, str | None]:
-    shape = _shape(symbols[i], language) if not _has_children(symbols, i) else None
+def _shape_run(symbols: list[Symbol], i: int, language: str | None,
+               shapes: dict[int, str | None]) -> tuple[int, str | None]:
+    """Where the run of same-shape siblings starting at i ends, and its shape. `shapes` caches each
+    symbol's shape: a run's last member is looked at again as the start of the next."""
+
+    def shape_of(k: int) -> str | None:
+        if k not in shapes:
+            shapes[k] = _shape(symbols[k], language)
+        return shapes[k]
+
+    shape = shape_of(i) if not _has_children(symbols, i) else None
     j = i + 1
     if shape is not None:
-        while j < len(symbols) and _sibling(symbols, i, j) and _shape(symbols[j], language) == shape:
+        while j < len(symbols) and _sibling(symbols, i, j) and shape_of(j) == shape:
             j += 1
     return (j, shape) if shape is not None and j - i >= SAME_SHAPE_MIN else (i, None)
 
@@ -320,6 +329,7 @@ def _shape_run(symbols: list[Symbol], i: int, language: str | None) -> tuple[int
 def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str]:
     """One line per symbol; runs of constants and of same-shape siblings share a line."""
     lines: list[str] = []
+    shapes: dict[int, str | None] = {}
     i = 0
     while i < len(symbols):
         j = i
@@ -331,7 +341,7 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
             lines.append(_constants_line(symbols[i:j]))
             i = j
             continue
-        j, shape = _shape_run(symbols, i, language)
+        j, shape = _shape_run(symbols, i, language, shapes)
         if shape is not None:
             lines.append(_shape_line(symbols[i:j], shape))
             i = j
