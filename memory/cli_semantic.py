@@ -62,7 +62,7 @@ def reindex_project(home: str, key: str, embedder: Any, progress: bool = True) -
 @click.command()
 @click.option("--project", "-p", help="Project folder, or a project key or name (default: cwd).")
 @click.option("--all", "all_projects", is_flag=True, help="Every project in the data dir.")
-@click.option("--embedder", type=click.Choice(["auto", "ollama", "sentence-transformers", "hashing"]),
+@click.option("--embedder", type=click.Choice(["auto", "ollama", "sentence-transformers", "minilm", "hashing"]),
               help="Provider to use (default: MEMORY_EMBEDDER).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def reindex(project: str | None, all_projects: bool, embedder: str | None, as_json: bool) -> None:

@@ -30,8 +30,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_MARKDOWN_INTERVAL_MINUTES": ("30", "markdown is re-indexed at most this often (queued at SessionStart)"),
     "MEMORY_DAILY_LOG": ("on", "off: no daily markdown log (daily/YYYY-MM-DD.md in the data dir) of what was saved"),
     # Semantic recall (memory/embed, vectors.py, hybrid.py, worker.py)
-    "MEMORY_EMBEDDER": ("auto", "embedding provider: auto (ollama, then sentence-transformers, then hashing), "
-                        "ollama, sentence-transformers or hashing"),
+    "MEMORY_EMBEDDER": ("auto", "embedding provider: auto (ollama, then sentence-transformers, then minilm, then "
+                        "hashing), ollama, sentence-transformers, minilm (all-MiniLM-L6-v2 on numpy) or hashing"),
     "MEMORY_OLLAMA_EMBED_MODEL": ("nomic-embed-text", "Ollama embedding model (bge-m3 for multilingual memories)"),
     "OLLAMA_HOST": ("http://127.0.0.1:11434", "the Ollama server for embeddings"),
     "MEMORY_LOCAL_EMBED_MODEL": ("", "sentence-transformers model folder (default: all-MiniLM-L6-v2 from the "

