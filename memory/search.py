@@ -35,17 +35,21 @@ def terms(text: str, limit: int = 24) -> list[str]:
     return out
 
 
-def fts_query(text: str) -> str | None:
-    """User text turned into a safe FTS5 query: every term quoted (no syntax errors), OR-ed.
-
-    Non-ASCII words get a prefix match on a shortened stem, since the porter stemmer is English-only.
-    """
-    parts = []
+def query_words(text: str) -> list[tuple[str, bool]]:
+    """The words a query searches for, each with whether it is a prefix: non-ASCII words longer than 5
+    letters match on a shortened stem, since the porter stemmer is English-only."""
+    out = []
     for t in terms(text):
         if not t.isascii() and len(t) > 5:
-            parts.append(f'"{t[: max(4, len(t) - 2)]}"*')
+            out.append((t[: max(4, len(t) - 2)], True))
         else:
-            parts.append(f'"{t}"')
+            out.append((t, False))
+    return out
+
+
+def fts_query(text: str) -> str | None:
+    """User text turned into a safe FTS5 query: every word of query_words quoted (no syntax errors), OR-ed."""
+    parts = [f'"{w}"*' if prefix else f'"{w}"' for w, prefix in query_words(text)]
     return " OR ".join(parts) if parts else None
 
 

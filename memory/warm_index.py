@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.search import Filters, terms
+from memory.search import Filters, query_words
 
 K1, B = 1.2, 0.75
 BLOCK = 8192  # vectors per block: growing the store never copies what is already there
@@ -114,12 +114,9 @@ class Tokenizer:
         return {w: next(iter(got[i][0])) for i, w in enumerate(words, start=1) if got[i][0]}
 
     def query_terms(self, query: str) -> list[tuple[list[str], bool]]:
-        """The query's words as memories_ctx's tokens, each with whether it is a prefix (as fts_query
-        makes them: non-ASCII words longer than 5 letters match on a shortened stem)."""
-        words = []
-        for t in terms(query):
-            prefix = not t.isascii() and len(t) > 5
-            words.append((t[: max(4, len(t) - 2)] if prefix else t, prefix))
+        """The query's words (search.query_words, as fts_query uses them) as memories_ctx's tokens, each with
+        whether it is a prefix."""
+        words = query_words(query)
         got = self.documents([(i, (w, "", "", "")) for i, (w, _) in enumerate(words, start=1)])
         return [(sorted(got[i][0]), prefix) for i, (_, prefix) in enumerate(words, start=1) if got[i][0]]
 

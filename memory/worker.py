@@ -93,6 +93,7 @@ class ProjectIndex:
         self._warm_building = False
         self._warm_failed = False
         self._warm_pending: list[tuple[list[Any], list[int]]] = []
+        self._warm_thread: threading.Thread | None = None
         # The vector list is searched in another thread while SQLite ranks the keyword list: both release
         # the GIL, so a query costs about the slower of the two rather than their sum.
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"vec-{key[:12]}")
@@ -246,7 +247,7 @@ class ProjectIndex:
         with self._warm_lock:
             if self.warm is None and not self._warm_building and not self._warm_failed:
                 self._start_warm_build()
-            thread = getattr(self, "_warm_thread", None)
+            thread = self._warm_thread
         if wait and thread is not None:
             thread.join()
 

