@@ -7,12 +7,16 @@ import os
 import sqlite3
 import time
 
+from memory import state as session_state
 from memory.db import Tx
 from memory.privacy import clean
 from memory.state import State
 from memory.workspace import Workspace
 
 MAX_HANDOFF_CHARS = 6000
+# Session-state key set by PreCompact and cleared once the handoff reached the model (SessionStart(compact)
+# or, when that context was lost, the next prompt): memory/inject.py lost_compact_handoff.
+COMPACT_PENDING = "compact_handoff_pending"
 
 
 def _rel(path: str, root: str) -> str:
@@ -98,3 +102,20 @@ def latest(ws: Workspace, session_id: str | None = None, max_age_s: float | None
     if row and max_age_s is not None and time.time() - row["created_at"] > max_age_s:
         return None
     return row
+
+
+def compact_pending(ws: Workspace, session_id: str) -> bool:
+    """Whether a PreCompact of this session wrote a handoff that no SessionStart(compact) delivered yet.
+    One indexed read of one JSON key: the prompt hook asks it every time."""
+    row = ws.db.execute(f"SELECT json_extract(state, '$.{COMPACT_PENDING}') FROM session_state WHERE session_id = ?",
+                        (session_id,)).fetchone()
+    return bool(row and row[0])
+
+
+def mark_compact_pending(ws: Workspace, session_id: str) -> None:
+    session_state.update(ws, session_id, lambda s: s.__setitem__(COMPACT_PENDING, True))
+
+
+def compact_delivered(ws: Workspace, session_id: str) -> None:
+    if compact_pending(ws, session_id):
+        session_state.update(ws, session_id, lambda s: s.pop(COMPACT_PENDING, None))

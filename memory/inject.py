@@ -5,6 +5,7 @@ Phrased as facts (Claude Code advises against text framed as commands) and kept 
 
 from __future__ import annotations
 
+import sqlite3
 import time
 
 from memory import handoff, store
@@ -92,9 +93,9 @@ def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, lis
         # After compact or clear the context is gone, so the handoff always comes back.
         seen = session_state.load(ws, session_id).get("injected_handoffs", []) if source in ("resume", "fork") else []
         if h and h["content"].strip() and h["id"] not in seen:
-            parts.append(f"Handoff from the memory plugin (state of the work before the {source}, "
-                         f"{_date(h['created_at'])}):\n{h['content']}")
-            session_state.update(ws, session_id, lambda s: session_state.push_unique(s, "injected_handoffs", h["id"]))
+            parts.append(_own_handoff(ws, session_id, h, source))
+        elif source == "compact":
+            handoff.compact_delivered(ws, session_id)
     else:
         max_age = env_int("MEMORY_HANDOFF_MAX_AGE_HOURS") * 3600
         h = handoff.latest(ws, None, max_age_s=max_age)
@@ -130,6 +131,31 @@ def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, lis
     used = [x.id for x in hits if f"#{x.id})" in text]
     store.log_access(ws.db, used, "inject-start", session_id)
     return text, used
+
+
+def _own_handoff(ws: Workspace, session_id: str, h: sqlite3.Row, source: str) -> str:
+    """This session's handoff, recorded as injected (and, after a compaction, as delivered)."""
+    def mark(s: session_state.State) -> None:
+        session_state.push_unique(s, "injected_handoffs", h["id"])
+        if source == "compact":
+            s.pop(handoff.COMPACT_PENDING, None)
+
+    session_state.update(ws, session_id, mark)
+    return (f"Handoff from the memory plugin (state of the work before the {source}, "
+            f"{_date(h['created_at'])}):\n{h['content']}")
+
+
+def lost_compact_handoff(ws: Workspace, session_id: str) -> str:
+    """The handoff of a compaction whose SessionStart(compact) context never ran or came back empty
+    (Claude Code drops it at times; the first-prompt fallback does not fire, as a compaction keeps the
+    session id): the next prompt carries it, once."""
+    if not handoff.compact_pending(ws, session_id):
+        return ""
+    h = handoff.latest(ws, session_id)
+    if h is None or h["session_id"] != session_id or not h["content"].strip():
+        handoff.compact_delivered(ws, session_id)
+        return ""
+    return _own_handoff(ws, session_id, h, "compact")
 
 
 def prompt_recall(ws: Workspace, session_id: str, prompt: str) -> tuple[str, list[int]]:

@@ -23,6 +23,7 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
         if isinstance(instructions, str) and instructions.strip():
             st["compact_instructions"] = instructions.strip()[:300]  # what the user asked /compact to keep
         handoff.write(ws, st, "compact")
+        handoff.mark_compact_pending(ws, sid)  # until SessionStart(compact) or the next prompt delivers it
         queue_extraction(ws, event, sid, "compact", dedup_key=None)
     wake_worker(ws)  # the extraction runs detached, in the worker; compaction never waits for it
     return None

@@ -28,6 +28,10 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
         start, _ = inject.session_start(ws, sid, "startup")
         if start:
             parts.append(start)
+    else:
+        lost = inject.lost_compact_handoff(ws, sid)
+        if lost:
+            parts.append(lost)
     recall, _ = inject.prompt_recall(ws, sid, prompt)
     if recall:
         parts.append(recall)
