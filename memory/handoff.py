@@ -87,6 +87,46 @@ def write(ws: Workspace, state: State, trigger: str) -> int:
     return int(cur.lastrowid or 0)
 
 
+# A session did real work when it changed a file, ran a command or took a decision (errors and fixes come
+# from commands). Only such a session's handoff leads the next startup: a session of questions, reads or
+# slash commands (`/memory:stats`) leaves a handoff too, but it must not push the last real one out of
+# the startup context (issue 13.9).
+WORK_KEYS = ("files_modified", "commands", "decisions", "fixed", "errors")
+
+
+def meaningful(state: State) -> bool:
+    """Whether a session's state shows real work (WORK_KEYS): the one definition, in Python and in SQL."""
+    return any(state.get(k) for k in WORK_KEYS)
+
+
+_MEANINGFUL_SQL = " OR ".join(f"json_array_length(s.state, '$.{k}') > 0" for k in WORK_KEYS)
+
+
+def for_startup(ws: Workspace, session_id: str, max_age_s: float | None = None) -> tuple[sqlite3.Row | None, int]:
+    """The handoff a new session leads with: the latest of the last session that did real work (the
+    latest of any session when none did), and how many sessions left handoffs after it without working."""
+    row = ws.db.execute(
+        f"""SELECT h.* FROM handoffs h JOIN session_state s ON s.session_id = h.session_id
+            WHERE h.project = ? AND h.session_id != ? AND ({_MEANINGFUL_SQL})
+            ORDER BY h.created_at DESC, h.id DESC LIMIT 1""",
+        (ws.project.key, session_id),
+    ).fetchone()
+    later = 0
+    if row is None:
+        row = ws.db.execute(
+            "SELECT * FROM handoffs WHERE project = ? AND session_id != ? ORDER BY created_at DESC, id DESC LIMIT 1",
+            (ws.project.key, session_id),
+        ).fetchone()
+    else:
+        later = ws.db.execute(
+            "SELECT count(DISTINCT session_id) FROM handoffs WHERE project = ? AND created_at > ? AND session_id != ?",
+            (ws.project.key, row["created_at"], session_id),
+        ).fetchone()[0]
+    if row is not None and max_age_s is not None and time.time() - row["created_at"] > max_age_s:
+        return None, 0
+    return row, int(later)
+
+
 def latest(ws: Workspace, session_id: str | None = None, max_age_s: float | None = None) -> sqlite3.Row | None:
     if session_id:
         row = ws.db.execute(

@@ -98,10 +98,13 @@ def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, lis
             handoff.compact_delivered(ws, session_id)
     else:
         max_age = env_int("MEMORY_HANDOFF_MAX_AGE_HOURS") * 3600
-        h = handoff.latest(ws, None, max_age_s=max_age)
-        if h and h["session_id"] != session_id and h["content"].strip():
-            parts.append(f"Handoff from the memory plugin (where the previous session in this project "
-                         f"stopped, {_date(h['created_at'])}):\n{h['content']}")
+        h, later = handoff.for_startup(ws, session_id, max_age_s=max_age)
+        if h and h["content"].strip():
+            which = "the last session that did work in this project" if later else \
+                "the previous session in this project"
+            after = f"; {later} later session{'s' if later > 1 else ''} did none" if later else ""
+            parts.append(f"Handoff from the memory plugin (where {which} stopped, "
+                         f"{_date(h['created_at'])}{after}):\n{h['content']}")
     hits = [x for x in useful_memories(ws.db, ws.project.key, env_int("MEMORY_STARTUP_MEMORIES") * 2)
             if x.session_id != session_id and x.importance >= 0.4][: env_int("MEMORY_STARTUP_MEMORIES")]
     if h and h["content"].strip():

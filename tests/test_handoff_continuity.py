@@ -3,6 +3,8 @@ context was lost (issue 13.2), and at startup after sessions that did no real wo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from helpers import HookRunner
 
 HEADER = "Handoff from the memory plugin (state of the work before the compact"
@@ -51,3 +53,48 @@ def test_each_compaction_is_delivered_again(hooks: HookRunner) -> None:
 def test_an_ordinary_prompt_without_compaction_gets_no_handoff(hooks: HookRunner) -> None:
     _work(hooks, "Migrate the session store to Redis")
     assert "Handoff from the memory plugin" not in hooks.prompt("carry on with the migration")
+
+
+def _short_session(project: Path, sid: str, prompt: str, reads: int = 0) -> HookRunner:
+    s = HookRunner(project, session=sid)
+    s.start()
+    s.prompt(prompt)
+    for i in range(reads):
+        s.tool("Read", {"file_path": str(project / f"notes{i}.md")}, {})
+    s.stop("Here are the statistics.")
+    s.end()
+    return s
+
+
+def test_short_sessions_do_not_replace_the_last_meaningful_handoff(hooks: HookRunner, project: Path) -> None:
+    _work(hooks, "Migrate the session store to Redis")
+    hooks.end()
+    for n in range(4):  # /memory:stats, a question, a look at a file: no edits, no commands, no decisions
+        _short_session(project, f"short-{n}", ["/memory:stats", "what does app.py do?"][n % 2], reads=n % 2)
+    text = HookRunner(project, session="next").start()
+    assert text.startswith("Handoff from the memory plugin (where the last session that did work in this "
+                           "project stopped")
+    assert "; 4 later sessions did none):" in text.splitlines()[0]
+    handoff = text.split("Memories of project")[0].split("Recent sessions in this project")[0]
+    assert "Task: Migrate the session store to Redis" in handoff and "store.py" in handoff
+    assert "/memory:stats" not in handoff and "what does app.py do" not in handoff
+
+
+def test_the_latest_session_leads_when_it_did_work(hooks: HookRunner, project: Path) -> None:
+    _work(hooks, "Migrate the session store to Redis")
+    hooks.end()
+    _short_session(project, "short", "/memory:stats")
+    decided = HookRunner(project, session="decided")
+    decided.start()
+    decided.prompt("From now on auth tokens live in httpOnly cookies.")  # a decision is work
+    decided.end()
+    text = HookRunner(project, session="next").start()
+    assert text.startswith("Handoff from the memory plugin (where the previous session in this project stopped")
+    assert "httpOnly cookies" in text.split("Memories of project")[0]
+
+
+def test_without_any_meaningful_session_the_latest_handoff_still_leads(project: Path, home: Path) -> None:
+    _short_session(project, "question", "what does app.py do?", reads=1)
+    text = HookRunner(project, session="next").start()
+    assert text.startswith("Handoff from the memory plugin (where the previous session in this project stopped")
+    assert "what does app.py do?" in text
