@@ -37,14 +37,43 @@ def _by_key(meta: dict[str, Any]) -> Workspace:
 
 
 def _open(project: str | None) -> Workspace:
+    return _opened(_workspace(project))
+
+
+def _opened(ws: Workspace) -> Workspace:
     from memory import notices
 
-    ws = _workspace(project)
     before = len(notices.pending())
     ws.db  # noqa: B018 - opens and migrates; a corrupt file is moved aside and recorded as a notice
     for notice in notices.pending()[before:]:
         click.echo(f"memory: {notice.get('message')}", err=True)
     return ws
+
+
+def no_memory_yet(ws: Workspace) -> str:
+    return (f"no memory for project {ws.project.name} yet ({ws.project.root}): the plugin records it while you "
+            "work there with Claude Code, or `memory save` adds one")
+
+
+def _existing(ws: Workspace, as_json: bool = False, empty: Any = None) -> Workspace | None:
+    """The project's workspace for a read-only command, or None when the project has no database: then
+    nothing is created (a read in any folder must not leave a database behind) and the command says so
+    (JSON: `empty`)."""
+    if os.path.exists(ws.db_path):
+        return _opened(ws)
+    if as_json:
+        _emit(empty)
+    else:
+        click.echo(no_memory_yet(ws))
+    return None
+
+
+def _existing_or_fail(project: str | None, what: str) -> Workspace:
+    """As _existing, for a command about given ids: no database is an error naming them."""
+    ws = _workspace(project)
+    if not os.path.exists(ws.db_path):
+        raise click.ClickException(f"no {what}: {no_memory_yet(ws)}")
+    return _opened(ws)
 
 
 def _date(ts: float | None) -> str:
@@ -124,17 +153,18 @@ def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: st
            session: str | None, all_projects: bool, mode: str | None, project: str | None, as_json: bool) -> None:
     """Search memories (layer 1: id, title, type, score, date)."""
     text = " ".join(query)
+    filters = Filters(types=list(types) or None, since=_when(since), until=_when(until), session_id=session)
     if all_projects:
         from memory.cli_more import search_all_projects
 
-        search_all_projects(text, limit, Filters(types=list(types) or None, since=_when(since), until=_when(until),
-                                                 session_id=session), project, as_json)
+        search_all_projects(text, limit, filters, project, as_json)
         return
-    ws = _open(project)
+    ws = _existing(_workspace(project), as_json, [])
+    if ws is None:
+        return
     from memory import layers
 
-    hits, used = layers.search(ws, text, limit=limit, mode=mode, timeout=2.0, in_process=True, filters=Filters(
-        types=list(types) or None, since=_when(since), until=_when(until), session_id=session))
+    hits, used = layers.search(ws, text, limit=limit, mode=mode, timeout=2.0, in_process=True, filters=filters)
     if used != (mode or used) and not as_json:
         click.echo(f"memory: no semantic index answered (the background worker answers once it is warm); "
                    f"{used} results", err=True)
@@ -158,7 +188,7 @@ def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: st
 @json_option
 def timeline_cmd(memory_id: int, before: int, after: int, project: str | None, as_json: bool) -> None:
     """Memories recorded around one memory (layer 2)."""
-    ws = _open(project)
+    ws = _existing_or_fail(project, f"memory #{memory_id}")
     rows = timeline(ws.db, memory_id, before, after)
     if not rows:
         raise click.ClickException(f"no memory #{memory_id} in project {ws.project.name}; "
@@ -178,7 +208,7 @@ def timeline_cmd(memory_id: int, before: int, after: int, project: str | None, a
 @json_option
 def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
     """Full content of memories by id (layer 3)."""
-    ws = _open(project)
+    ws = _existing_or_fail(project, f"memory with id {', '.join(map(str, ids))}")
     rows = store.get_many(ws.db, list(ids))
     missing = sorted(set(ids) - {r["id"] for r in rows})
     store.log_access(ws.db, [r["id"] for r in rows], "get")
@@ -312,7 +342,7 @@ def save(text: tuple[str, ...], title: str | None, type_: str, importance: float
 @project_option
 def forget(ids: tuple[int, ...], project: str | None) -> None:
     """Delete memories by id."""
-    ws = _open(project)
+    ws = _existing_or_fail(project, f"memory with id {', '.join(map(str, ids))}")
     gone = store.forget(ws.db, list(ids))
     missing = sorted(set(ids) - set(gone))
     if gone:
@@ -328,7 +358,11 @@ def stats(project: str | None, as_json: bool) -> None:
     """Counts of memories, sessions, handoffs and queued work for the project."""
     from memory.stats import project_stats
 
-    data = project_stats(_open(project))
+    ws = _workspace(project)
+    if _existing(ws, as_json, {"project": ws.project.name, "project_key": ws.project.key, "root": ws.project.root,
+                               "database": None, "memories": 0}) is None:
+        return
+    data = project_stats(ws)
     if as_json:
         _emit(data)
         return
@@ -358,7 +392,9 @@ def stats(project: str | None, as_json: bool) -> None:
 @json_option
 def sessions(limit: int, project: str | None, as_json: bool) -> None:
     """Recent sessions of the project with their summaries."""
-    ws = _open(project)
+    ws = _existing(_workspace(project), as_json, [])
+    if ws is None:
+        return
     rows = [dict(r) for r in ws.db.execute(
         "SELECT * FROM sessions WHERE project = ? ORDER BY started_at DESC LIMIT ?", (ws.project.key, limit))]
     if as_json:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from memory.classify import TYPES
-from memory.cli import _date, _emit, _open, json_option, project_option
+from memory.cli import _date, _emit, _existing, _open, _workspace, json_option, project_option
 
 
 def _size(n: float) -> str:
@@ -41,19 +41,55 @@ def search_all_projects(text: str, limit: int, filters: Any, project: str | None
                    f"{x.hit.title}")
 
 
+def _session_id(ws: Any, given: str) -> str:
+    """The session a --session value names: an exact id, or the one session whose id starts with it. An
+    unknown or ambiguous value is an error: never another session's handoff in its place."""
+    known: dict[str, float] = {}
+    for sid, at in ws.db.execute(
+            """SELECT id, started_at FROM sessions WHERE project = ? AND substr(id, 1, ?) = ?
+               UNION ALL SELECT session_id, min(created_at) FROM handoffs WHERE project = ?
+               AND substr(session_id, 1, ?) = ? GROUP BY session_id""",
+            (ws.project.key, len(given), given, ws.project.key, len(given), given)):
+        if sid:
+            known[sid] = min(at or 0, known.get(sid, at or 0))
+    if given in known or len(known) == 1:
+        return given if given in known else next(iter(known))
+    if not known:
+        raise click.ClickException(f"no session {given!r} in project {ws.project.name}; "
+                                   "`memory sessions` lists them")
+    shown = sorted(known, key=lambda s: -known[s])
+    listed = ", ".join(f"{s} ({_date(known[s])})" for s in shown[:10])
+    more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
+    raise click.ClickException(f"{given!r} starts {len(shown)} session ids in project {ws.project.name}: "
+                               f"{listed}{more}; give more of the id")
+
+
 @click.command(name="handoff")
-@click.option("--session", help="Show this session's handoff (default: the project's latest).")
+@click.option("--session", help="Show this session's handoff (its id, or the start of it); default: the "
+              "project's latest.")
+@click.option("--current-session", hidden=True, help="What /memory:handoff passes: this session's handoff "
+              "when it has one, else the project's latest.")
 @project_option
 @json_option
-def handoff_cmd(session: str | None, project: str | None, as_json: bool) -> None:
+def handoff_cmd(session: str | None, current_session: str | None, project: str | None, as_json: bool) -> None:
     """The current handoff: the state of the work that a compaction or a new session starts from."""
     from memory import handoff
 
-    ws = _open(project)
-    row = handoff.latest(ws, session or None)
+    ws = _existing(_workspace(project), as_json)
+    if ws is None:
+        return
+    if session:
+        session = _session_id(ws, session)
+        row = ws.db.execute("SELECT * FROM handoffs WHERE project = ? AND session_id = ? "
+                            "ORDER BY created_at DESC, id DESC LIMIT 1", (ws.project.key, session)).fetchone()
+    else:
+        row = handoff.latest(ws, current_session or None)
     if row is None:
         if as_json:
             _emit(None)
+        elif session:
+            click.echo(f"session {session} has no handoff yet in project {ws.project.name}: one is written at "
+                       "the end of each turn, before a compaction and when a session ends")
         else:
             click.echo(f"no handoff yet for project {ws.project.name}: one is written at the end of each turn, "
                        "before a compaction and when a session ends")
@@ -61,7 +97,8 @@ def handoff_cmd(session: str | None, project: str | None, as_json: bool) -> None
     if as_json:
         _emit(dict(row))
         return
-    whose = "this session" if session and row["session_id"] == session else f"session {row['session_id'][:8]}"
+    mine = row["session_id"] in (session, current_session)
+    whose = "this session" if mine else f"session {row['session_id'][:8]}"
     click.echo(f"Handoff of {whose} ({row['trigger']}, {_date(row['created_at'])}), project {ws.project.name}:")
     click.echo("")
     click.echo(row["content"])
@@ -75,7 +112,9 @@ def handoff_cmd(session: str | None, project: str | None, as_json: bool) -> None
 @json_option
 def recent(limit: int, types: tuple[str, ...], project: str | None, as_json: bool) -> None:
     """The most recent memories of the project, newest first."""
-    ws = _open(project)
+    ws = _existing(_workspace(project), as_json, [])
+    if ws is None:
+        return
     shown = list(types) or [t for t in TYPES if t != "prompt"]
     marks = ",".join("?" * len(shown))
     rows = ws.db.execute(

@@ -120,21 +120,28 @@ def worker(action: str, as_json: bool) -> None:
     info = worker_client.ask(home, {"op": "ping"}, timeout=2.0)
     data = {"alive": worker_client.alive(home), "answers": info is not None, **(info or {}),
             "socket": worker_client.socket_path(home), "log": worker_client.log_file(home)}
-    from memory.cli import _open
+    from memory.cli import _opened, _workspace
 
-    ws = _open(None)
-    provider = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
+    ws = _workspace(None)
     data["project"] = ws.project.key
-    data["project_provider"] = provider[0] if provider else None
-    data["project_indexed"] = (f"{ws.db.execute('SELECT count(*) FROM memory_index').fetchone()[0]} of "
-                               f"{ws.db.execute('SELECT count(*) FROM memories').fetchone()[0]} memories")
-    data["project_vector_jobs"] = {r[0]: r[1] for r in ws.db.execute(
-        "SELECT status, count(*) FROM queue WHERE kind = 'vector' GROUP BY status")}
+    if not os.path.exists(ws.db_path):  # a status must not create the project's database
+        data["project_indexed"] = "no memory for this project yet"
+    else:
+        _project_index_status(_opened(ws), data)
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:
         for k, v in data.items():
             click.echo(f"{k}: {v}")
+
+
+def _project_index_status(ws: Any, data: dict[str, Any]) -> None:
+    provider = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
+    data["project_provider"] = provider[0] if provider else None
+    data["project_indexed"] = (f"{ws.db.execute('SELECT count(*) FROM memory_index').fetchone()[0]} of "
+                               f"{ws.db.execute('SELECT count(*) FROM memories').fetchone()[0]} memories")
+    data["project_vector_jobs"] = {r[0]: r[1] for r in ws.db.execute(
+        "SELECT status, count(*) FROM queue WHERE kind = 'vector' GROUP BY status")}
 
 
 COMMANDS = [reindex, worker]

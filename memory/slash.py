@@ -113,7 +113,7 @@ def argv_for(verb: str, raw: str, session: str | None) -> list[str] | str:
             return f"what should I search for? Usage: {USAGE['search']}"
         return ["search", *options, "--", *rest]
     if verb == "handoff" and session:
-        options += ["--session", session]
+        options += ["--current-session", session]
     return [verb, *options, *rest]
 
 

@@ -70,14 +70,15 @@ def test_home_option_and_plugin_data(two_projects: dict[str, Any], env: dict[str
 
 def test_handoff_and_recent(hooks: HookRunner, env: dict[str, str]) -> None:
     none = memory("handoff", cwd=hooks.project, env=env)
-    assert none.returncode == 0 and "no handoff yet" in none.stdout
+    assert none.returncode == 0 and "no memory for project app yet" in none.stdout
     hooks.start()
     hooks.prompt("Add a --verbose flag to the CLI")
     hooks.tool("Edit", {"file_path": str(hooks.project / "cli.py"), "old_string": "a", "new_string": "b"}, {})
     hooks.stop("Decision: we will use click for the flag.")
     out = memory("handoff", "--session", hooks.session, cwd=hooks.project, env=env).stdout
     assert "Handoff of this session" in out and "Add a --verbose flag" in out and "cli.py" in out
-    assert "Handoff of session" in memory("handoff", "--session", "other", cwd=hooks.project, env=env).stdout
+    other = memory("handoff", "--session", "other", cwd=hooks.project, env=env)
+    assert other.returncode != 0 and "no session 'other'" in other.stderr and "Add a --verbose" not in other.stdout
     data = json.loads(memory("handoff", "--json", cwd=hooks.project, env=env).stdout)
     assert data["session_id"] == hooks.session
     recent = memory("recent", "-n", "5", cwd=hooks.project, env=env).stdout
@@ -96,7 +97,7 @@ def test_handoff_and_recent(hooks: HookRunner, env: dict[str, str]) -> None:
     ("forget", "#12 13", ["forget", "12", "13"]),
     ("forget", "the tabs rule", ["search", "--limit", "5", "--", "the", "tabs", "rule"]),
     ("get", "12 x", "memory ids are numbers"),
-    ("handoff", "", ["handoff", "--session", "S1"]),
+    ("handoff", "", ["handoff", "--current-session", "S1"]),
     ("recent", "-n 3", ["recent", "-n", "3"]),
     ("stats", "", ["stats"]),
     ("rm", "-rf /", "unknown slash command"),

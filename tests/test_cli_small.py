@@ -1,0 +1,127 @@
+"""Issue 13.13's small CLI items, through real processes: `memory` as a subprocess, hooks with JSON on stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import ROOT, HookRunner, make_git_project
+
+MEMORY = Path(sys.executable).parent / "memory"
+
+
+def memory(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    # This checkout's code, whichever checkout the venv's editable install points at.
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([str(MEMORY), *args], input=stdin, text=True, capture_output=True, cwd=cwd, env=env,
+                          timeout=120)
+
+
+def ok(*args: str, cwd: Path, stdin: str = "") -> str:
+    r = memory(*args, cwd=cwd, stdin=stdin)
+    assert r.returncode == 0, (args, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    return r.stdout
+
+
+def error(*args: str, cwd: Path) -> str:
+    """A clear error: non-zero exit, one `Error:` line, no traceback, nothing on stdout."""
+    r = memory(*args, cwd=cwd)
+    assert r.returncode != 0, (args, r.stdout)
+    assert "Traceback" not in r.stderr and r.stdout == "", (r.stdout, r.stderr)
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("Error:")]
+    assert len(lines) == 1, r.stderr
+    return lines[0]
+
+
+# --- handoff --session --------------------------------------------------------------------------------
+
+
+def _session(project: Path, sid: str, task: str) -> None:
+    hooks = HookRunner(project, session=sid)
+    hooks.start()
+    hooks.prompt(task)
+    hooks.tool("Edit", {"file_path": str(project / "app.py"), "old_string": "hi", "new_string": "hello"}, {})
+    hooks.stop("Done.")
+    for r in hooks.results:
+        assert r["exit_code"] == 0, r
+
+
+def test_handoff_session_by_id_prefix_ambiguous_or_unknown(home: Path, project: Path) -> None:
+    _session(project, "abc11111-aaaa", "Rename the greet helper to welcome")
+    _session(project, "abd22222-bbbb", "Add a --verbose flag to the CLI")
+    HookRunner(project, session="abe33333-cccc").start()  # a known session without a handoff
+
+    # A unique prefix resolves to that session's handoff, not the project's latest.
+    out = ok("handoff", "--session", "abc1", cwd=project)
+    assert "Rename the greet helper" in out and "--verbose" not in out
+    assert json.loads(ok("handoff", "--session", "abc11111-aaaa", "--json", cwd=project))["session_id"] == \
+        "abc11111-aaaa"
+
+    # An ambiguous prefix lists the candidates.
+    err = error("handoff", "--session", "ab", cwd=project)
+    assert all(s in err for s in ("abc11111-aaaa", "abd22222-bbbb", "abe33333-cccc")), err
+
+    # An unknown id is an error, never another session's handoff.
+    err = error("handoff", "--session", "zzz-unknown", cwd=project)
+    assert "no session 'zzz-unknown'" in err and "memory sessions" in err
+
+    # A known session without a handoff says so, and shows no other session's.
+    out = ok("handoff", "--session", "abe3", cwd=project)
+    assert "abe33333-cccc has no handoff yet" in out and "--verbose" not in out and "Rename" not in out
+    assert ok("handoff", "--session", "abe3", "--json", cwd=project).strip() == "null"
+
+    # /memory:handoff in a session without a handoff yet: the project's latest, labelled with its session.
+    out = ok("slash", "handoff", "--session", "abe33333-cccc", cwd=project)
+    assert "Handoff of session abd22222" in out and "--verbose" in out
+    out = ok("slash", "handoff", "--session", "abc11111-aaaa", cwd=project)
+    assert "Handoff of this session" in out and "Rename the greet helper" in out
+
+
+# --- read-only commands create nothing ------------------------------------------------------------------
+
+
+READ_ONLY = [
+    (["search", "retry"], None), (["search", "retry", "--json"], []), (["recent"], None), (["recent", "--json"], []),
+    (["stats"], None), (["sessions"], None), (["sessions", "--json"], []), (["handoff"], None),
+    (["handoff", "--json"], None), (["handoff", "--session", "abc"], None), (["worker", "status"], None),
+    (["doctor"], None), (["slash", "stats"], None), (["slash", "handoff"], None), (["slash", "recent"], None),
+]
+
+
+@pytest.mark.parametrize("args,empty_json", READ_ONLY, ids=[" ".join(a) for a, _ in READ_ONLY])
+def test_read_only_commands_create_nothing(args: list[str], empty_json: Any, home: Path, tmp_path: Path) -> None:
+    for folder in (tmp_path / "plain-folder", make_git_project(tmp_path / "repo")):
+        folder.mkdir(exist_ok=True)
+        out = ok(*args, cwd=folder)
+        assert not (home / "projects").exists(), list(home.rglob("*"))
+        if "--json" in args:
+            assert json.loads(out) == empty_json
+        elif args[0] not in ("worker", "doctor"):
+            assert f"no memory for project {folder.name} yet" in out, out
+
+
+@pytest.mark.parametrize("args", [["get", "1"], ["timeline", "1"], ["forget", "1"]])
+def test_commands_on_ids_without_a_database_fail_clearly_and_create_nothing(args: list[str], home: Path,
+                                                                           tmp_path: Path) -> None:
+    err = error(*args, cwd=tmp_path)
+    assert "no memory" in err and "yet" in err
+    assert not (home / "projects").exists()
+
+
+def test_stats_json_without_a_database(home: Path, tmp_path: Path) -> None:
+    data = json.loads(ok("stats", "--json", cwd=tmp_path))
+    assert data["memories"] == 0 and data["database"] is None and data["root"] == str(tmp_path)
+    assert not home.exists() or not (home / "projects").exists()
+
+
+def test_read_only_commands_still_read_an_existing_project(home: Path, project: Path) -> None:
+    ok("save", "Retry uploads with exponential backoff", cwd=project)
+    assert "Retry uploads" in ok("search", "backoff", cwd=project)
+    assert "Retry uploads" in ok("recent", cwd=project)
+    assert json.loads(ok("stats", "--json", cwd=project))["memories"] == 1
