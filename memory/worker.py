@@ -7,6 +7,12 @@ their modules' handle_job), keeps the ANN index fresh, answers hybrid-search que
 unix socket (owner-only, in the data dir; no TCP port), and exits after MEMORY_WORKER_IDLE_SECONDS with
 no jobs and no queries.
 
+Idle footprint: after MEMORY_WORKER_RELEASE_SECONDS with nothing to do, the worker lets go of the model, the
+projects' in-memory lists and LanceDB: it re-executes itself (same pid, same lock) as a light process that
+only holds the lock and the socket (~20 MiB against 430-600 MiB warm: the imports of lancedb/pyarrow alone
+keep ~180 MiB, torch ~400 MiB, and a freed model leaves them mapped), and loads them again when a job or a
+query comes. A worker run in another process's interpreter (tests, `memory worker run`) frees them in place.
+
 Crash safety: a batch is embedded, written to LanceDB in one commit (idempotent upserts and deletes), then
 its memories_ctx rows, its ledger rows (memory_index) and the jobs' `done` commit in one SQLite
 transaction. A worker killed anywhere leaves jobs `running`; the next worker holds the lock, so it knows
@@ -17,6 +23,7 @@ start compares the ledger with the memories table, so even a job that never got 
 from __future__ import annotations
 
 import fcntl
+import gc
 import importlib
 import importlib.util
 import json
@@ -97,6 +104,15 @@ class ProjectIndex:
         # The vector list is searched in another thread while SQLite ranks the keyword list: both release
         # the GIL, so a query costs about the slower of the two rather than their sum.
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"vec-{key[:12]}")
+
+    def close(self) -> None:
+        """Let go of the in-memory lists, the thread pool, the LanceDB table and the database."""
+        with self._warm_lock:
+            self.warm, self._warm_pending = None, []
+        with self._cache_lock:
+            self._query_cache.clear()
+        self.pool.shutdown(wait=False)
+        self.db.close()
 
     # -- state shared with query threads ------------------------------------------------------------
 
@@ -367,6 +383,10 @@ class Worker:
         self.server: socket.socket | None = None
         self._projects_lock = threading.Lock()
         self.to_load: set[str] = set()
+        # Re-executing a light process to shed the heavy imports: only for `python -m memory.worker`,
+        # never inside another program's interpreter.
+        self.can_exec = False
+        self.light = False  # started by such a re-execution: nothing heavy loaded yet
         # Queries are answered by a fixed set of threads, so each keeps its SQLite connections.
         self.query_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query")
 
@@ -559,9 +579,10 @@ class Worker:
 
     def answer(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")
+        if op == "ping":  # a status probe is not use: it must not keep the model loaded or the worker alive
+            return {"ok": True, "pid": os.getpid(), "provider": self._provider_key(), "home": self.home,
+                    **self.state()}
         self.last_activity = time.monotonic()
-        if op == "ping":
-            return {"ok": True, "pid": os.getpid(), "provider": self._provider_key(), "home": self.home}
         if op == "wake":
             self.wake.set()
             return {"ok": True}
@@ -590,6 +611,13 @@ class Worker:
                               int(req.get("limit") or 10), self.embedder)
         return {"ok": False, "error": f"unknown op {op!r}"}
 
+    def state(self) -> dict[str, Any]:
+        """What this process holds: `memory worker status` and the tests read it through the socket."""
+        return {"model_loaded": self._embedder is not None, "lancedb_loaded": "lancedb" in sys.modules,
+                "projects": {k: {"warm": p.warm is not None, "warm_memories": p.warm.live if p.warm else 0}
+                             for k, p in list(self.projects.items())},
+                "rss_bytes": rss_bytes(), "idle_seconds": round(time.monotonic() - self.last_activity, 1)}
+
     def _provider_key(self) -> str | None:
         from memory import embed
 
@@ -598,11 +626,17 @@ class Worker:
     # -- main loop ----------------------------------------------------------------------------------
 
     def run(self, idle_seconds: float | None = None) -> int:
-        if not self.acquire():
+        if not self._inherit() and not self.acquire():
             return 0  # another worker is alive: it will do the work
         self._usable_tmpdir()
         idle = float(idle_seconds if idle_seconds is not None else env_int("MEMORY_WORKER_IDLE_SECONDS"))
+        release = float(env_int("MEMORY_WORKER_RELEASE_SECONDS"))
         try:
+            if self.light:
+                self.serve()  # ping answers; a search is told "not loaded yet" and wakes the loading
+                if not self._wait_for_work(idle):
+                    _log("idle: exiting")
+                    return 0
             try:
                 import lancedb  # noqa: F401 - a venv without it (stdlib-only hooks) cannot run a worker
                 import pyarrow  # noqa: F401
@@ -613,9 +647,12 @@ class Worker:
                 self._failed(exc)
                 _log(f"cannot run: {exc!r}")
                 return 1
-            self.serve()
-            self.last_activity = time.monotonic()  # the idle clock starts once it can serve
-            _log(f"started (home {self.home}, idle exit after {idle:.0f} s)")
+            if not self.light:
+                self.serve()
+                self.last_activity = time.monotonic()  # the idle clock starts once it can serve
+                _log(f"started (home {self.home}, idle exit after {idle:.0f} s)")
+            else:
+                _log(f"loaded again ({self._provider_key()}, {rss_bytes() >> 20} MiB)")
             pending = self.all_keys()  # everything once: markers may have been lost with a crash
             while not self.stopping.is_set():
                 if not os.path.isdir(os.path.join(self.home, "projects")) and not os.path.isdir(self.home):
@@ -641,11 +678,87 @@ class Worker:
                 if time.monotonic() - self.last_activity > idle:
                     _log("idle: exiting")
                     break
+                if 0 < release < idle and time.monotonic() - self.last_activity > release and self._heavy():
+                    self.shed()
                 self.wake.wait(timeout=min(1.0, max(0.05, idle)))
                 self.wake.clear()
         finally:
             self.close()
         return 0
+
+    # -- the idle footprint ---------------------------------------------------------------------------
+
+    def _heavy(self) -> bool:
+        return self._embedder is not None or bool(self.projects)
+
+    def shed(self) -> None:
+        """Idle for MEMORY_WORKER_RELEASE_SECONDS: free the model, the in-memory lists and (by re-executing
+        a light process) the heavy imports. A warm list still being built is left to finish first."""
+        if any(p._warm_building for p in list(self.projects.values())):
+            return
+        before = rss_bytes()
+        if self.can_exec and self.lock_fd is not None:
+            self._reexec(before)
+        with self._projects_lock:
+            projects, self.projects = self.projects, {}
+        for p in projects.values():
+            p.close()
+        self._embedder = None
+        gc.collect()
+        trim_heap()
+        _log(f"idle: model and in-memory lists freed ({before >> 20} -> {rss_bytes() >> 20} MiB)")
+
+    def _reexec(self, before: int) -> None:
+        """Become `python -m memory.worker` again, keeping the pid, the lock (an inherited descriptor) and
+        the idle clock; returns only if the exec failed (then the caller frees in place)."""
+        assert self.lock_fd is not None
+        environ = dict(os.environ)
+        environ["MEMORY_WORKER_LOCK_FD"] = str(self.lock_fd)
+        environ["MEMORY_WORKER_IDLE_SINCE"] = str(time.time() - (time.monotonic() - self.last_activity))
+        _log(f"idle: re-executing light to free the model, lists and libraries ({before >> 20} MiB)")
+        try:
+            os.set_inheritable(self.lock_fd, True)
+            if self.server is not None:  # the new process binds the socket again (hooks fall back meanwhile)
+                self.server.close()
+            os.execve(sys.executable, [sys.executable, "-m", "memory.worker"], environ)
+        except OSError as exc:
+            os.set_inheritable(self.lock_fd, False)
+            self.server = None
+            _log(f"re-exec failed: {exc!r}")
+            self.serve()
+
+    def _inherit(self) -> bool:
+        """A process re-executed by shed(): adopt the lock and the idle clock, start light."""
+        fd = os.environ.pop("MEMORY_WORKER_LOCK_FD", "")
+        since = os.environ.pop("MEMORY_WORKER_IDLE_SINCE", "")
+        if not fd.isdigit():
+            return False
+        self.lock_fd = int(fd)
+        os.set_inheritable(self.lock_fd, False)
+        self.light = True
+        try:
+            self.last_activity = time.monotonic() - max(0.0, time.time() - float(since))
+        except ValueError:
+            pass
+        _log(f"light: holding the lock and the socket ({rss_bytes() >> 20} MiB)")
+        return True
+
+    def _wait_for_work(self, idle: float) -> bool:
+        """Light: sleep until a hook wakes us (new work, a search) or a project is marked dirty; False when
+        the idle time is over first."""
+        dirty = os.path.join(self.home, "dirty")
+        while not self.stopping.is_set():
+            if self.wake.wait(timeout=1.0):
+                self.wake.clear()
+                return not self.stopping.is_set()
+            try:
+                if os.listdir(dirty):
+                    return True
+            except OSError:
+                pass
+            if time.monotonic() - self.last_activity > idle:
+                return False
+        return False
 
     def _failed(self, exc: BaseException) -> None:
         from memory.workspace import write_private
@@ -663,18 +776,42 @@ class Worker:
             self.server.close()
         self.query_pool.shutdown(wait=False, cancel_futures=True)
         for p in self.projects.values():
-            p.pool.shutdown(wait=False)
-            p.db.close()
+            p.close()
         if self.lock_fd is not None:
             os.close(self.lock_fd)
             self.lock_fd = None
+
+
+def rss_bytes() -> int:
+    """This process's resident set (VmRSS), 0 where /proc is not there."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def trim_heap() -> None:
+    """Hand freed heap back to the system: glibc keeps it in its arenas otherwise (a freed MiniLM on numpy:
+    RSS 271 MiB after del and gc, 198 MiB after malloc_trim). Not glibc: nothing to do."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def main() -> int:
     # One BLAS thread: a dense model's 100,000 x 384 similarity took 12 ms on one thread and 135 ms on two
     # contending with a busy machine's other work; the worker is a background process.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    return Worker().run()
+    w = Worker()
+    w.can_exec = True
+    return w.run()
 
 
 if __name__ == "__main__":

@@ -12,8 +12,13 @@ the project opened, its in-memory search lists built (memory/warm_index.py) and 
 over its socket. VmRSS (now) and VmHWM (peak) from
 /proc/<pid>/status.
 
+Idle footprint (--idle SECONDS): after that burst nothing touches the worker; its VmRSS is read from /proc
+at 0, 5, 15, 30, 60, ... seconds of idle time, with MEMORY_WORKER_RELEASE_SECONDS from --release (default:
+the plugin's; 0 keeps everything loaded, as before that setting existed). The load average is printed:
+other processes on the machine do not change RSS, but they slow the warm-up.
+
     .venv/bin/python scripts/bench_profile.py [--memories 10000] [--embedders hashing,sentence-transformers]
-        [--json]
+        [--idle 150] [--release 120] [--json]
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import bench_hooks  # noqa: E402
 
 from memory import embed, worker_client  # noqa: E402
+from memory.config import env_int  # noqa: E402
 from memory.project import Project  # noqa: E402
 from memory.workspace import Workspace  # noqa: E402
 
@@ -102,9 +108,15 @@ def proc_status(pid: int) -> dict[str, int]:
     return out
 
 
-def worker_memory(home: Path, embedder_name: str, key: str) -> dict[str, object]:
+IDLE_POINTS = (0, 5, 15, 30, 60, 90, 120, 150, 180, 240, 300, 420, 600)
+
+
+def worker_memory(home: Path, embedder_name: str, key: str, idle: int = 0, release: int | None = None
+                  ) -> dict[str, object]:
+    release = env_int("MEMORY_WORKER_RELEASE_SECONDS") if release is None else release
     env = {**os.environ, "MEMORY_HOME": str(home), "MEMORY_EMBEDDER": embedder_name,
-           "MEMORY_WORKER_IDLE_SECONDS": "300", "PYTHONPATH": str(ROOT)}
+           "MEMORY_WORKER_IDLE_SECONDS": str(max(300, idle + 60)), "MEMORY_WORKER_RELEASE_SECONDS": str(release),
+           "PYTHONPATH": str(ROOT)}
     os.makedirs(os.path.dirname(worker_client.log_file(str(home))), exist_ok=True)
     log = open(worker_client.log_file(str(home)), "ab")  # noqa: SIM115 - kept open for the child's life
     t0 = time.perf_counter()
@@ -131,8 +143,14 @@ def worker_memory(home: Path, embedder_name: str, key: str) -> dict[str, object]
                   "return the default value", "socket connection refused", "parse the header", "format string")*3:
             worker_client.ask(str(home), {"op": "search", "project": key, "query": q, "limit": 10}, timeout=10)
         mem = proc_status(proc.pid)
+        idle_rss = []
+        t_idle = time.monotonic()
+        for at in [a for a in IDLE_POINTS if a <= idle]:
+            time.sleep(max(0.0, t_idle + at - time.monotonic()))
+            idle_rss.append((at, proc_status(proc.pid)["VmRSS"]))
         return {"embedder": answered.get("provider"), "rss_bytes": mem["VmRSS"], "peak_rss_bytes": mem["VmHWM"],
-                "seconds_to_first_answer": round(warm, 1), "seconds_to_in_memory_answer": round(in_memory, 1)}
+                "seconds_to_first_answer": round(warm, 1), "seconds_to_in_memory_answer": round(in_memory, 1),
+                "release_seconds": release, "idle_rss_bytes": idle_rss}
     finally:
         worker_client.ask(str(home), {"op": "shutdown"}, timeout=5)
         try:
@@ -152,6 +170,9 @@ def main() -> None:
     ap.add_argument("--memories", type=int, default=10000)
     ap.add_argument("--embedders", default="hashing,sentence-transformers",
                     help="Comma-separated providers (one not available here is skipped).")
+    ap.add_argument("--idle", type=int, default=0, help="Seconds of idle time to sample the worker's RSS over.")
+    ap.add_argument("--release", type=int, default=None,
+                    help="MEMORY_WORKER_RELEASE_SECONDS for the worker (0: never free the model and lists).")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     results = []
@@ -164,16 +185,17 @@ def main() -> None:
         home = Path(tempfile.mkdtemp(prefix="bench-profile-"))
         try:
             s = storage(args.memories, name, home)
-            w = worker_memory(home, name, "bench-profile")
+            w = worker_memory(home, name, "bench-profile", args.idle, args.release)
             results.append({**s, "worker": w})
         finally:
             shutil.rmtree(home, ignore_errors=True)
     out = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-           "python": platform.python_version(), "results": results}
+           "python": platform.python_version(), "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+           "results": results}
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print(f"{out['date']}, {out['machine']}, Python {out['python']}")
+    print(f"{out['date']}, {out['machine']}, Python {out['python']}, load average at the end {out['load']}")
     for r in results:
         if "skipped" in r:
             print(f"{r['embedder']}: skipped ({r['skipped']})")
@@ -189,6 +211,9 @@ def main() -> None:
             print(f"  warm worker: RSS {mib(w['rss_bytes'])} (peak {mib(w['peak_rss_bytes'])}), first answer "
                   f"{w['seconds_to_first_answer']} s after start, from its in-memory lists "
                   f"{w['seconds_to_in_memory_answer']} s")
+            if w["idle_rss_bytes"]:
+                print(f"  idle (MEMORY_WORKER_RELEASE_SECONDS={w['release_seconds']}): "
+                      + ", ".join(f"{at} s {mib(b)}" for at, b in w["idle_rss_bytes"]))
 
 
 if __name__ == "__main__":

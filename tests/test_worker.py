@@ -203,3 +203,57 @@ def test_an_interpreter_without_lancedb_fails_once_and_hooks_back_off(worker_env
     finally:
         sys.executable = monkey_exe
     assert not worker_client._recently_failed(str(home))
+
+
+def _searched_warm(home: Path, key: str) -> dict | None:
+    answer = worker_client.ask(str(home), {"op": "search", "project": key, "query": "postgres connection pool",
+                                           "limit": 5}, timeout=5)
+    return answer if answer and answer.get("warm") and answer.get("hits") else None
+
+
+def _idle_state(home: Path) -> dict:
+    return worker_client.ask(str(home), {"op": "ping"}, timeout=5) or {}
+
+
+@pytest.mark.parametrize("how", ["re-exec", "in place"])
+def test_an_idle_worker_frees_its_model_and_lists_then_loads_them_again(
+        worker_env: dict[str, str], home: Path, project: Path, how: str) -> None:
+    """After MEMORY_WORKER_RELEASE_SECONDS without jobs or queries the worker holds neither the model nor the
+    in-memory lists (seen through its own status on the socket); the next search loads them again. Started
+    as `python -m memory.worker` it re-executes itself light (same pid, lock kept, lancedb no longer
+    imported); run inside another program (`memory worker run`) it frees them in place."""
+    ws = Workspace(identify(str(project)), str(home))
+    for n, text in enumerate(["Orders service: Postgres connection pool exhausted under load",
+                              "Root cause: the retry decorator leaves transactions open"]):
+        store.save(ws.db, ws.project.key, store.NewMemory(text[:60], text, type="bugfix", session_id="s",
+                                                          created_at=1_700_000_000 + n), filter_low_value=False)
+    env = {**worker_env, "MEMORY_WORKER_RELEASE_SECONDS": "2", "MEMORY_WORKER_IDLE_SECONDS": "120"}
+    cmd = [sys.executable, "-m", "memory.worker"] if how == "re-exec" else [sys.executable, "-m", "memory",
+                                                                             "worker", "run"]
+    log = Path(worker_client.log_file(str(home)))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as fh:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=fh, start_new_session=True)
+    try:
+        assert wait_for(lambda: _searched_warm(home, ws.project.key), 60), log.read_text()
+        busy = _idle_state(home)
+        assert busy["model_loaded"] and busy["projects"][ws.project.key]["warm"], busy
+        freed = wait_for(lambda: (s := _idle_state(home)) and not s["model_loaded"] and s, 30, step=0.2)
+        assert freed, log.read_text()
+        assert freed["projects"] == {} and freed["pid"] == busy["pid"] == proc.pid and freed["provider"] is None
+        assert worker_client.alive(str(home)) and proc.poll() is None  # still the data dir's worker
+        if how == "re-exec":
+            assert not freed["lancedb_loaded"] and freed["rss_bytes"] < busy["rss_bytes"] / 3, (busy, freed)
+            assert "light: holding the lock" in log.read_text()
+        else:
+            assert wait_for(lambda: "model and in-memory lists freed" in log.read_text(), 10)
+        # The status probes above were not use: the idle clock kept running through them.
+        assert freed["idle_seconds"] >= 2
+        again = wait_for(lambda: _searched_warm(home, ws.project.key), 60)
+        assert again and again["hits"][0]["id"] == 1, (again, log.read_text())
+        assert _idle_state(home)["model_loaded"]
+    finally:
+        worker_client.ask(str(home), {"op": "shutdown"}, timeout=5)
+        proc.wait(30)
+    assert proc.returncode == 0
+    ws.close()
