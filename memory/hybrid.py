@@ -19,7 +19,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from memory.config import env, env_int
-from memory.search import Filters, fts_query
+from memory.search import Filters, fts_query, relevance
 
 CANDIDATES = 200  # per list; the fused top-k is taken from their union (100: -1.5 points recall@10)
 BM25_WEIGHTS = "3.0, 1.0, 0.5, 0.5"  # title, content, tags, ctx (neighbours)
@@ -143,11 +143,14 @@ def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, Any], wei
         span = (hi - lo) or 1.0
         vn = {i: (s - lo) / span for i, s in vec.items()}
         base = {i: weights.keyword * ln.get(i, 0.0) + weights.vector * vn.get(i, 0.0) for i in ids}
-    scores = {}
-    for i in ids:
-        importance = rows[i][1]
-        # The same gentle boost keyword search gives: between two equally relevant memories, the important one.
-        scores[i] = base[i] * (0.75 + 0.5 * (importance if importance is not None else 0.5))
+    # Shown as a score from 0 to 1 as keyword search shows its own: the fused value over the most it can
+    # be with the lists that answered (keyword alone when there are no vectors yet gives keyword's scale).
+    most = (weights.keyword if lex else 0.0) + (weights.vector if vec else 0.0)
+    if method == "rrf":
+        most /= rrf_k + 1
+    most = most or 1.0
+    # The same gentle boost keyword search gives: between two equally relevant memories, the important one.
+    scores = {i: relevance(base[i] / most, rows[i][1]) for i in ids}
     best_first = sorted(scores, key=lambda i: (-scores[i], -i))
     return [Scored(i, scores[i], lex.get(i), vec.get(i)) for i in best_first[:limit]]
 

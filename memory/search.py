@@ -137,13 +137,22 @@ def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filte
     ).fetchall()
     qterms = terms(query)
     hits = []
+    # FTS5's BM25 clamps the IDF of a word found in over half the rows to 1e-6, so in a small store every
+    # raw score rounds to 0.00: scores are relative to the best match instead, as in hybrid search.
+    top = max((-row["rank"] for row in rows), default=0.0) or 1.0
     for row in rows:
         if min_terms > 1 and _shared_terms(qterms, f"{row['title']} {row['content']} {row['tags']}") < min_terms:
             continue
-        score = -row["rank"] * (0.75 + 0.5 * row["importance"])
-        hits.append(_hit(row, score))
+        hits.append(_hit(row, relevance(-row["rank"] / top, row["importance"])))
     hits.sort(key=lambda h: -h.score)
     return hits[:limit]
+
+
+def relevance(match: float, importance: float | None) -> float:
+    """A hit's score from 0 to 1, the same in keyword and hybrid search: how well it matches (0-1, relative
+    to the best match of the query) with a gentle boost for importance (a 0.5 memory at the best match
+    scores 0.8, a 1.0 memory 1.0), so between two equally relevant memories the important one leads."""
+    return match * (0.75 + 0.5 * (0.5 if importance is None else importance)) / 1.25
 
 
 def _shared_terms(qterms: list[str], text: str) -> int:

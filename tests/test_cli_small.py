@@ -125,3 +125,35 @@ def test_read_only_commands_still_read_an_existing_project(home: Path, project: 
     assert "Retry uploads" in ok("search", "backoff", cwd=project)
     assert "Retry uploads" in ok("recent", cwd=project)
     assert json.loads(ok("stats", "--json", cwd=project))["memories"] == 1
+
+
+# --- search scores --------------------------------------------------------------------------------------
+
+
+def _scores(out: str) -> list[float]:
+    return [float(line.split()[3]) for line in out.splitlines()]
+
+
+def test_search_shows_real_scores_on_one_scale_in_both_modes(home: Path, project: Path) -> None:
+    # "tree-sitter" is in two of three memories: FTS5 clamps its IDF to 1e-6, which made every score 0.00.
+    ok("save", "--importance", "0.7", "The parser uses tree-sitter for outlines", cwd=project)
+    ok("save", "--importance", "0.7", "Postgres vector search with pgvector", cwd=project)
+    ok("save", "--importance", "0.3", "tree-sitter grammar for the parser in rust", cwd=project)
+    by_mode = {}
+    for mode in ("keyword", "hybrid"):
+        if mode == "hybrid":
+            ok("reindex", "--embedder", "hashing", cwd=project)  # a vector index the CLI can search in-process
+        hits = json.loads(ok("search", "tree-sitter", "parser", "--mode", mode, "--json", cwd=project))
+        r = memory("search", "tree-sitter", "parser", "--mode", mode, cwd=project)
+        assert "no semantic index answered" not in r.stderr
+        scores = [h["score"] for h in hits]
+        assert len(hits) >= 2 and all(0 < s <= 1 for s in scores[:2]), hits
+        assert scores == sorted(scores, reverse=True)
+        assert _scores(r.stdout) == [round(s, 2) for s in scores]  # the text shows what --json gives
+        by_mode[mode] = hits
+    # The best match at importance 0.7 scores 0.88 in both modes (0.8 at importance 0.5, 1.0 at 1.0).
+    assert by_mode["keyword"][0]["score"] == pytest.approx(0.88, abs=0.005)
+    assert by_mode["hybrid"][0]["id"] == by_mode["keyword"][0]["id"]
+    assert by_mode["hybrid"][0]["score"] == pytest.approx(0.88, abs=0.005)
+    everywhere = json.loads(ok("search", "tree-sitter", "--all-projects", "--json", cwd=project))
+    assert all(0 < h["score"] <= 1 for h in everywhere) and everywhere[0]["score"] >= 0.5
