@@ -12,6 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+MAX_TODO_MEMORIES = 20  # completed todos saved one by one per TodoWrite; the rest share one memory
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
 _ERROR_WORDS = ("error", "exception", "traceback", "failed", "failure", "fatal", "panic", "cannot", "not found",
                 "denied")
@@ -158,11 +159,14 @@ def tool_event(event: dict[str, Any], root: str) -> Capture:
                           for t in todos][:30]
 
         cap.change(set_todos)
-        for t in todos:
-            content = str(t.get("content", ""))
-            if t.get("status") == "completed" and before.get(content) != "completed" and content:
-                mem(f"Completed: {content[:150]}", f"Completed todo: {content}",
-                    classify(content, "feature"), 0.45)
+        done = [c for t in todos if t.get("status") == "completed" and (c := str(t.get("content", "")))
+                and before.get(c) != "completed"]
+        for content in done[:MAX_TODO_MEMORIES]:
+            mem(f"Completed: {content[:150]}", f"Completed todo: {content}", classify(content, "feature"), 0.45)
+        if len(done) > MAX_TODO_MEMORIES:  # one memory for the rest: a save costs ~0.4 ms, classify more
+            rest = done[MAX_TODO_MEMORIES:]
+            mem(f"Completed {len(rest)} more todos", "Completed todos: " + "; ".join(c[:100] for c in rest[:50]),
+                "feature", 0.3)
     elif tool in ("WebFetch", "WebSearch"):
         target = str(tin.get("url") or tin.get("query") or "")
         if target:

@@ -18,7 +18,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
-MAX_STRING = 200_000  # characters kept of each string: captures keep far less, a 10 MB tool output stays small
 REPLAY_BUDGET_S = 0.03  # a hook spends at most this replaying spooled events after its own work
 CLAIM_STALE_S = 60.0
 
@@ -33,18 +32,9 @@ def is_lock_error(exc: BaseException) -> bool:
     return type(exc).__name__ == "OperationalError" and ("locked" in text or "busy" in text)
 
 
-def _trim(value: object) -> object:
-    if isinstance(value, str):
-        return value[:MAX_STRING]
-    if isinstance(value, dict):
-        return {str(k): _trim(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_trim(v) for v in value]
-    return value
-
-
 def save(hook: str, event: dict[str, Any]) -> str:
     """Keep an event for a later replay; returns the file written. Raises OSError if the disk refuses."""
+    from memory.bounds import bound
     from memory.handlers.common import project_folder
     from memory.privacy import clean_obj
 
@@ -53,7 +43,7 @@ def save(hook: str, event: dict[str, Any]) -> str:
     # The project the hook resolved, so a replay in another project's hook writes to the right database.
     project_dir = project_folder(event) or ""
     record = {"hook": hook, "project_dir": clean_obj(project_dir), "spooled_at": time.time(),
-              "event": clean_obj(_trim(event))}
+              "event": clean_obj(bound(event)[0])}
     name = f"{time.time_ns():020d}-{os.getpid()}-{hook}.json"
     tmp = os.path.join(folder, f".{name}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
