@@ -54,12 +54,56 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _first_error(text: str) -> str:
-    for line in text.splitlines():
-        if any(w in line.lower() for w in _ERROR_WORDS):
-            return line.strip()[:300]
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return lines[-1].strip()[:300] if lines else ""
+# Lines a failed command prints that are not its failure: package managers' update and funding banners,
+# notices and warnings, and Claude Code's own `Exit code N` header (kept only when nothing else is left).
+_NOISE_START = ("npm notice", "npm warn", "npm http", "npm timing", "npm info", "npm verb", "[notice]", "warning",
+                "warn ", "(node:", "(use `node --trace", "yarn run v", "done in ", "info visit", "hint:",
+                "browserslist:", "debugger attached", "waiting for the debugger", "exit code ")
+_NOISE_IN = ("new version of", "new minor version", "new major version", "new patch version", "new release of",
+             "update available", "to update, run", "install -g npm", "looking for funding", "npm fund",
+             "npm audit", "is outdated. please run")
+# What a failure looks like, most telling first: an exception or compiler error line, a test runner's
+# failure marker (pytest's `E`, jest's `●`, node's `✖`, TAP's `not ok`). Matched over the whole text at
+# once: a Python loop over the lines costs several times more, and a failed command may print megabytes.
+_FAILURE_LINE = (r"^[ \t]*(?:E\s+\S.*|[\w.]*(?:Error|Exception|Failure)\b.*|(?:error|fatal|panic)(?:\[\w+\])?:.*|"
+                 r"[●✖✗×]\s.*|not ok\b.*|assert(?:ion)?\b.*)$")
+
+
+def _noise(line: str) -> bool:
+    low = line.lower()
+    return (low.startswith(_NOISE_START) or any(n in low for n in _NOISE_IN)
+            or not any(c.isalnum() for c in line[:200]) or line.startswith(("==", "__")))
+
+
+def failure_line(text: str) -> str:
+    """The line that says why a command failed: the exception a Python traceback ends with, else the first
+    exception, compiler error or test-failure line, else the first line with an error word, else the last
+    line; banners and notices (npm's "New minor version of npm available!") never count."""
+    import re
+
+    if len(text) > 64_000:  # the failure is near the start or the end; each 100 KB scanned costs ~5 ms
+        text = f"{text[:32_000]}\n{text[-32_000:]}"
+    tb = text.rfind("Traceback (most recent call last)")
+    if tb >= 0:
+        for ln in text[tb:].splitlines()[1:]:
+            if ln.strip() and not ln[0].isspace() and not _noise(ln.strip()):
+                return ln.strip()[:300]
+    # ASCII-folded, lower-cased: the same positions as `text`; str.find per word is ~30x faster than re.I
+    low = text.encode("ascii", "replace").decode("ascii").lower()
+    strong = re.compile(_FAILURE_LINE, re.M)
+    for find in (lambda pos: (m.start() if (m := strong.search(text, pos)) else -1),
+                 lambda pos: min((i for w in _ERROR_WORDS if (i := low.find(w, pos)) >= 0), default=-1)):
+        pos = 0
+        while (at := find(pos)) >= 0:
+            start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+            end = len(text) if end < 0 else end
+            line, pos = text[start:end].strip(), end + 1
+            if not _noise(line):
+                return re.sub(r"^E\s+", "", line)[:300]  # pytest's E marker
+    lines = [ln.strip() for ln in text.splitlines()[-200:] if ln.strip()]
+    kept = [ln for ln in lines if not _noise(ln)]
+    exits = [ln for ln in text.splitlines()[:5] if ln.lower().startswith("exit code ")]
+    return (kept or exits or [""])[-1][:300]
 
 
 def _exit_code_error(err_text: str) -> bool:
@@ -130,7 +174,7 @@ def tool_event(event: dict[str, Any], root: str) -> Capture:
         short = cmd.splitlines()[0][:120]
         cap.change(lambda s: push_unique(s, "commands", key))
         if is_fail:
-            error = _first_error(err_text + "\n" + stderr + "\n" + stdout) or "failed"
+            error = failure_line(err_text + "\n" + stderr + "\n" + stdout) or "failed"
 
             def record_error(s: State) -> None:
                 s["errors"] = [e for e in s.get("errors", []) if e.get("command") != key][-9:]

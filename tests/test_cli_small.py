@@ -157,3 +157,50 @@ def test_search_shows_real_scores_on_one_scale_in_both_modes(home: Path, project
     assert by_mode["hybrid"][0]["score"] == pytest.approx(0.88, abs=0.005)
     everywhere = json.loads(ok("search", "tree-sitter", "--all-projects", "--json", cwd=project))
     assert all(0 < h["score"] <= 1 for h in everywhere) and everywhere[0]["score"] >= 0.5
+
+
+# --- the failure line of a bugfix memory -----------------------------------------------------------------
+
+
+NPM_BANNER = """npm notice
+npm notice New minor version of npm available! 10.2.4 -> 10.9.0
+npm notice Changelog: https://github.com/npm/cli/releases/tag/v10.9.0
+npm notice To update run: npm install -g npm@10.9.0
+npm notice
+"""
+FAILURES = [
+    # mocha: no error word at all; the banner was the last line, so it became "the failure"
+    ("npm test", "Exit code 1\n\n> app@1.0.0 test\n> mocha\n\n  1) adds numbers\n\n  0 passing (5ms)\n  1 failing\n\n"
+     "  1) sum\n       adds numbers:\n      expected 3 to equal 4\n" + NPM_BANNER, "expected 3 to equal 4"),
+    ("npm test", "Exit code 1\nnode:assert:125\n  throw new AssertionError(obj);\n  ^\n\nAssertionError "
+     "[ERR_ASSERTION]: Expected values to be strictly equal:\n\n3 !== 4\n\n" + NPM_BANNER,
+     "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:"),
+    ("pytest -q", "Exit code 1\n=================================== FAILURES ===================================\n"
+     "___ test_x ___\n\n    def test_x():\n>       assert add(1, 2) == 4\nE       assert 3 == 4\n\n"
+     "tests/test_x.py:5: AssertionError\n=== short test summary info ===\n"
+     "FAILED tests/test_x.py::test_x - assert 3 == 4\n"
+     "[notice] A new release of pip is available: 23.0 -> 24.0\n", "assert 3 == 4"),
+    ("python app.py", "Exit code 1\nWARNING: Running pip as the 'root' user can result in broken permissions\n"
+     "Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n    raise ValueError('bad config')\n"
+     "ValueError: bad config\n", "ValueError: bad config"),
+    ("cargo build", "Exit code 101\n   Compiling app v0.1.0\nerror[E0308]: mismatched types\n --> src/main.rs:2:18\n",
+     "error[E0308]: mismatched types"),
+    ("npm run lint", "Exit code 1\n" + NPM_BANNER, "Exit code 1"),
+]
+
+
+@pytest.mark.parametrize("command,error,line", FAILURES, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(FAILURES)])
+def test_a_fixed_command_remembers_its_real_failure_line(command: str, error: str, line: str, hooks: HookRunner,
+                                                         project: Path) -> None:
+    hooks.start()
+    hooks.prompt("Make the tests pass")
+    hooks.tool("Bash", {"command": command}, failed=error)
+    hooks.tool("Edit", {"file_path": str(project / "app.py"), "old_string": "hi", "new_string": "hello"}, {})
+    hooks.tool("Bash", {"command": command}, {"stdout": "all good", "stderr": "", "interrupted": False})
+    fixed = json.loads(ok("recent", "--type", "bugfix", "--json", cwd=project))
+    titles = [f["title"] for f in fixed]
+    assert f"Fixed: `{command}` passes again" in titles, titles
+    memory_id = fixed[titles.index(f"Fixed: `{command}` passes again")]["id"]
+    content = json.loads(ok("get", str(memory_id), "--json", cwd=project))[0]["content"]
+    assert content.startswith(f"`{command}` failed with: {line}. It passes now"), content
+    assert "npm notice" not in content and "[notice]" not in content and "WARNING" not in content
