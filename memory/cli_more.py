@@ -134,9 +134,15 @@ def recent(limit: int, types: tuple[str, ...], project: str | None, as_json: boo
 def _cleanup_text(r: dict[str, Any]) -> list[str]:
     dry = r["dry_run"]
     lim = r["limits"]
-    lines = [f"data dir {r['home']}: {_size(r['before']['bytes'])}"
-             + (f" -> about {_size(r['after']['bytes'])}" if dry else f" -> {_size(r['after']['bytes'])}")
-             + f" (cap {_size(lim['max_bytes'])}, evicts down to {_size(lim['target_bytes'])})"]
+    before, after = _size(r["before"]["bytes"]), _size(r["after"]["bytes"])
+    if not dry:
+        size = f"{before} before, {after} after"
+    elif r["after"]["bytes"] < r["before"]["bytes"]:
+        size = f"{before} now, about {after} after this cleanup"
+    else:
+        size = f"{before} now, the same after this cleanup"
+    lines = [f"data dir {r['home']}: {size} (cap {_size(lim['max_bytes'])}; over it, a cleanup evicts down to "
+             f"{_size(lim['target_bytes'])})"]
     verb = "to remove" if dry else "removed"
     lines.append(f"expired memories {verb}: {r['expired']}")
     evicted = r["evicted_for_count"] + r["evicted_for_bytes"]

@@ -50,12 +50,16 @@ def _tree_bytes(path: str) -> int:
 
 def usage(home: str) -> dict[str, int]:
     """Bytes on disk that count towards MEMORY_MAX_BYTES: every project folder (database, WAL, state, and
-    the vector store beside the database). The venv, the logs and the daily log are not memory."""
+    the vector store beside the database). The venv, the logs and the daily log are not memory, and
+    neither is a database's -shm file: SQLite's 32 KiB index of the WAL, made by any open connection
+    (this measurement's own included) and removed when the last one closes."""
     total = vectors = 0
     base = os.path.join(home, "projects")
     for key in os.listdir(base) if os.path.isdir(base) else []:
         folder = os.path.join(base, key)
         for entry in os.scandir(folder) if os.path.isdir(folder) else []:
+            if entry.name.endswith("-shm"):
+                continue
             size = _tree_bytes(entry.path) if entry.is_dir(follow_symlinks=False) else entry.stat(
                 follow_symlinks=False).st_size
             total += size
@@ -102,6 +106,8 @@ def _bytes_per_payload(db: sqlite3.Connection) -> float:
     measured on this database: deleting a memory frees about payload * this."""
     page_size = db.execute("PRAGMA page_size").fetchone()[0]
     live = (db.execute("PRAGMA page_count").fetchone()[0] - db.execute("PRAGMA freelist_count").fetchone()[0])
+    # An empty database still holds a page per table and index (~230 KiB here): no eviction frees those.
+    live -= db.execute("SELECT count(*) FROM sqlite_master WHERE rootpage > 0").fetchone()[0]
     payload = db.execute(f"SELECT COALESCE(sum({_PAYLOAD}), 0) FROM memories").fetchone()[0]
     return max(1.0, live * page_size / payload) if payload else 1.0
 
@@ -293,6 +299,8 @@ def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: 
             return u["databases"] + min(u["vectors"], int(r.before["vectors"] * left / r.memories_before))
 
         used = measured()
+        if dry_run:  # what the removals above would give back (a real run has them done and measured)
+            used -= _estimate_freed(r, spaces, gone)
         if used > r.max_bytes:
             if dry_run:
                 used -= sum(_reclaimable(ws) for ws in spaces)
@@ -308,6 +316,9 @@ def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: 
                               "active sessions) or not memory")
                     break
                 if dry_run:
+                    if freed < used - r.target_bytes:  # every candidate taken and still over
+                        r.note = ("a cleanup could not get under the target: what is left is protected "
+                                  "(decisions, active sessions) or not memory")
                     used -= freed
                     break
                 used = measured()
@@ -325,12 +336,34 @@ def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: 
             ws.close()
 
 
+def _per_vector(home: str, spaces: list[Workspace]) -> float:
+    """Bytes of the vector store per memory (its files spread evenly over the memories)."""
+    total = sum(ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] for ws in spaces) or 1
+    return usage(home)["vectors"] / total
+
+
+def _estimate_freed(r: Run, spaces: list[Workspace], gone: dict[str, set[int]]) -> int:
+    """Bytes that deleting the chosen memories would free: their text times each database's bytes per
+    byte of text, plus their share of the vector files (the estimate _evict_bytes makes per row)."""
+    if not any(gone.values()):
+        return 0
+    per_vector = _per_vector(r.home, spaces)
+    freed = 0.0
+    for ws in spaces:
+        ids = sorted(gone[ws.project.key])
+        factor = _bytes_per_payload(ws.db) if ids else 0.0
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            payload = ws.db.execute(f"SELECT COALESCE(sum({_PAYLOAD}), 0) FROM memories WHERE id IN "
+                                    f"({','.join('?' * len(chunk))})", chunk).fetchone()[0]
+            freed += payload * factor + per_vector * len(chunk)
+    return int(freed)
+
+
 def _evict_bytes(r: Run, spaces: list[Workspace], excess: int, now: float, gone: dict[str, set[int]]) -> int:
     """One round: pick across projects (merged LRU order) until the estimated bytes freed cover `excess`.
     Returns the estimate of what was (or, dry, would be) freed."""
-    vector_bytes = usage(r.home)["vectors"]
-    total = sum(ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] for ws in spaces) or 1
-    per_vector = vector_bytes / total
+    per_vector = _per_vector(r.home, spaces)
     streams = []
     factors: dict[str, float] = {}
     for ws in spaces:

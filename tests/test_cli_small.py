@@ -204,3 +204,46 @@ def test_a_fixed_command_remembers_its_real_failure_line(command: str, error: st
     content = json.loads(ok("get", str(memory_id), "--json", cwd=project))[0]["content"]
     assert content.startswith(f"`{command}` failed with: {line}. It passes now"), content
     assert "npm notice" not in content and "[notice]" not in content and "WARNING" not in content
+
+
+# --- cleanup --dry-run ------------------------------------------------------------------------------------
+
+
+def _fill(project: Path, n: int) -> None:
+    import random
+
+    rnd = random.Random(7)
+    words = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega".split()
+    lines = [json.dumps({"title": f"note {i}", "content": " ".join(f"{rnd.choice(words)}{rnd.randint(0, 9999)}"
+                                                                 for _ in range(120))}) for i in range(n)]
+    ok("save", "--jsonl", cwd=project, stdin="\n".join(lines) + "\n")
+
+
+def _cleanup(project: Path, *args: str) -> dict[str, Any]:
+    return json.loads(ok("cleanup", *args, "--json", cwd=project))
+
+
+def test_cleanup_dry_run_estimates_what_a_cleanup_leaves(home: Path, project: Path, tmp_path: Path) -> None:
+    _fill(project, 400)
+    # Under every limit: the same size before and after, however often it is asked (the run's own open
+    # connections made a 32 KiB -shm file that counted as growth: "290.2 KiB -> about 322.2 KiB").
+    first, second = _cleanup(project, "--dry-run"), _cleanup(project, "--dry-run")
+    assert first["after"]["bytes"] == first["before"]["bytes"] == second["before"]["bytes"]
+    text = ok("cleanup", "--dry-run", cwd=project).splitlines()[0]
+    assert "now, the same after this cleanup" in text and "->" not in text, text
+
+    # Over a limit: the dry run's estimate is what the real cleanup then measures, within 15%.
+    import shutil
+
+    for args in (["--max-memories", "100"], ["--max-bytes", f"{first['before']['bytes'] // 2048}K"]):
+        copy = tmp_path / "copy"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(home, copy)
+        dry = _cleanup(project, "--dry-run", *args)
+        assert dry["after"]["bytes"] < dry["before"]["bytes"]
+        real = json.loads(ok("--home", str(copy), "cleanup", *args, "--json", cwd=project))
+        assert real["before"]["bytes"] == dry["before"]["bytes"]
+        assert abs(real["after"]["bytes"] - dry["after"]["bytes"]) <= 0.15 * real["after"]["bytes"], (dry, real)
+        assert abs(real["memories_after"] - dry["memories_after"]) <= 0.15 * real["memories_after"], (dry, real)
+        text = ok("cleanup", "--dry-run", *args, cwd=project).splitlines()[0]
+        assert " now, about " in text and "after this cleanup" in text, text
