@@ -11,6 +11,7 @@ import os
 import time
 
 from memory.config import env
+from memory.log import open_append
 
 MAX_CONTENT_CHARS = 200
 FOLDER = "daily"
@@ -43,8 +44,7 @@ def append(home: str, project: str, memory_id: int, type_: str, title: str, cont
         return None
     now = time.time()
     path = path_for(home, now)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    fd = open_append(path)  # no symlink followed, at the file or its folder
     with os.fdopen(fd, "a", encoding="utf-8") as fh:
         if fh.tell() == 0:
             fh.write(f"# Memories saved on {time.strftime('%Y-%m-%d', time.localtime(now))}\n\n")

@@ -25,6 +25,7 @@ def read_event() -> dict[str, Any] | None:
 
 
 def run(name: str) -> None:
+    os.umask(0o077)  # every folder this hook (or the worker it starts) creates is 0700, every file 0600
     out: dict[str, Any] | None = None
     event: dict[str, Any] | None = None
     try:
@@ -36,6 +37,9 @@ def run(name: str) -> None:
             out = dispatch(name, event)
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
         out = None
+        if type(exc).__name__ == "NotAProject":  # memory/handlers/common.py: nothing to record, no error
+            log("info", str(exc), event=name)
+            os._exit(0)
         if event is not None and _spool_if_locked(name, event, exc):
             os._exit(0)  # the database is busy: the spooled event is left to a later hook (logged as such)
         log_exception(name, exc)

@@ -1,4 +1,5 @@
-"""The hook log: one line per entry in <data>/logs/hooks.log, owner-only, passed through the privacy filter."""
+"""The hook log: one line per entry in <data>/logs/hooks.log, owner-only, passed through the privacy filter.
+Its folder and file are opened without following symlinks (open_append)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from memory.config import env, log_path
 from memory.privacy import clean
 
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 MAX_BYTES = 5 * 1024 * 1024
 
@@ -17,12 +19,13 @@ def log(level: str, message: str, *, event: str = "") -> None:
         return
     try:
         path = log_path()
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        if os.path.exists(path) and os.path.getsize(path) > MAX_BYTES:
-            os.replace(path, path + ".1")
         line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {level.upper()} {event} pid={os.getpid()} {clean(message)}"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_append(path)
         try:
+            if os.fstat(fd).st_size > MAX_BYTES:  # rotated: renaming moves the file, never a link's target
+                os.replace(path, path + ".1")
+                os.close(fd)
+                fd = open_append(path)
             os.write(fd, (line.replace("\n", "\n    ") + "\n").encode("utf-8", "replace"))
         finally:
             os.close(fd)
@@ -32,6 +35,39 @@ def log(level: str, message: str, *, event: str = "") -> None:
 
         notices.add("unwritable", f"cannot write to the data dir ({exc.strerror or exc}); memories are not "
                                   f"being saved. Run `memory doctor`.")
+
+
+def open_append(path: str) -> int:
+    """An owner-only file opened for appending (created if missing) whose folder and name are not symlinks.
+    A symlink planted at either (to make the plugin write elsewhere) is removed and a real one made."""
+    folder, name = os.path.split(path)
+    for _ in range(3):
+        try:
+            dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+        except FileNotFoundError:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            continue
+        except OSError:
+            if not os.path.islink(folder):
+                raise
+            _planted(folder)
+            continue
+        try:
+            return os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600, dir_fd=dfd)
+        except OSError:
+            if not os.path.islink(path):
+                raise
+            _planted(path)
+        finally:
+            os.close(dfd)
+    raise OSError(f"cannot open {path} without following a symlink")
+
+
+def _planted(path: str) -> None:
+    os.unlink(path)  # the link itself, never its target
+    from memory import notices
+
+    notices.add("symlink", f"a symlink at {path} was removed (the plugin never writes through one)")
 
 
 def log_exception(event: str, exc: BaseException) -> None:

@@ -241,6 +241,7 @@ def warm() -> str:
 
 
 def main() -> int:
+    os.umask(0o077)  # the server it starts writes to the data dir: owner-only folders and files
     command = [sys.executable, "-m", "memory.mcp_server"]
     front = Front(command, cache_path())
 

@@ -120,6 +120,9 @@ def build(places: mcp_tools.Places | None = None) -> MCPServer:
 
 
 def main() -> None:
+    import os
+
+    os.umask(0o077)  # what a save creates in the data dir: owner-only
     build().run("stdio")
 
 

@@ -19,23 +19,44 @@ def fallback_dir() -> str:
     return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"claude-memory-{os.getuid()}")
 
 
+def private_fallback_dir() -> str | None:
+    """The fallback folder, made if missing, when it is safe to write in: a real folder (not a symlink)
+    owned by this user and private to them. In a shared temp dir another user could have made it first."""
+    import stat
+
+    path = fallback_dir()
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            return None
+        if st.st_mode & 0o077:
+            os.chmod(path, 0o700)
+        return path
+    except OSError:
+        return None
+
+
 def _paths() -> list[str]:
     return [os.path.join(data_home(), NAME), os.path.join(fallback_dir(), NAME)]
 
 
 def add(kind: str, message: str) -> None:
     line = json.dumps({"at": time.time(), "kind": kind, "message": message, "data_dir": data_home()}) + "\n"
-    for path in _paths():
+    for i, path in enumerate(_paths()):
         try:
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            if i == 0:
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            elif private_fallback_dir() is None:
+                return
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
             try:
                 os.write(fd, line.encode())
             finally:
                 os.close(fd)
             return
         except OSError:
-            continue  # a read-only or full data dir: try the fallback
+            continue  # a read-only or full data dir, or a planted symlink: try the fallback
 
 
 def pending() -> list[dict[str, object]]:

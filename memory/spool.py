@@ -131,6 +131,10 @@ def replay(budget_s: float = REPLAY_BUDGET_S, folder: str | None = None) -> int:
 
             dispatch(hook, event)
         except Exception as exc:
+            if type(exc).__name__ == "NotAProject":  # its folder is gone: nothing to record it in
+                log("warning", f"spool: {exc}; event {name} dropped", event="spool")
+                os.unlink(claimed)
+                continue
             if is_lock_error(exc):
                 os.replace(claimed, os.path.join(folder, name.split(".json", 1)[0] + ".json"))
                 break  # still locked: the next hook tries again

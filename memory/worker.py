@@ -809,6 +809,7 @@ def main() -> int:
     # One BLAS thread: a dense model's 100,000 x 384 similarity took 12 ms on one thread and 135 ms on two
     # contending with a busy machine's other work; the worker is a background process.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.umask(0o077)  # LanceDB's folders and files in the data dir: owner-only
     w = Worker()
     w.can_exec = True
     return w.run()

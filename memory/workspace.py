@@ -15,10 +15,45 @@ def write_private(path: str, text: str) -> None:
     """Atomic, owner-only write (a reader never sees half a file)."""
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)  # a full disk must not keep half a file taking the space
+        except OSError:
+            pass
+        raise
+
+
+def secure_data_dir(home: str) -> int:
+    """Make the data dir and everything in it owner-only (folders 0700, files without group or other
+    bits) when the data dir or its projects/ folder is not: installs made before every entry point set
+    umask 077 had 0755 folders, so other local users could list project names. Two stat calls when all
+    is well; returns how many modes were changed. Symlinks are skipped, never followed."""
+    import stat
+
+    try:
+        if all(os.stat(p).st_mode & 0o077 == 0 for p in (home, os.path.join(home, "projects"))
+               if os.path.lexists(p)):
+            return 0
+    except OSError:
+        return 0
+    changed = 0
+    for folder, _dirs, files in os.walk(home):
+        for name in [None, *files]:
+            path = folder if name is None else os.path.join(folder, name)
+            try:
+                st = os.lstat(path)
+                if stat.S_ISLNK(st.st_mode) or st.st_mode & 0o077 == 0:
+                    continue
+                os.chmod(path, 0o700 if stat.S_ISDIR(st.st_mode) else stat.S_IMODE(st.st_mode) & 0o700)
+                changed += 1
+            except OSError:
+                continue
+    return changed
 
 
 class Workspace:

@@ -27,8 +27,19 @@ def project_folder(event: dict[str, Any]) -> str | None:
     return folder if isinstance(folder, str) and folder else None
 
 
+class NotAProject(Exception):
+    """The event's folder is `/` or not a folder: the hook records nothing (no project database made)."""
+
+
 def workspace(event: dict[str, Any]) -> Workspace:
-    ws = Workspace.for_dir(project_folder(event))
+    folder = project_folder(event)
+    try:
+        real = os.path.realpath(folder or os.getcwd())
+    except OSError as exc:  # the process's own cwd was removed
+        raise NotAProject(f"no folder: {exc}") from None
+    if real == "/" or not os.path.isdir(real):
+        raise NotAProject(f"cwd {real[:200]!r} is not a project folder: nothing recorded")
+    ws = Workspace.for_dir(real)
     _OPENED.append(ws)
     return ws
 

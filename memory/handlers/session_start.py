@@ -6,6 +6,7 @@ from memory import bootstrap, inject, mdindex, notices
 from memory.handlers.common import session_id, touch_session, wake_worker, workspace
 from memory.hookrun import context_output
 from memory.log import log
+from memory.workspace import secure_data_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -15,6 +16,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     bootstrap.ensure_venv()
     ws = workspace(event)
+    secure_data_dir(ws.home)  # an older install's 0755 folders made owner-only (two stat calls when done)
     sid = session_id(event)
     source = str(event.get("source") or "startup")
     touch_session(ws, event, source=source)
