@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from typing import Any
 
@@ -38,17 +39,20 @@ def reindex_project(home: str, key: str, embedder: Any, progress: bool = True) -
         ids = [r[0] for r in p.db.execute("SELECT id FROM memories ORDER BY session_id, created_at, id")]
         t0 = time.perf_counter()
         bar = None
-        if progress:
+        if progress and sys.stderr.isatty():
+            # Only on a terminal, where each render overwrites the last: captured (a pipe, the Bash tool of
+            # Claude Code) every render is a line of its own, and the summary line says what was done.
             from tqdm import tqdm
 
-            bar = tqdm(total=len(ids), unit="memory", desc=key[:30], leave=True)
+            bar = tqdm(total=len(ids), unit="memory", desc=key[:30], leave=True, file=sys.stderr)
         embedded = 0
         for start in range(0, len(ids), 64):
             chunk = ids[start:start + 64]
             embedded += p.index(chunk)["embedded"]
-            if bar is not None:
+            if bar is not None and start + 64 < len(ids):
                 bar.update(len(chunk))
         if bar is not None:
+            bar.n = len(ids)  # the last step is drawn by close() alone: update() would draw 100% a first time
             bar.close()
         p.db.execute("UPDATE queue SET status = 'done', finished_at = ? WHERE kind = 'vector' AND status = 'pending'",
                      (time.time(),))

@@ -247,3 +247,48 @@ def test_cleanup_dry_run_estimates_what_a_cleanup_leaves(home: Path, project: Pa
         assert abs(real["memories_after"] - dry["memories_after"]) <= 0.15 * real["memories_after"], (dry, real)
         text = ok("cleanup", "--dry-run", *args, cwd=project).splitlines()[0]
         assert " now, about " in text and "after this cleanup" in text, text
+
+
+# --- reindex progress -------------------------------------------------------------------------------------
+
+
+def _on_a_terminal(args: list[str], cwd: Path) -> str:
+    """What `memory ARGS` writes to a pseudo-terminal 120 columns wide (stdout and stderr together)."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the terminal is its stdin, stdout and stderr
+        os.chdir(cwd)
+        os.execve(str(MEMORY), [str(MEMORY), *args], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    out = b""
+    while select.select([fd], [], [], 120)[0]:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # the child has exited and closed the terminal
+            break
+        if not data:
+            break
+        out += data
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, out
+    return out.decode(errors="replace")
+
+
+def test_reindex_draws_its_progress_bar_once(home: Path, project: Path) -> None:
+    _fill(project, 150)
+    raw = _on_a_terminal(["reindex", "--embedder", "hashing"], project)
+    complete = [part for part in raw.replace("\r\n", "\n").replace("\n", "\r").split("\r") if "150/150" in part]
+    assert len(complete) == 1, raw  # the finished bar, drawn once
+    shown = [ln.rsplit("\r", 1)[-1] for ln in raw.split("\r\n")]  # what the terminal shows, line by line
+    assert len([ln for ln in shown if "%|" in ln]) == 1, shown
+    assert any("150 memories, 150 embedded" in ln for ln in shown)
+    # Captured (a pipe, as in Claude Code's Bash tool): no bar, the summary line alone.
+    r = memory("reindex", "--embedder", "hashing", cwd=project)
+    assert r.returncode == 0 and "%|" not in r.stderr and "\r" not in r.stderr + r.stdout, r.stderr
+    assert "150 memories, 150 embedded" in r.stdout
