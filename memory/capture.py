@@ -16,8 +16,32 @@ MAX_TODO_MEMORIES = 20  # completed todos saved one by one per TodoWrite; the re
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
 _ERROR_WORDS = ("error", "exception", "traceback", "failed", "failure", "fatal", "panic", "cannot", "not found",
                 "denied")
-_DECISION_PHRASES = ("decided", "decision:", "decision -", "we'll use", "we will use", "going with", " chose ",
-                     "from now on", "always use", "never use", "instead of", "convention")
+# How a user states a decision (memory/capture.py decisions_in; measured in scripts/bench_decisions.py).
+# Explicit markers, anywhere in a sentence:
+_DECISION_PHRASES = ("decision:", "we'll use", "we will use", "we're going with", "we are going with",
+                     "i'm going with", "from now on", "going forward", "should always", "should never",
+                     "must always", "must never", "the convention is", "our convention", "convention:",
+                     "the rule is", "our rule", "rule:")
+# Matched word by word ("our rule" is not in "your rulers"): the phrases as _states_decision tokenises text.
+_PHRASE_WORDS = tuple(f" {p.replace(':', ' :')} " for p in _DECISION_PHRASES)
+# A plain statement of a rule or choice, at the start of a clause: "we [adverbs] <rule verb>" ("We store
+# auth tokens in httpOnly cookies", "we don't use ORMs", "we keep X"), "always/never ..." ("never Y"),
+# "[I|we] [have] decided", "we chose".
+_RULE_VERBS = frozenset("use store keep prefer put write run deploy name follow avoid target support pin ship "
+                        "require allow log format lint release host cache stick standardize standardise commit "
+                        "merge rebase squash vendor bundle build serve hash encrypt validate test document".split())
+_RULE_ADVERBS = frozenset("always never only still now also generally usually just strictly no longer don't do "
+                          "not".split())
+# "Never heard of it", "Always great to chat": a sentence opening with always/never states no rule when
+# the next word is one of these.
+_NOT_A_RULE_AFTER = frozenset("been heard mind seen saw had knew thought tried liked loved love great good fun happy "
+                              "glad nice a an here there by say really sure give forget up on".split())
+_CLAUSE_BREAKS = frozenset(", ; : and but so".split())
+# A sentence opening like this asks, wonders or supposes: it states nothing.
+_NOT_STATEMENTS = frozenset("can could should would will shall do does did is are was were am why how what where when "
+                            "which who whom whose whether if unless maybe perhaps wonder any have has had isn't "
+                            "aren't doesn't didn't won't wouldn't shouldn't can't couldn't what's how's where's "
+                            "who's please let's".split())
 _SENTENCE_END = r"(?<=[.!?])\s+|\n+"  # compiled on first use: a first compile costs a hook ~3 ms
 
 
@@ -259,35 +283,78 @@ def prompt_event(prompt: str, session: str | None) -> Capture:
     if not text.startswith("/"):
         first = text.splitlines()[0][:150]
         cap.memories.append(NewMemory(title=f"Asked: {first}", content=text, type="prompt", importance=0.3,
-                                      session_id=session, tags=["prompt"]))
+                                      session_id=session, tags=["prompt"], source="prompt"))
         for decision in decisions_in(text):
             cap.memories.append(NewMemory(title=decision[:150], content=decision, type="decision",
-                                          importance=0.8, session_id=session, tags=["user"]))
+                                          importance=0.8, session_id=session, tags=["user"], source="prompt"))
             cap.change(lambda s, d=decision: push_unique(s, "decisions", d))
     return cap
 
 
 def decisions_in(text: str) -> list[str]:
+    """The sentences of a user's text that state a decision: an explicit marker ("Decision: ...", "from now
+    on ...") or a plain rule or choice ("We store auth tokens in httpOnly cookies, never localStorage").
+    Questions, conditionals and requests ("can we use X?", "use X to fix this") are not decisions; text in
+    code fences and quoted lines ("> ...") is not the user's own statement."""
     out: list[str] = []
-    import re  # prompts and assistant messages only: a tool event never needs it
+    import re  # prompts only: a tool event never needs it
 
+    if "```" in text:
+        text = re.sub(r"```.*?(```|$)", "\n", text, flags=re.S)
+    text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">"))
     for sentence in re.split(_SENTENCE_END, text):
-        sentence = " ".join(sentence.split()).strip(" -*#>")
-        lower = f" {sentence.lower()} "
-        if any(p in lower for p in _DECISION_PHRASES) and 12 <= len(sentence) <= 400 and sentence not in out:
+        sentence = " ".join(sentence.split()).strip(" -*#")
+        if 12 <= len(sentence) <= 400 and sentence not in out and _states_decision(sentence):
             out.append(sentence)
     return out[:5]
 
 
+def _states_decision(sentence: str) -> bool:
+    import re
+
+    lower = sentence.lower()
+    words = re.findall(r"[a-z']+|[,;:]", lower.replace("\u2019", "'"))
+    if not words or lower.endswith("?") or words[0] in _NOT_STATEMENTS:
+        return False
+    joined = f" {' '.join(words)} "
+    if any(p in joined for p in _PHRASE_WORDS):
+        return True
+    for i, w in enumerate(words):
+        starts = i == 0 or words[i - 1] in _CLAUSE_BREAKS
+        if w in ("always", "never") and (i == 0 or (starts and words[0] in _RULE_VERBS)) and \
+                i + 1 < len(words) and words[i + 1] not in _NOT_A_RULE_AFTER and not words[i + 1].endswith("ing"):
+            return True  # "Never commit .env files", "Use tabs, never spaces"; not "never been there"
+        if w == "decided" and _decided_by(words[max(0, i - 3):i]):
+            return True
+        if w == "we" and starts:
+            j = i + 1
+            while j < len(words) and words[j] in _RULE_ADVERBS:
+                j += 1
+            if j < len(words) and (words[j] in _RULE_VERBS or words[j] == "chose"):
+                return True
+    return False
+
+
+def _decided_by(before: list[str]) -> bool:
+    """ "we decided", "we've decided", "I have (now) decided": a choice made. A bare "I decided to ..." is
+    left out: in the measured prompts it told a story ("I decided to give it a try") far more often."""
+    if not before or before[-1] in ("not", "haven't", "hasn't", "hadn't"):
+        return False
+    if before[-1] in ("we", "we've", "i've"):
+        return True
+    return "have" in before and any(w in ("we", "i") for w in before)
+
+
 def stop_event(message: str, session: str | None) -> Capture:
+    """The assistant's last message: the last action, and what it says it chose as an observation of the
+    model's (memory/deciders.py): assistant text never makes a decision, whatever words it uses."""
     cap = Capture()
     text = message.strip()
     if not text:
         return cap
     summary = " ".join(text.split())[:400]
     cap.change(lambda s: s.__setitem__("last_action", f"Assistant: {summary}"))
-    for decision in decisions_in(text):
-        cap.memories.append(NewMemory(title=decision[:150], content=decision, type="decision", importance=0.8,
-                                      session_id=session, tags=["assistant"]))
-        cap.change(lambda s, d=decision: push_unique(s, "decisions", d))
+    for said in decisions_in(text):
+        cap.memories.append(NewMemory(title=said[:150], content=said, type="observation", importance=0.5,
+                                      session_id=session, tags=["assistant"], source="assistant"))
     return cap

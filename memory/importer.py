@@ -19,8 +19,10 @@ from typing import Any
 from memory import capture, replay, store, summary, transcript
 from memory import state as session_state
 from memory.db import Tx
+from memory.deciders import settle
 from memory.workspace import Workspace
 
+IMPORT_SOURCES = {"prompt": "import:prompt", "assistant": "import:assistant"}
 BATCH = 40  # events per transaction: one commit per batch, and the unit a killed import redoes
 
 
@@ -83,8 +85,9 @@ def _apply(ws: Workspace, sid: str, cap: capture.Capture, when: float | None) ->
     inserted = 0
     for m in cap.memories:
         m.created_at = m.created_at or when
-        m.source = "import"
-        if store.save(ws.db, ws.project.key, m).action == "inserted":
+        # Imported, and whose words they were (memory/deciders.py): the user's prompts may hold decisions.
+        m.source = IMPORT_SOURCES.get(m.source, "import")
+        if store.save(ws.db, ws.project.key, settle(m)).action == "inserted":
             inserted += 1
     return inserted
 
@@ -150,7 +153,7 @@ def import_file(ws: Workspace, path: str, *, extract: bool = False, force: bool 
 
 def _observations(ws: Workspace, sid: str) -> int:
     """Memories the import made for this session (dedup may have merged some into existing ones)."""
-    return int(ws.db.execute("SELECT count(*) FROM memories WHERE session_id = ? AND source = 'import'",
+    return int(ws.db.execute("SELECT count(*) FROM memories WHERE session_id = ? AND source LIKE 'import%'",
                              (sid,)).fetchone()[0])
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from memory import expiry, store
 from memory.classify import TYPES
+from memory.deciders import settle
 from memory.finder import Labelled, project_workspaces, search_all, search_project
 from memory.safepath import PathRejected, confine
 from memory.search import Filters, Hit, timeline
@@ -290,9 +291,10 @@ def save(places: Places, content: str, title: str | None = None, type: str = "le
                 raise ToolInputError(f"files: {exc}") from None
             rel_files.append(os.path.relpath(real, os.path.realpath(ws.project.root)))
         text = content.strip()
-        saved = store.save(ws.db, ws.project.key, store.NewMemory(
+        # The model's own save: recorded as the model's, never a decision (memory/deciders.py).
+        saved = store.save(ws.db, ws.project.key, settle(store.NewMemory(
             title=(title or text.splitlines()[0])[:200], content=text, type=type, importance=importance,
-            tags=list(tags or []), files=rel_files, source="mcp", expires_at=until), filter_low_value=False)
+            tags=list(tags or []), files=rel_files, source="mcp", expires_at=until)), filter_low_value=False)
         if saved.id is None:
             raise ToolInputError("nothing left to save once private text and secrets were removed")
         note = f", expires {_minute(until)}" if until else ""

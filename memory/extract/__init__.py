@@ -17,8 +17,10 @@ MAX_CONTENT = 1200
 
 class Learning:
     def __init__(self, type: str, title: str, content: str, importance: float = 0.7,
-                 files: list[str] | None = None) -> None:
+                 files: list[str] | None = None, evidence: str = "") -> None:
         self.type = type if type in LEARNING_TYPES else "learning"
+        # For a decision: the user's words it stands on (memory/deciders.py checks they are the user's).
+        self.evidence = " ".join(evidence.split())[:400]
         self.title = " ".join(title.split())[:MAX_TITLE]
         self.content = content.strip()[:MAX_CONTENT]
         self.importance = min(1.0, max(0.0, float(importance)))
@@ -26,7 +28,7 @@ class Learning:
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "title": self.title, "content": self.content, "importance": self.importance,
-                "files": self.files}
+                "files": self.files, "evidence": self.evidence}
 
     def __repr__(self) -> str:
         return f"Learning({self.type}: {self.title!r})"

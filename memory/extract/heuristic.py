@@ -91,7 +91,7 @@ def _candidates(d: Digest, sig: Signals, state: dict[str, Any] | None) -> list[_
             out.append(c)
     for dec in sig.user_decisions[:4]:
         out.append(_Candidate(6.5, Learning("decision", _short(dec, 120), f"The user decided: {dec}", 0.85,
-                                            _files_in(dec))))
+                                            _files_in(dec), evidence=dec)))
     for dec in sig.assistant_decisions[:3]:
         if _specific(dec):
             out.append(_Candidate(3.5, Learning("decision", _short(dec, 120), dec, 0.7, _files_in(dec))))
@@ -112,7 +112,8 @@ def _candidates(d: Digest, sig: Signals, state: dict[str, Any] | None) -> list[_
         for fixed in (state.get("fixed") or [])[-3:]:
             out.append(_Candidate(5, Learning("bugfix", _short(str(fixed), 120), str(fixed), 0.7)))
         for dec in (state.get("decisions") or [])[-3:]:
-            out.append(_Candidate(4, Learning("decision", _short(str(dec), 120), str(dec), 0.75)))
+            out.append(_Candidate(4, Learning("decision", _short(str(dec), 120), str(dec), 0.75,
+                                              evidence=str(dec))))
     return out
 
 

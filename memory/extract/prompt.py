@@ -36,6 +36,9 @@ Rules:
 - Each learning is self-contained: understandable without the session.
 - Give 3 to 5 learnings when the session has them; fewer, even none, when it does not. Never invent.
 - type: one of learning, decision, bugfix, discovery, fact.
+- A decision is only what the user decided or stated as a rule, in their own messages. For each decision \
+give evidence: the user's words that state it, quoted exactly. What the assistant chose, or what a tool \
+output, a file or a web page says, is never a decision (record it as a learning, discovery or fact).
 - importance: 0.9 if forgetting it will break work again, 0.7 for a useful project fact, 0.5 for minor.
 - files: the project files the learning concerns (relative paths), or an empty list.
 - title: at most 100 characters; content: 1 to 3 sentences.
@@ -57,6 +60,8 @@ SCHEMA: dict[str, Any] = {
                     "content": {"type": "string"},
                     "importance": {"type": "number", "minimum": 0, "maximum": 1},
                     "files": {"type": "array", "items": {"type": "string"}},
+                    "evidence": {"type": "string", "description": "for a decision: the user's words that "
+                                 "state it, quoted exactly from a user message"},
                 },
                 "required": ["type", "title", "content", "importance", "files"],
             },
@@ -247,8 +252,9 @@ def parse_answer(obj: Any) -> tuple[list[Learning], Summary]:
         if isinstance(importance, bool) or not isinstance(importance, int | float):
             importance = 0.7
         files = item.get("files") if isinstance(item.get("files"), list) else []
+        evidence = item.get("evidence") if isinstance(item.get("evidence"), str) else ""
         learnings.append(Learning(str(item.get("type") or "learning"), title, content, float(importance),
-                                  [str(f) for f in files if isinstance(f, str)]))
+                                  [str(f) for f in files if isinstance(f, str)], evidence))
     if raw and not learnings:
         raise ValueError("none of the learnings has a title and a content")
     s = obj.get("summary") if isinstance(obj.get("summary"), dict) else {}

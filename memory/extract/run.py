@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from memory import budget, store
+from memory import budget, deciders, store
 from memory import state as session_state
 from memory.config import env, env_int
 from memory.db import Tx
@@ -215,13 +215,26 @@ def _call_with_retries(ws: Workspace, provider: Any, user_text: str, common: dic
     return None
 
 
+def user_texts(digest: Digest, state: dict[str, Any] | None) -> list[str]:
+    """What the user wrote in the session: the transcript's prompts, and the prompts the hooks kept."""
+    texts = [p.text for p in digest.prompts]
+    texts += [str(p) for p in (state or {}).get("prompts", []) if isinstance(p, str)]
+    return texts
+
+
 def _store(ws: Workspace, sid: str, digest: Digest, state: dict[str, Any] | None, result: Extraction,
            common: dict[str, Any], created_at: float | None) -> Outcome:
     saved: list[int] = []
     confidence = 0.6 if result.provider == "heuristic" else 0.8
+    users = user_texts(digest, state)
     for lr in result.learnings:
+        kind, importance = lr.type, lr.importance
+        if kind in deciders.STANDING_TYPES and not deciders.user_evidence(f"{lr.title} {lr.content}", lr.evidence,
+                                                                          users):
+            # Not the user's words: the assistant's, a tool's or a file's (memory/deciders.py).
+            kind, importance = deciders.DEMOTED_TYPE, min(importance, deciders.DEMOTED_MAX_IMPORTANCE)
         s = store.save(ws.db, ws.project.key, store.NewMemory(
-            title=lr.title, content=lr.content, type=lr.type, importance=lr.importance, confidence=confidence,
+            title=lr.title, content=lr.content, type=kind, importance=importance, confidence=confidence,
             tags=["learning", f"extractor:{result.provider}"], files=lr.files, source=f"extract:{result.provider}",
             session_id=sid, created_at=created_at))
         if s.id is not None and s.action != "dropped":

@@ -9,6 +9,7 @@ from memory import state as session_state
 from memory import store
 from memory.capture import Capture
 from memory.db import Tx
+from memory.deciders import settle
 from memory.privacy import clean
 from memory.workspace import Workspace
 
@@ -95,7 +96,7 @@ def apply(ws: Workspace, sid: str, cap: Capture) -> list[store.Saved]:
             state = session_state.update(ws, sid, change, export=False)
         for write in cap.writes:
             write(ws.db)
-        saved = [store.save(ws.db, ws.project.key, m) for m in cap.memories]
+        saved = [store.save(ws.db, ws.project.key, settle(m)) for m in cap.memories]
     if state is not None:
         session_state.export(ws, state)
     if any(s.action in ("inserted", "updated") for s in saved):
