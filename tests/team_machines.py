@@ -27,7 +27,10 @@ class Machine:
         self.hooks = MachineHooks(self)
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {**os.environ, "MEMORY_HOME": str(self.home), "MEMORY_WORKER": "off", **extra}
+        # PYTHONPATH: `python -m memory` in the clone would otherwise import the editable install's checkout
+        # (the shared venv points at /work/main), not the code under test.
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, "MEMORY_HOME": str(self.home), "MEMORY_WORKER": "off", "PYTHONPATH": path, **extra}
         for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR", "MEMORY_TEAM_URL"):
             if name not in extra:
                 env.pop(name, None)

