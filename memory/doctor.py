@@ -116,16 +116,32 @@ def report(ws: Workspace) -> dict[str, Any]:
     }
 
 
-def _spooled() -> dict[str, int]:
-    """Events a locked database refused, waiting for a later hook (or `--repair`) to write them."""
+def _spooled() -> dict[str, Any]:
+    """Events a locked database or a full disk refused, waiting for a later hook (or `--repair`) to write
+    them, in the data dir's spool and the temp dir's; and the reserve kept for a full disk."""
     from memory import spool
 
-    folder = spool.spool_dir()
+    waiting = bad = 0
+    for folder in spool.folders():
+        try:
+            bad += sum(1 for n in os.listdir(folder) if n.endswith(".bad"))
+        except OSError:
+            pass
+        waiting += len(spool.pending(folder))
+    out: dict[str, Any] = {"waiting": waiting, "unreadable": bad}
+    elsewhere = spool.fallback_spool_dir()
+    if elsewhere and spool.pending(elsewhere):
+        out["in the temp dir (the data dir's disk refused them)"] = f"{len(spool.pending(elsewhere))} in {elsewhere}"
+    home = data_home()
+    reserve = os.path.exists(os.path.join(home, spool.RESERVE_NAME))
+    out["disk reserve"] = "kept (1 MB, freed when the disk fills)" if reserve else \
+        "freed or not made yet: the disk was full, or no session has started (remade at SessionStart)"
     try:
-        bad = sum(1 for n in os.listdir(folder) if n.endswith(".bad"))
+        st = os.statvfs(home)
+        out["free space on the data dir's disk"] = f"{st.f_bavail * st.f_frsize / 2**20:,.1f} MiB"
     except OSError:
-        bad = 0
-    return {"waiting": len(spool.pending(folder)), "unreadable": bad}
+        pass
+    return out
 
 
 def repair(ws: Workspace) -> list[str]:
@@ -158,10 +174,11 @@ def repair(ws: Workspace) -> list[str]:
         done.append(f"released {stale} queue job(s) left running by a dead worker")
     from memory import spool
 
-    waiting = len(spool.pending())
-    if waiting:
-        written = spool.replay(budget_s=60.0)
-        done.append(f"wrote {written} of {waiting} spooled event(s) a locked database had refused")
+    for folder in spool.folders():
+        waiting = len(spool.pending(folder))
+        if waiting:
+            written = spool.replay(budget_s=60.0, folder=folder)
+            done.append(f"wrote {written} of {waiting} spooled event(s) from {folder}")
     items = notices.pending()
     if items:
         done.append(f"cleared {len(items)} notice(s): " + notices.summary(items).replace("\n", "; "))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from memory import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
 from memory.log import log, log_exception
@@ -42,6 +43,8 @@ def run(name: str) -> None:
             os._exit(0)
         if event is not None and _spool_if_locked(name, event, exc):
             os._exit(0)  # the database is busy: the spooled event is left to a later hook (logged as such)
+        if event is not None and _spool_if_refused(name, event, exc):
+            os._exit(0)  # the disk is full or read-only: kept, the user told, replayed when it takes writes
         log_exception(name, exc)
     try:
         if out:
@@ -90,17 +93,48 @@ def _spool_if_locked(name: str, event: dict[str, Any], exc: BaseException) -> bo
         return False
 
 
+def _spool_if_refused(name: str, event: dict[str, Any], exc: BaseException) -> bool:
+    """An event the data dir's disk refused (full, read-only, over quota) is kept (memory/spool.py:
+    save_anywhere) and a notice recorded for the next SessionStart and `memory doctor`."""
+    try:
+        from memory import notices, spool
+
+        if not spool.is_space_error(exc):
+            return False
+        reason = getattr(exc, "strerror", None) or str(exc)[:120]
+        try:
+            path = spool.save_anywhere(name, event)
+        except OSError as err:
+            notices.add("disk-lost", f"the data dir could not be written ({reason}) and an event could not be "
+                                     f"kept anywhere ({err.strerror or err}): it is lost. Free some space; run "
+                                     "`memory doctor`.")
+            return True
+        notices.add("disk-full", f"the data dir could not be written ({reason}): events are kept in "
+                                 f"{os.path.dirname(path)} and saved when it can be written again. Free some "
+                                 "space; run `memory doctor`.")
+        log("warning", f"the data dir refused a write ({reason}): event spooled as {path}", event=name)
+        return True
+    except BaseException as err:  # noqa: BLE001 - a hook must never break the session
+        log_exception(f"{name} (spooling)", err)
+        return False
+
+
 def _replay_spool() -> None:
     """Replay events an earlier hook spooled, within a small budget, after this hook's own answer is out.
     Costs one failed listdir when there is no spool."""
     try:
+        from memory import notices
         from memory.config import data_home
 
-        if not os.path.isdir(os.path.join(data_home(), "spool")):
+        # Two stat calls when there is no spool: the data dir's, and the temp dir's of the full-disk case.
+        here = os.path.join(data_home(), "spool")
+        if not os.path.isdir(here) and not os.path.isdir(notices.fallback_dir()):
             return
         from memory import spool
 
-        spool.replay()
+        deadline = time.monotonic() + spool.REPLAY_BUDGET_S
+        for folder in spool.folders():
+            spool.replay(budget_s=deadline - time.monotonic(), folder=folder)
     except BaseException as exc:  # noqa: BLE001
         log_exception("spool replay", exc)
 

@@ -33,8 +33,8 @@ def log(level: str, message: str, *, event: str = "") -> None:
         # A read-only or full data dir must not break the hook; the user hears of it once (notices).
         from memory import notices
 
-        notices.add("unwritable", f"cannot write to the data dir ({exc.strerror or exc}); memories are not "
-                                  f"being saved. Run `memory doctor`.")
+        notices.add("unwritable", f"cannot write to the data dir ({exc.strerror or exc}): the hook log is not "
+                                  f"written, and events only where a spool can keep them. Run `memory doctor`.")
 
 
 def open_append(path: str) -> int:

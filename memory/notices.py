@@ -6,10 +6,10 @@ When the data dir itself cannot be written, they go to a per-user fallback folde
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
+from memory import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
 from memory.config import data_home
 
 NAME = "notices.jsonl"

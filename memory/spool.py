@@ -1,6 +1,11 @@
-"""Events a hook could not write (the database stayed locked past the busy timeout, e.g. many sessions and
-the worker writing at once on a loaded machine) are kept in `<data dir>/spool/` and replayed by a later
-hook, so none is lost. What is spooled has passed the privacy filter: nothing private reaches the disk.
+"""Events a hook could not write are kept in `<data dir>/spool/` and replayed by a later hook, so none is
+lost: the database stayed locked past the busy timeout (many sessions and the worker writing at once on a
+loaded machine), or the data dir's disk is full or read-only. For the full disk the data dir holds a
+small reserve file (RESERVE_NAME, made at SessionStart) that is freed to make room for the spool; past it,
+or on a read-only data dir, events go to a private folder in the temp dir (another filesystem, often),
+one per data dir, and are replayed from there into the right project when the data dir takes writes
+again. The user is told (a notice: the next SessionStart and `memory doctor`). What is spooled has passed
+the privacy filter: nothing private reaches the disk.
 
 One file per event, written to a temporary name and renamed (a reader never sees half a file); a replayer
 claims a file by renaming it, so two hooks never replay the same event; a claim left by a killed replayer
@@ -20,10 +25,70 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 
 REPLAY_BUDGET_S = 0.03  # a hook spends at most this replaying spooled events after its own work
 CLAIM_STALE_S = 60.0
+RESERVE_NAME = "reserve"
+RESERVE_BYTES = 1024 * 1024  # ~200 spooled events of a few KB (a bounded event is at most ~300 KB)
+_SPACE_ERRNOS = (28, 122, 30, 27)  # ENOSPC, EDQUOT, EROFS, EFBIG (a file size limit): checked without errno
+_SPACE_WORDS = ("disk is full", "readonly database", "disk i/o error")
 
 
 def spool_dir() -> str:
     return os.path.join(data_home(), "spool")
+
+
+def fallback_spool_dir(create: bool = False) -> str | None:
+    """The temp-dir spool of this data dir (private, ours), or None when there is none safe to use."""
+    from memory import notices
+    from memory.sha import sha256
+
+    base = notices.private_fallback_dir() if create else notices.fallback_dir()
+    if base is None:
+        return None
+    folder = os.path.join(base, "spool-" + sha256(data_home().encode()).hexdigest()[:12])
+    if create:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
+
+
+def folders() -> list[str]:
+    """The spool folders of this data dir that exist: the data dir's own, then the temp dir's."""
+    return [f for f in (spool_dir(), fallback_spool_dir()) if f and os.path.isdir(f)]
+
+
+def is_space_error(exc: BaseException) -> bool:
+    """A write the disk refused: full, over quota, read-only, or past a file size limit (OSError or SQLite)."""
+    if isinstance(exc, OSError):
+        return exc.errno in _SPACE_ERRNOS
+    text = str(exc).lower()
+    return type(exc).__name__ in ("OperationalError", "DatabaseError") and any(w in text for w in _SPACE_WORDS)
+
+
+def ensure_reserve(home: str) -> None:
+    """Keep the reserve file (one stat when it is there). Allocated for real (posix_fallocate), so a full
+    disk still has its space to give back; made only while the disk has room, never half."""
+    path = os.path.join(home, RESERVE_NAME)
+    if os.path.exists(path) or not os.path.isdir(home):
+        return
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            os.posix_fallocate(fd, 0, RESERVE_BYTES)
+        finally:
+            os.close(fd)
+        os.rename(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def free_reserve(home: str) -> bool:
+    try:
+        os.unlink(os.path.join(home, RESERVE_NAME))
+        return True
+    except OSError:
+        return False
 
 
 def is_lock_error(exc: BaseException) -> bool:
@@ -33,20 +98,47 @@ def is_lock_error(exc: BaseException) -> bool:
 
 
 def save(hook: str, event: dict[str, Any]) -> str:
-    """Keep an event for a later replay; returns the file written. Raises OSError if the disk refuses."""
+    """Keep an event for a later replay in the data dir's spool; returns the file written. Raises OSError
+    if the disk refuses."""
+    return _write(spool_dir(), _record(hook, event), hook)
+
+
+def save_anywhere(hook: str, event: dict[str, Any]) -> str:
+    """Keep an event the data dir's disk refused: in the data dir's spool, else there after freeing the
+    reserve, else in the temp dir's. Returns the file written; raises OSError when nowhere would take it."""
+    record = _record(hook, event)
+    try:
+        return _write(spool_dir(), record, hook)
+    except OSError as exc:
+        if not is_space_error(exc):
+            raise
+    if free_reserve(data_home()):
+        try:
+            return _write(spool_dir(), record, hook)
+        except OSError:
+            pass
+    folder = fallback_spool_dir(create=True)
+    if folder is None:
+        raise OSError("no private folder in the temp dir for the spool")
+    return _write(folder, record, hook)
+
+
+def _record(hook: str, event: dict[str, Any]) -> dict[str, Any]:
     from memory.bounds import bound
     from memory.handlers.common import project_folder
     from memory.privacy import clean_obj
 
-    folder = spool_dir()
-    os.makedirs(folder, mode=0o700, exist_ok=True)
     # The project the hook resolved, so a replay in another project's hook writes to the right database.
     project_dir = project_folder(event) or ""
-    record = {"hook": hook, "project_dir": clean_obj(project_dir), "spooled_at": time.time(),
-              "event": clean_obj(bound(event)[0])}
+    return {"hook": hook, "project_dir": clean_obj(project_dir), "spooled_at": time.time(),
+            "event": clean_obj(bound(event)[0])}
+
+
+def _write(folder: str, record: dict[str, Any], hook: str) -> str:
+    os.makedirs(folder, mode=0o700, exist_ok=True)
     name = f"{time.time_ns():020d}-{os.getpid()}-{hook}.json"
     tmp = os.path.join(folder, f".{name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(json.dumps(record, ensure_ascii=False))
@@ -124,6 +216,7 @@ def replay(budget_s: float = REPLAY_BUDGET_S, folder: str | None = None) -> int:
             os.replace(claimed, claimed + ".bad")
             continue
         saved_dir = os.environ.get("MEMORY_PROJECT_DIR")
+        os.environ["MEMORY_SPOOL_REPLAY"] = "1"  # a replayed SessionStart leaves the notices to a real one
         if record.get("project_dir"):
             os.environ["MEMORY_PROJECT_DIR"] = str(record["project_dir"])
         try:
@@ -135,13 +228,14 @@ def replay(budget_s: float = REPLAY_BUDGET_S, folder: str | None = None) -> int:
                 log("warning", f"spool: {exc}; event {name} dropped", event="spool")
                 os.unlink(claimed)
                 continue
-            if is_lock_error(exc):
+            if is_lock_error(exc) or is_space_error(exc):
                 os.replace(claimed, os.path.join(folder, name.split(".json", 1)[0] + ".json"))
-                break  # still locked: the next hook tries again
+                break  # still locked, or the disk still full: the next hook tries again
             log_exception(f"spool replay of {hook}", exc)
             os.replace(claimed, claimed + ".bad")
             continue
         finally:
+            os.environ.pop("MEMORY_SPOOL_REPLAY", None)
             if saved_dir is None:
                 os.environ.pop("MEMORY_PROJECT_DIR", None)
             else:
@@ -149,5 +243,5 @@ def replay(budget_s: float = REPLAY_BUDGET_S, folder: str | None = None) -> int:
         os.unlink(claimed)
         done += 1
     if done:
-        log("info", f"spool: replayed {done} event(s) a locked database had refused", event="spool")
+        log("info", f"spool: replayed {done} event(s) the data dir had refused", event="spool")
     return done

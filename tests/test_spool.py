@@ -66,7 +66,10 @@ def test_a_replay_that_meets_the_lock_again_keeps_the_event(
     hooks.prompt("Also check the currency conversion for yen amounts")  # still locked: both wait
     assert len(list((home / "spool").glob("*.json"))) == 2
     locked.rollback()
-    hooks.stop("Looked at the rounding")
+    for _ in range(5):  # each hook replays within a 30 ms budget: on a loaded machine one may do only one
+        hooks.stop("Looked at the rounding")
+        if not list((home / "spool").glob("*")):
+            break
     assert not list((home / "spool").glob("*"))
     assert contents(home, hooks.project, "leap years") and contents(home, hooks.project, "yen amounts")
 
@@ -96,7 +99,7 @@ def test_doctor_reports_spooled_events_and_repair_writes_them(
     env = {**os.environ, "MEMORY_HOME": str(home)}
     report = json.loads(subprocess.run([*cli, "doctor", "--json"], capture_output=True, text=True, env=env,
                                        cwd=hooks.project, check=True, timeout=120).stdout)
-    assert report["spooled_events"] == {"waiting": 1, "unreadable": 0}
+    assert report["spooled_events"]["waiting"] == 1 and report["spooled_events"]["unreadable"] == 0
     fixed = subprocess.run([*cli, "doctor", "--repair"], capture_output=True, text=True, env=env,
                            cwd=hooks.project, check=True, timeout=120).stdout
     assert "wrote 1 of 1 spooled event" in fixed

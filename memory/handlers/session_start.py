@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from memory import bootstrap, inject, mdindex, notices
+import os
+
+from memory import bootstrap, inject, mdindex, notices, spool
 from memory.handlers.common import session_id, touch_session, wake_worker, workspace
 from memory.hookrun import context_output
 from memory.log import log
@@ -20,6 +22,7 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     sid = session_id(event)
     source = str(event.get("source") or "startup")
     touch_session(ws, event, source=source)
+    spool.ensure_reserve(ws.home)  # room to spool into when the disk fills (one stat when it is there)
     try:  # the project's markdown is re-indexed by the worker, at most once per interval (memory/mdindex.py)
         mdindex.maybe_enqueue(ws)
     except Exception as exc:  # indexing is a nicety: it must not cost the session its context
@@ -33,7 +36,7 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     wake_worker(ws)  # warm for hybrid recall by the first prompt, and the queue gets drained
     text, _ = inject.session_start(ws, sid, source)
     out = context_output("SessionStart", text) or {}
-    problems = notices.pending()
+    problems = [] if os.environ.get("MEMORY_SPOOL_REPLAY") else notices.pending()
     if problems:  # shown to the user, not the model, once
         out["systemMessage"] = notices.summary(problems)
         notices.clear()
