@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 _OPENSSL_HASH_ABOVE = 1 << 20
 # The rendered outline's format, stored with the content hash: bumped when parser/render.py changes what it
 # prints, so that a row cached by an older version is a miss (rendered again), not served as it was.
-OUTLINE_FORMAT = "2"
+OUTLINE_FORMAT = "3"  # 3: the outline passes the privacy filter
 
 
 class Cached:
@@ -98,7 +98,11 @@ def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_re
             return None  # tree-sitter or the grammar is missing here: nothing to remember about the file
     original = estimate_tokens(data)
     if outline.parsed and outline.symbols:
-        text = outline.render()
+        # Module constants are shown with their values (`AWS_SECRET = "..."`): the privacy filter before the
+        # cache row, like every other text written (only on a miss: a hit reads back the filtered text).
+        from memory.privacy import clean
+
+        text = clean(outline.render())
         cached: Cached | None = Cached(outline.language, outline.total_lines, len(outline.symbols), text, original,
                                        estimate_tokens(text), False)
     else:

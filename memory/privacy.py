@@ -1,7 +1,10 @@
-"""Privacy filter: applied to every text before it reaches the disk (memories, state, handoffs, logs).
+"""Privacy filter: applied to every text before it reaches the disk (memories, state, handoffs, logs, outlines).
 
 `<private>...</private>` is removed with everything inside it, nested and unclosed tags included, and
-recognisable secrets are replaced by `[REDACTED:<kind>]`.
+recognisable secrets are replaced by `[REDACTED:<kind>]`: provider tokens by their prefix, private keys,
+URL and CLI passwords, auth headers, `NAME=value` / `"NAME": "value"` for any name that says password,
+secret, token, key or credential (entropy decides where the name alone is weak), "my password is ...",
+tokens wrapped over lines and base64-wrapped secrets.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
+    from collections.abc import Callable
 
 # re.I, re.M, re.S: `re` is imported only when a pattern is first compiled (importing it costs a hook
 # process a few ms, and most texts hold no trigger; a test checks the values).
@@ -36,77 +40,414 @@ def strip_private(text: str) -> str:
     return "".join(out)
 
 
-# (kind, trigger substrings (lower case), pattern, group to redact or 0 for the whole match).
+# --- judging names and values ------------------------------------------------------------------------
+# A name is split into words (snake, kebab, dotted, camelCase). Its last word (after suffixes such as _PROD
+# or _B64) must say secret: DB_PASSWORD, PGPASSWORD, clientSecret, x-api-key, _authToken; not max_tokens,
+# secretName, token_type, test_password_hashing. Tier 3 takes any real value, 2 a non-word, 1 only a
+# random-looking one (the entropy signal): `sort_key = "created_at"` stays, `AccountKey=...==` goes.
+_STRONG_WORDS = {"password", "passwd", "passphrase", "passcode", "pass", "pwd", "pw", "secret", "secrets",
+                 "apikey", "privatekey", "secretkey", "accesskey", "authkey", "masterkey", "signingkey",
+                 "encryptionkey", "accountkey", "clientsecret"}
+_STRONG_ENDINGS = ("password", "passwd", "passphrase", "secret", "apikey", "privatekey", "secretkey", "accesskey")
+_MEDIUM_WORDS = {"token", "credential", "credentials", "creds", "cookie"}
+_WEAK_WORDS = {"key", "auth", "sig", "signature"}
+_QUALIFIERS = {"api", "access", "secret", "private", "auth", "session", "refresh", "bearer", "master", "signing",
+               "encryption", "account", "shared", "app", "bot", "webhook", "client", "service", "admin", "deploy",
+               "personal", "license", "consumer", "oauth", "jwt", "hmac", "sas", "storage", "subscription", "id",
+               "csrf", "xsrf", "identity", "registry", "npm", "pypi", "github", "gitlab", "slack", "stripe"}
+_SUFFIXES = {"prod", "production", "dev", "development", "staging", "stage", "live", "local", "qa", "uat", "test",
+             "b64", "base64", "value", "raw", "plain", "plaintext", "str", "string", "hex", "enc", "encoded",
+             "encrypted", "old", "new", "current", "previous", "primary", "secondary", "hash", "data", "base",
+             "v1", "v2", "v3", "1", "2", "3"}
+_PLACEHOLDERS = {"null", "none", "nil", "true", "false", "undefined", "yes", "no", "on", "off", "required",
+                 "optional", "str", "string", "bytes", "int", "number", "bool", "boolean", "any", "secretstr",
+                 "secret", "password", "token", "redacted", "hidden", "masked", "example", "placeholder", "todo",
+                 "tbd", "see", "the", "not", "n/a", "same", "empty", "blank", "unset", "include", "omit",
+                 "same-origin", "env", "default", "text", "input", "field", "object", "dict", "list", "char",
+                 "varchar", "uuid", "date", "self", "this", "is", "was", "a", "an", "it", "your", "my",
+                 "continue", "break", "return", "pass", "raise", "else", "yield"}
+_REF_HEADS = ("self.", "this.", "cls.", "os.", "sys.", "env.", "settings.", "config.", "conf.", "cfg.", "process.",
+              "request.", "req.", "args.", "opts.", "options.", "params.", "ctx.", "kwargs.", "secrets.", "vault.",
+              "props.", "values.", "import.meta", "context.", "app.", "st.")
+
+
+def _words(name: str) -> list[str]:
+    parts = _pattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", 0).findall(name)
+    return [p.lower() for p in parts]
+
+
+def name_tier(name: str) -> int:
+    """How strongly a name says its value is a secret: 0 not at all, 1 weak, 2 medium, 3 strong."""
+    words = _words(name)
+    while words and (words[-1] in _SUFFIXES or words[-1].isdigit()):
+        words.pop()
+    if not words or words[0] == "no":
+        return 0
+    last = words[-1]
+    before = words[:-1]
+    if last in _STRONG_WORDS or last.endswith(_STRONG_ENDINGS):
+        return 3
+    if last in _MEDIUM_WORDS or (last.endswith("token") and len(last) > 5):
+        return 3 if any(w in _QUALIFIERS or w in _STRONG_WORDS for w in before) else 2
+    if last in _WEAK_WORDS:  # API_KEY, AccountKey, private_key: strong; sort_key, key: only by entropy
+        return 3 if any(w in _QUALIFIERS or w in _STRONG_WORDS for w in before) else 1
+    return 0
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    import math
+
+    counts: dict[str, int] = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(value)
+    return -sum(k / n * math.log2(k / n) for k in counts.values())
+
+
+def _plain_words(value: str) -> bool:
+    """Words joined by separators ("created_at", "Content-Type", "users.name"): an identifier, not a secret."""
+    return bool(_pattern(r"(?:[A-Z]?[a-z]+|[A-Z]+)(?:[ _.\-/:](?:[A-Z]?[a-z]+|[A-Z]+))*", 0).fullmatch(value))
+
+
+def _basic_pair(value: str) -> bool:
+    """Base64 of `user:password` (Basic auth, docker's `auth`, `.npmrc`'s `_auth`)."""
+    decoded = _b64decode(value)
+    return decoded is not None and 0 < decoded.find(":") < len(decoded) - 1 and " " not in decoded
+
+
+def random_looking(value: str) -> bool:
+    """The entropy signal: long, no spaces, mixed character classes, high entropy."""
+    if len(value) < 16 or " " in value or _plain_words(value):
+        return False
+    classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
+    return classes >= 2 and entropy(value) >= 3.0
+
+
+def placeholder(value: str) -> bool:
+    """Not a secret value: empty, masked, a reference to a variable, a template, a type, a plain keyword."""
+    v = value.strip()
+    low = v.lower()
+    if not v or low in _PLACEHOLDERS or "redacted" in low or v[0] in "$%{<@#&*" or v.endswith(("()", "...")):
+        return True
+    if len(set(v)) <= 2 or set(v) <= set("*xX.•-_ "):
+        return True  # ****, xxxx, ...
+    if low.startswith(_REF_HEADS) or "{{" in v or "${" in v or low.startswith(("optional[", "str |", "none |")):
+        return True
+    return bool(name_tier(v) and _pattern(r"[A-Za-z_][A-Za-z0-9_.]*", 0).fullmatch(v))  # password = new_password
+
+
+def value_is_secret(name: str, value: str) -> bool:
+    tier = name_tier(name)
+    if not tier or placeholder(value):
+        return False
+    if tier == 3:
+        if _words(name)[-1:] in (["pwd"], ["pw"]) and value[:1] in "/~.":
+            return False  # PWD=/home/me is the working directory
+        return len(value) >= 3
+    if tier == 2:
+        return len(value) >= 8 and not _plain_words(value) or random_looking(value) or _basic_pair(value)
+    return random_looking(value) or _basic_pair(value)
+
+
+def _b64decode(value: str) -> str | None:
+    import binascii
+
+    compact = "".join(value.split()).replace("-", "+").replace("_", "/")
+    compact += "=" * (-len(compact.rstrip("=")) % 4)
+    try:
+        raw = binascii.a2b_base64(compact.rstrip("=") + "=" * (-len(compact.rstrip("=")) % 4))
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    printable = sum(c.isprintable() or c in "\n\r\t" for c in text)
+    return text if text and printable >= 0.95 * len(text) else None
+
+
+# --- the rules ---------------------------------------------------------------------------------------
+# (kind, trigger substrings (lower case), pattern, group to redact or 0 for the whole match, flags, check).
 # Patterns are compiled on first use, and only run when a trigger occurs in the text: compiling all of
-# them costs a hook process several ms, and most texts contain none of the triggers.
-_SECRET_NAME = (
-    r"\b(?:[A-Za-z0-9]+[_\-.])*(?i:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
-    r"|client[_-]?secret|auth[_-]?token|credentials?)(?:[A-Z][A-Za-z0-9]*)?(?:[_\-.][A-Za-z0-9]+)*"
+# them costs a hook process several ms, and most texts contain none of the triggers. `check(match)` gets
+# the last word: False keeps the match as it is.
+_TOK = r"[A-Za-z0-9_\-]"
+# A token wrapped over lines (a terminal or mail at 76-80 columns): continuation lines that hold nothing
+# but token characters.
+_CONT = r"(?:[ \t]*\\?\r?\n[ \t>#*]*[A-Za-z0-9_\-+/=.]{6,}(?=[ \t]*\\?(?:\r?\n|\Z)))*"
+_VALUE_STOP = r"\s'\"`,;&()\[\]{}<>|"
+_VALUE_END = r"\s'\"`,;&)\]}>|"  # not ( [ { <: `get_token()` and `environ["X"]` are code, not values
+_Check = "Callable[[re.Match[str]], bool] | None"
+
+
+def _long(n: int, group: int = 0) -> Callable[[re.Match[str]], bool]:
+    """The match (whitespace removed) holds at least n characters: a wrapped token is judged whole."""
+    return lambda m: len("".join(m.group(group).split())) >= n
+
+
+def _named(m: re.Match[str]) -> bool:
+    return value_is_secret(m.group("name"), m.group("value"))
+
+
+def _real(m: re.Match[str]) -> bool:
+    return not placeholder(m.group("value")) and len(m.group("value")) >= 3
+
+
+def _not_port(m: re.Match[str]) -> bool:
+    """`https://host:8080/a@b` is a port and a path, not a password."""
+    pw = m.group("value")
+    return bool(pw) and not _pattern(r"\d{1,5}(?:/|$)", 0).match(pw) and not placeholder(pw)
+
+
+def _basic(m: re.Match[str]) -> bool:
+    return _basic_pair(m.group("value"))
+
+
+_SENTENCE_STOP = {"is", "was", "a", "an", "the", "to", "not", "in", "on", "at", "of", "for", "and", "or", "required",
+                  "wrong", "incorrect", "invalid", "empty", "missing", "too", "stored", "set", "correct", "ok", "fine",
+                  "expired", "hashed", "encrypted", "changed", "reset", "saved", "being", "still", "also", "now",
+                  "used", "needed", "optional", "blank", "null", "none", "unknown", "same", "different", "weak",
+                  "strong", "secure", "insecure", "long", "short", "hidden", "masked", "what", "that", "this", "it",
+                  "protected", "visible", "valid", "sent", "shown", "generated", "rotated", "revoked", "leaked",
+                  "known", "available", "here", "there", "below", "above", "safe", "good", "bad", "right", "only",
+                  "just", "no", "never", "always", "from", "passed", "given", "case-sensitive", "stale",
+                  "mandatory", "checked", "validated", "verified", "accepted", "rejected", "hunter",
+                  "easy", "hard", "simple", "complex", "secret", "private", "public", "kept", "managed", "handled"}
+
+
+def _sentence(m: re.Match[str]) -> bool:
+    value = m.group("value")
+    if value.lower().strip(".,;!?") in _SENTENCE_STOP or placeholder(value) or len(value) < 3:
+        return False
+    if m.group("owner") or m.group("q"):
+        return True  # "my password is swordfish", "the password is `x`"
+    shape = any(c.isdigit() for c in value) or not value.isalnum() or (value != value.lower() and value[1:] !=
+                                                                      value[1:].lower())
+    return shape or len(value) >= 10
+
+
+def _prose(m: re.Match[str]) -> bool:
+    """`Reset your password: click the link`: a lower-case word after a colon, more words after it."""
+    value, rest = m.group("value"), m.string[m.end():m.end() + 2]
+    return m.group("sep") == ":" and value.isalpha() and value.islower() and rest[:1] == " " and rest[1:].isalpha()
+
+
+def _wrapped(m: re.Match[str]) -> bool:
+    """A base64 run that decodes to text holding a secret."""
+    decoded = _b64decode(m.group(0))
+    return decoded is not None and len(decoded) >= 8 and _redact(decoded, depth=1)[1] != []
+
+
+_PASSWORD_FLAG_CMDS = (
+    # (triggers, source): mysql -pX, sshpass -p X, docker login -p X, redis-cli -a X, curl -u user:pass, ...
+    (("mysql", "mariadb"), r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb|"
+     r"mariadb-dump)\b[^\n|;&]*?[ \t]-p(?P<value>[^\s'\"-][^\s'\"]*|'[^'\n]*'|\"[^\"\n]*\")"),
+    (("sshpass",), r"\bsshpass\b[^\n|;&]*?[ \t]-p[ \t]*(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
+    (("login",), r"\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl|az)\b[^\n|;&]*?\blogin\b"
+     r"[^\n|;&]*?[ \t](?:-p|--password)(?:[ \t]+|=)(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
+    (("redis-cli",), r"\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
+    (("ldap",), r"\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)\b[^\n|;&]*?[ \t]-w[ \t]+"
+     r"(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
+    (("sqlcmd", "bcp", "zip", "lftp"), r"\b(?:sqlcmd|bcp|zip|unzip|lftp)\b[^\n|;&]*?[ \t]-P[ \t]*"
+     r"(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
+    (("mongo",), r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop)\b"
+     r"[^\n|;&]*?[ \t]-p[ \t]+(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
+    (("7z", "rar"), r"\b(?:7z|7za|rar|unrar)\b[^\n|;&]*?[ \t]-p(?P<value>[^\s'\"-]\S*)"),
+    (("curl", "wget", "lftp"), r"\b(?:curl|wget|lftp)\b[^\n|;&]*?[ \t](?:-u|--user|--proxy-user|-U)[ \t=]*['\"]?"
+     r"[^\s:'\"]+:(?P<value>[^\s'\"]+)"),
+    (("smbclient",), r"\bsmbclient\b[^\n|;&]*?[ \t]-U[ \t]*['\"]?[^\s%'\"]+%(?P<value>[^\s'\"]+)"),
+    (("sqlplus",), r"\bsqlplus\b[ \t]+['\"]?[^\s/'\"]+/(?P<value>[^\s@'\"]+)"),
+    (("pass:",), r"[ \t]-(?:passin|passout|pass|kpass|password)[ \t]+pass:(?P<value>\S+)"),
+    (("storepass", "keypass", "/p:"), r"[ \t](?:-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|"
+     r"destkeypass)|/p:)[ \t]*(?P<value>[^\s'\"-]\S*)"),
+    (("--password-stdin", "sudo", "--with-token", "passwd"),
+     r"\b(?:echo|printf)[ \t]+(?:-n[ \t]+)?(?P<q>['\"]?)(?P<value>[^\s'\"|]+)(?P=q)[ \t]*\|[^\n]*?"
+     r"(?:--password-stdin|sudo[ \t]+-S|--with-token|\bchpasswd\b|\bpasswd\b)"),
 )
-_SECRETS: list[tuple[str, tuple[str, ...], str, int, int]] = [
+
+_NAME = (r"(?P<name>[A-Za-z0-9_.\-]{0,40}?(?i:pass|pwd|pw|secret|token|key|credential|creds|auth|sig|cookie)"
+         r"[A-Za-z0-9_.\-]{0,40})")
+# "pass" only where it ends a name ("3 passed" must not cost a hook the import of re).
+_NAME_TRIGGERS = ("passw", "passph", "passc", "pass=", "pass:", "pass\"", "pass'", "pass\\", "pass ", "pass\t",
+                  "pass_", "pass.", "pass-", "pwd", "pw", "secret", "token", "key", "credential", "creds", "auth",
+                  "sig", "cookie")
+
+_RULES: list[tuple] = [
     ("private-key", ("private key",),
-     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", 0, _S),
-    ("aws-access-key", ("akia", "asia", "agpa", "aida", "aroa", "anpa"),
-     r"\b(AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b", 0, 0),
-    ("anthropic-key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_\-]{16,}", 0, 0),
-    ("openai-key", ("sk-",), r"\bsk-(proj-|svcacct-)?[A-Za-z0-9_\-]{20,}", 0, 0),
+     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|(?=[\"'])|\Z)",
+     0, _S, None),
+    ("private-key", ("private-lines",), r"Private-Lines:[ \t]*\d+[ \t]*\r?\n(?:[ \t]*[A-Za-z0-9+/=]+\r?\n?)+", 0, 0,
+     None),
+    ("private-key", ("age-secret-key-",), r"AGE-SECRET-KEY-1[0-9A-Z]{20,}", 0, 0, None),
+    ("private-key", ("\"kty\"", "'kty'"),  # a JWK's private parts
+     r"(?P<q>[\"'])(?:d|p|q|dp|dq|qi|k)(?P=q)\s*:\s*(?P=q)(?P<value>[A-Za-z0-9_\-]{16,})(?P=q)", "value", 0, None),
+    ("aws-access-key", ("akia", "asia", "agpa", "aida", "aroa", "anpa", "abia", "acca", "a3t"),
+     r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b", 0, 0, None),
+    ("anthropic-key", ("sk-ant-",), r"\bsk-ant-" + _TOK + "*" + _CONT, 0, 0, _long(30)),
+    ("openai-key", ("sk-",), r"(?<![A-Za-z0-9_\-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?" + _TOK + "*" + _CONT, 0, 0,
+     _long(23)),
     ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-     r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})", 0, 0),
-    ("gitlab-token", ("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}", 0, 0),
-    ("slack-token", ("xox",), r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", 0, 0),
-    ("stripe-key", ("_live_", "_test_"), r"\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{16,}", 0, 0),
-    ("google-api-key", ("aiza",), r"\bAIza[0-9A-Za-z_\-]{35}", 0, 0),
-    ("npm-token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}", 0, 0),
-    ("huggingface-token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}", 0, 0),
-    ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0, 0),
-    ("url-password", ("://",), r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]+:([^\s@/'\"]+)@", 1, 0),
-    ("bearer-token", ("bearer", "token"), r"\b(?:bearer|token)\s+([A-Za-z0-9._~+/\-]{20,}=*)", 1, _I),
-    ("aws-secret", ("secret",), r"aws_?secret_?access_?key['\"]?\s*[:=]\s*['\"]?([A-Za-z0-9/+=]{30,})", 1, _I),
-    # NAME = value where a whole segment of NAME is a secret word (DB_PASSWORD, api-key, clientSecret; not
-    # max_tokens or author): quoted values up to their closing quote, then bare values.
-    ("assigned-secret", ("passw", "pwd", "secret", "token", "key", "credential"),
-     _SECRET_NAME + r"['\"]?\s*[:=]\s*(['\"])([^'\"\n]{4,})\1", 2, 0),
-    ("assigned-secret", ("passw", "pwd", "secret", "token", "key", "credential"),
-     _SECRET_NAME + r"['\"]?\s*[:=]\s*([^\s'\"`,;()\[\]{}<>]{6,})(?=[\s'\"`,;]|$)", 1, _M),
+     r"\b(?:gh[pousr]_|github_pat_)[A-Za-z0-9_]*" + _CONT, 0, 0, _long(24)),
+    ("gitlab-token", ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glsoat-", "gloas-", "glft-", "glimt-",
+                      "gr1348941"),
+     r"\b(?:glpat|gldt|glrt|glptt|glcbt|glsoat|gloas|glft|glimt)-" + _TOK + "*" + _CONT + r"|\bGR1348941" + _TOK
+     + "{20,}", 0, 0, _long(24)),
+    ("slack-token", ("xox", "xapp-"), r"\b(?:xox[abposre]|xapp)-[A-Za-z0-9\-]*" + _CONT, 0, 0, _long(15)),
+    ("slack-webhook", ("hooks.slack.com",), r"(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+",
+     0, 0, None),
+    ("webhook-url", ("/api/webhooks/", "webhook.office.com"),
+     r"(?<=/api/webhooks/)\d+/[A-Za-z0-9_\-]+|(?<=webhook\.office\.com/)webhookb2/\S+", 0, 0, None),
+    ("stripe-key", ("_live_", "_test_", "whsec_"), r"\b(?:(?:sk|rk|pk)_(?:live|test)_|whsec_)[A-Za-z0-9]*" + _CONT,
+     0, 0, _long(20)),
+    ("google-api-key", ("aiza",), r"\bAIza[0-9A-Za-z_\-]{35}", 0, 0, None),
+    ("google-oauth", ("ya29.", "gocspx-", "1//0"),
+     r"\bya29\.[0-9A-Za-z_\-]{20,}|\bGOCSPX-[A-Za-z0-9_\-]{20,}|(?<![\w/])1//0[A-Za-z0-9_\-]{30,}", 0, 0, None),
+    ("azure-secret", ("q~",), r"\b[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}", 0, 0, None),
+    ("npm-token", ("npm_",), r"\bnpm_[A-Za-z0-9]*" + _CONT, 0, 0, _long(36)),
+    ("pypi-token", ("pypi-",), r"\bpypi-[A-Za-z0-9_\-]*" + _CONT, 0, 0, _long(40)),
+    ("huggingface-token", ("hf_",), r"\bhf_[A-Za-z0-9]*" + _CONT, 0, 0, _long(30)),
+    ("sendgrid-key", ("sg.",), r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", 0, 0, None),
+    ("saas-token", ("shpat_", "shpss_", "shpca_", "shppa_", "dop_v1_", "doo_v1_", "dor_v1_", "dapi", "lin_api_",
+                    "hvs.", "hvb.", "pul-", "dckr_pat_", "figd_", "glsa_", "glc_", "sbp_", "r8_", "gsk_", "xai-",
+                    "nrak-", "pmak-", "atatt3", "atbb", "bkua_", "squ_", "sqp_", "nfp_", "rnd_", "ntn_", "secret_",
+                    "dt0c01.", "akcp", "sk.eyj", "key-", "fo1_", "fm2_", "dp.pt.", "lsv2_", "tvly-", "pat-na1-"),
+     r"\b(?:shp(?:at|ss|ca|pa)_|do[por]_v1_|dapi|lin_api_|hv[sb]\.|pul-|dckr_pat_|figd_|glsa_|glc_|sbp_|r8_|gsk_|"
+     r"xai-|NRAK-|PMAK-|ATATT3|ATBB|bkua_|squ_|sqp_|nfp_|rnd_|ntn_|secret_|dt0c01\.|AKCp|sk\.eyJ|key-|fo1_|fm2_|"
+     r"dp\.pt\.|lsv2_(?:pt|sk)_|tvly-|pat-na1-)[A-Za-z0-9_\-.]*" + _CONT, 0, 0,
+     lambda m: len("".join(m.group(0).split())) >= 28 and random_looking("".join(m.group(0).split())[-24:])),
+    ("twilio-key", ("twilio",), r"\b(?:AC|SK)?[0-9a-f]{32}\b", 0, 0, lambda m: "twilio" in m.string.lower()),
+    ("telegram-token", (":aa",), r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", 0, 0, None),
+    ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]*\.[A-Za-z0-9_\-.]*" + _CONT, 0, 0,
+     lambda m: "".join(m.group(0).split()).count(".") >= 2 and len(m.group(0)) >= 30),
+    ("password-hash", ("$2", "$5$", "$6$", "$y$", "$argon2", "$apr1$", "$1$"),
+     r"\$(?:2[abxy]?|5|6|y|argon2(?:id|i|d)|apr1|1)\$[^\s:'\"]{20,}", 0, 0, None),
+    ("url-password", ("://",),
+     r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`]*:(?P<value>[^\s'\"<>`]*)@(?=[^\s'\"<>`@]*(?:[\s'\"<>`]|$))",
+     "value", 0, _not_port),
+    ("url-password", ("sentry",), r"(?<=://)(?P<value>[0-9a-f]{32})@[\w.\-]*sentry", "value", 0, None),
+    ("signed-url", ("sig=", "signature="),
+     r"[?&](?:sig|signature|x-amz-signature|x-goog-signature)=(?P<value>[^\s&'\"#]{16,})", "value", _I, None),
+    ("auth-header", ("authorization",),
+     r"\b(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?(?:(?:bearer|basic|token|digest|negotiate|ntlm|bot|"
+     r"apikey|sso-key|aws4-hmac-sha256|otp|key)[ \t]+)?(?P<value>[^\s\"'\\][^\"'\n\\]*)", "value", _I, _real),
+    ("cookie", ("cookie",), r"\b(?:set-)?cookie\\?[\"']?[ \t]*:[ \t]*\\?[\"']?(?P<value>[^\"'\n\\]{8,})", "value", _I,
+     lambda m: "=" in m.group("value")),
+    ("bearer-token", ("bearer", "token"), r"\b(?:bearer|token)[ \t]+(?P<value>[A-Za-z0-9._~+/\-]{20,}=*)", "value",
+     _I, None),
+    ("basic-auth", ("basic",), r"\bBasic[ \t]+(?P<value>[A-Za-z0-9+/]{8,}={0,2})", "value", 0, _basic),
+    ("sql-password", ("password '", 'password "', "identified by", "password('", 'password("'),
+     r"\b(?:password|identified[ \t]+by)[ \t]*\(?[ \t]*(?P<q>['\"])(?P<value>[^'\"\n]+)(?P=q)", "value", _I, _real),
+    ("netrc-password", ("machine",), r"\bmachine\b(?s:.*?)\b(?:password|passwd)[ \t]+(?P<value>\S+)", "value", 0,
+     lambda m: not placeholder(m.group("value")), ("password", "passwd")),
+    ("password-sentence", ("password", "passwd", "passphrase", "passcode", "secret", "token", "key", "pw "),
+     r"(?i:\b(?P<owner>my|our|your|his|her|their)[ \t]+|\b)(?i:(?:new|old|admin|root|wifi|wi-fi|db|database|"
+     r"default|temporary|temp|current|account|user|login|master|api|vault|sudo)[ \t]+)?(?i:password|passwd|"
+     r"passphrase|passcode|pw|secret|key|token)[ \t]+(?i:is[ \t]+now|is|was|will[ \t]+be|should[ \t]+be|has[ \t]+"
+     r"been[ \t]+(?:set|changed)[ \t]+to|set[ \t]+to|changed[ \t]+to)[ \t]*:?[ \t]*(?P<q>[\"'`]?)"
+     r"(?P<value>[^\s\"'`]+?)(?P=q)(?=[.,;!?)\]\"'`]*(?:\s|$))", "value", 0, _sentence,
+     ("is", "was", "be", "to")),
+    # CLI flags: --password X, --db-password=X, --token X (the name decides, as for assignments)
+    ("cli-password", _NAME_TRIGGERS,
+     r"(?:^|(?<=[\s;&|(]))--?(?P<name>[A-Za-z0-9\-]{0,30}?(?i:pass|pwd|pw|secret|token|key|credential|creds|auth|"
+     r"sig|cookie)[A-Za-z0-9\-]{0,30})[ \t]+(?P<q>['\"]?)(?P<value>[^\s'\"-][^\s'\"]*)(?P=q)",
+     "value", _M, lambda m: name_tier(m.group("name")) >= 2 and _named(m), ("-",)),
+    *[("cli-password", triggers, source, "value", 0, _real) for triggers, source in _PASSWORD_FLAG_CMDS],
+    # NAME = value / "NAME": "value" / NAME => 'value' / <NAME>value</NAME> / key="NAME" value="value"
+    ("assigned-secret", _NAME_TRIGGERS,
+     r"(?<![A-Za-z0-9_.\-])" + _NAME + r"\\?[\"']?\]?[ \t]*(?P<sep>=>|:=|[:=])[ \t]*"
+     r"(?:\\?(?P<q>[\"'`])(?P<qvalue>[^\n]*?)\\?(?P=q)"
+     r"|\\?[\"'`]?(?P<value>[^" + _VALUE_STOP + r"]+)(?=[" + _VALUE_END + r"]|$))",
+     "either", _M, None, ("=", ":")),
+    ("assigned-secret", ("</",), r"<(?P<name>[A-Za-z0-9_:.\-]+)>(?P<value>[^<\n]{3,})</(?P=name)>", "value", 0, _named),
+    ("assigned-secret", ("value=",),
+     r"\bkey[ \t]*=[ \t]*\"(?P<name>[^\"\n]+)\"[ \t]+value[ \t]*=[ \t]*\"(?P<value>[^\"\n]+)\"", "value", _I, _named),
+    # A base64 run that decodes to a secret (echo ... | base64 -d, Kubernetes data, docker auths): the
+    # triggers are the base64 forms of the common prefixes and names at each of the three alignments.
+    ("base64", (
+     "0b2tlb", "0tls0tqkvhsu", "4b3hil", "4b3hwl", "5wbv", "ag9va3muc2xhy2suy29t", "b5cgktqwdf", "bbu1nxt1je",
+     "bhc3n3b3jk", "bnbtx", "bs0lb", "bssvzbveugs0vz", "bsxph", "bu0lb", "c2stchjvai", "c2styw50l",
+     "c2tfbgl2zv", "c2vjcmv0", "cgfzc3dvcm", "chlwas1bz0", "dg9rzw", "dob1", "doc1", "docf", "dpdgh1yl9wyxrf",
+     "dscgf0l", "eg94cc", "eg94yi", "fjem", "flsu", "ftsu", "hvb2tzlnnsywnrlmnvb", "hvegit", "hvehat",
+     "ls0tls1crudjt", "nag9f", "nahbf", "nahnf", "naxrodwjfcgf0x", "nbhbhdc", "nfq1jfv", "nly3jld",
+     "nrlwfudc", "nrlxbyb2ot", "nrx2xpdmvf", "ob29rcy5zbgfjay5jb2", "qqvntv09sr", "quklwqvrfietfw", "qul6y",
+     "qutjq", "qvnjq", "qyxnzd29yz", "rps0vo", "rva2vu", "tls0tlujfr0lo", "trunsrv", "u0vdukvu", "ucg1f",
+     "ueftu1dpuk", "ufjjvkfursblrv", "ugfzc3dvcm", "ut0tft", "ve9lru", "wexbplufnr", "wyxnzd29yz", "z2hvx",
+     "z2hwx", "z2hzx", "z2l0ahvix3bhdf", "z2xwyxqt", "za19saxzlx", "zay1hbnqt", "zay1wcm9ql", "zzwnyzx", "eyj"),
+     r"(?<![A-Za-z0-9+/_\-])(?:[A-Za-z0-9+/_\-]{40,}={0,2}[ \t]*\\?\r?\n[ \t]*)*[A-Za-z0-9+/_\-]{12,}={0,2}", 0, 0,
+     _wrapped),
 ]
-_NAME_VALUE = ("assigned-secret", "aws-secret")  # patterns with a mandatory [:=]
-_COMPILED: dict[str, re.Pattern[str]] = {}
+# (..., needs): when not empty, one of these substrings must occur too (cheap, before any regex).
+_SECRETS: list[tuple[str, tuple[str, ...], str, int | str, int, Callable[[re.Match[str]], bool] | None,
+                     tuple[str, ...]]] = [r if len(r) == 7 else (*r, ()) for r in _RULES]
+_COMPILED: dict[tuple[str, int], re.Pattern[str]] = {}
 
 
 def _pattern(source: str, flags: int) -> re.Pattern[str]:
-    pattern = _COMPILED.get(source)
+    pattern = _COMPILED.get((source, flags))
     if pattern is None:
         import re
 
-        pattern = _COMPILED[source] = re.compile(source, flags)
+        pattern = _COMPILED[(source, flags)] = re.compile(source, flags)
     return pattern
 
 
-def redact_secrets(text: str) -> str:
-    lower = text.lower()
-    for kind, triggers, source, group, flags in _SECRETS:
-        if not any(t in lower for t in triggers):
-            continue
-        if kind in _NAME_VALUE and "=" not in text and ":" not in text:
-            continue  # NAME = value / NAME: value needs one of them ("the tokenizer" is no secret)
-        pattern = _pattern(source, flags)
-        if group == 0:
-            text = pattern.sub(f"[REDACTED:{kind}]", text)
-        else:
-            def repl(m: re.Match[str], kind: str = kind, group: int = group) -> str:
-                s, e = m.span(group)
-                base = m.start()
-                whole = m.group(0)
-                if m.group(group).startswith("[REDACTED"):
-                    return whole
-                return whole[: s - base] + f"[REDACTED:{kind}]" + whole[e - base :]
+def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
+         check: Callable[[re.Match[str]], bool] | None, found: list[str]) -> str:
+    def repl(m: re.Match[str]) -> str:
+        g: int | str = group
+        if g == "either":
+            g = "qvalue" if m.group("qvalue") is not None else "value"
+            if not value_is_secret(m.group("name"), m.group(g)) or (g == "value" and _prose(m)):
+                return m.group(0)
+        elif check is not None and not check(m):
+            return m.group(0)
+        if m.group(g) is None or m.group(g).startswith("[REDACTED") or (g != 0 and not m.group(g)):
+            return m.group(0)
+        s, e = m.span(g)
+        before = m.string[max(0, s - 40):s]
+        if "[REDACTED:" in before and "]" not in before[before.rfind("[REDACTED:"):]:
+            return m.group(0)  # inside an earlier marker (`[REDACTED:url-password]` holds a colon)
+        found.append(kind)
+        base = m.start()
+        whole = m.group(0)
+        return whole[: s - base] + f"[REDACTED:{kind}]" + whole[e - base :]
 
-            text = pattern.sub(repl, text)
-        lower = text.lower()
-    return text
+    return _pattern(source, flags).sub(repl, text)
+
+
+def _redact(text: str, depth: int = 0) -> tuple[str, list[str]]:
+    found: list[str] = []
+    lower = text.lower()
+    for kind, triggers, source, group, flags, check, needs in _SECRETS:
+        if not any(t in lower for t in triggers) or (needs and not any(n in lower for n in needs)):
+            continue  # e.g. NAME = value needs "=" or ":" ("the tokenizer" is no secret)
+        if kind == "base64" and depth:
+            continue
+        before = len(found)
+        text = _sub(text, kind, source, group, flags, check, found)
+        if len(found) != before:
+            lower = text.lower()
+    return text, found
+
+
+def redact_secrets(text: str) -> str:
+    return _redact(text)[0]
+
+
+def find_secrets(text: str) -> list[str]:
+    """The kinds of the secrets in a text (one entry per secret), never their values."""
+    if not _has_trigger(text.lower()):
+        return []
+    return _redact(text)[1]
 
 
 _ALL_TRIGGERS = tuple(dict.fromkeys(t for _kind, triggers, *_ in _SECRETS for t in triggers))
+
+
+def _has_trigger(lower: str) -> bool:
+    # A plain loop: a generator per call costs more than the checks on a short text.
+    for t in _ALL_TRIGGERS:
+        if t in lower:
+            return True
+    return False
 
 
 def clean(text: str) -> str:
@@ -116,12 +457,8 @@ def clean(text: str) -> str:
     # Most texts hold no trigger at all: one lower() and a plain loop, instead of a generator per secret
     # kind (a long session's state holds hundreds of paths, all cleaned at every tool call).
     lower = text.lower()
-    if "private" not in lower:
-        for t in _ALL_TRIGGERS:
-            if t in lower:
-                break
-        else:
-            return text
+    if "private" not in lower and not _has_trigger(lower):
+        return text
     return redact_secrets(strip_private(text))
 
 

@@ -67,9 +67,9 @@ def test_a_marker_inside_a_private_block_never_survives(before: str, opening: st
 SECRETS = [
     ("aws-access-key", "AKIAIOSFODNN7EXAMPLE", "aws key AKIAIOSFODNN7EXAMPLE in the log"),
     ("aws-access-key", "ASIAY34FZKBOKMUTVV7A", "temporary ASIAY34FZKBOKMUTVV7A"),
-    ("aws-secret", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ("assigned-secret", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
      "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
-    ("aws-secret", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ("assigned-secret", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
      'AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"'),
     ("anthropic-key", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345",
      "export KEY_VALUE sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345"),
@@ -100,7 +100,7 @@ SECRETS = [
      "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0AAAABCADb\n-----END PGP PRIVATE KEY BLOCK-----"),
     ("url-password", "s3cr3t-db-pass", "psql postgres://admin:s3cr3t-db-pass@db.internal:5432/app"),
     ("url-password", "tiger:scott", "redis://default:tiger:scott@cache:6379/0"),
-    ("bearer-token", "abcdefghijklmnopqrstuvwxyz.0123456789", "curl -H 'Authorization: Bearer "
+    ("auth-header", "abcdefghijklmnopqrstuvwxyz.0123456789", "curl -H 'Authorization: Bearer "
                                                               "abcdefghijklmnopqrstuvwxyz.0123456789'"),
     ("bearer-token", "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==", "send token Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA== now"),
     ("assigned-secret", "hunter2hunter2", "PASSWORD=hunter2hunter2"),
