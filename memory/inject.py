@@ -137,11 +137,11 @@ def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, lis
 
 
 def _own_handoff(ws: Workspace, session_id: str, h: sqlite3.Row, source: str) -> str:
-    """This session's handoff, recorded as injected (and, after a compaction, as delivered)."""
+    """This session's handoff, recorded as injected. It is the session's latest, so whatever a compaction
+    left pending is delivered with it (by SessionStart compact, resume or fork, or the next prompt)."""
     def mark(s: session_state.State) -> None:
         session_state.push_unique(s, "injected_handoffs", h["id"])
-        if source == "compact":
-            s.pop(handoff.COMPACT_PENDING, None)
+        s.pop(handoff.COMPACT_PENDING, None)
 
     session_state.update(ws, session_id, mark)
     return (f"Handoff from the memory plugin (state of the work before the {source}, "

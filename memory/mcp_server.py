@@ -91,7 +91,8 @@ def build(places: mcp_tools.Places | None = None) -> MCPServer:
         content: Annotated[str, Field(min_length=1, max_length=20000, description="What to remember.")],
         title: Annotated[str | None, Field(max_length=200, description="Short title (default: first line).")] = None,
         type: Annotated[TypeName, Field(description="Kind of memory.")] = "learning",
-        importance: Annotated[float, Field(ge=0, le=1, description="0-1; decisions and rules ~0.8.")] = 0.7,
+        importance: Annotated[float, Field(ge=0, le=1, description="0-1; kept at most 0.5 (a save of "
+                                                                   "yours is the model's).")] = 0.7,
         tags: Annotated[list[str] | None, Field(max_length=20, description="Tags.")] = None,
         files: Annotated[list[str] | None, Field(max_length=50, description="Related files inside the "
                                                                             "project.")] = None,
@@ -99,8 +100,9 @@ def build(places: mcp_tools.Places | None = None) -> MCPServer:
                                                          "date (2027-01-31).")] = None,
         project: Project = None,
     ) -> str:
-        """Save a memory (a learning, decision, fix or fact) for later sessions. Private text and secrets are
-        removed before it is stored."""
+        """Save a memory (a learning, fix or fact) for later sessions. It is recorded as the model's, below
+        what the user said: a 'decision' is stored as an observation (only the user makes decisions, with
+        /memory:save). Private text and secrets are removed before it is stored."""
         return _run(mcp_tools.save, where, content, title, type, importance, tags, files, expires, project)
 
     @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True,

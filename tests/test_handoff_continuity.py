@@ -98,3 +98,10 @@ def test_without_any_meaningful_session_the_latest_handoff_still_leads(project: 
     text = HookRunner(project, session="next").start()
     assert text.startswith("Handoff from the memory plugin (where the previous session in this project stopped")
     assert "what does app.py do?" in text
+
+
+def test_a_resume_that_delivers_the_handoff_settles_the_compaction(hooks: HookRunner) -> None:
+    _work(hooks, "Migrate the session store to Redis")
+    hooks.compact()  # SessionStart(compact) lost; the conversation is resumed later instead
+    assert hooks.start("resume").count("Handoff from the memory plugin (state of the work before the resume") == 1
+    assert "Handoff from the memory plugin" not in hooks.prompt("carry on with the migration")
