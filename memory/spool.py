@@ -27,8 +27,10 @@ REPLAY_BUDGET_S = 0.03  # a hook spends at most this replaying spooled events af
 CLAIM_STALE_S = 60.0
 RESERVE_NAME = "reserve"
 RESERVE_BYTES = 1024 * 1024  # ~200 spooled events of a few KB (a bounded event is at most ~300 KB)
-_SPACE_ERRNOS = (28, 122, 30, 27)  # ENOSPC, EDQUOT, EROFS, EFBIG (a file size limit): checked without errno
-_SPACE_WORDS = ("disk is full", "readonly database", "disk i/o error")
+# ENOSPC, EDQUOT, EROFS, EFBIG (a file size limit), ENOTDIR, EACCES, EPERM (the data dir's path is blocked
+# or not ours): numbers, so a hook need not import errno
+_SPACE_ERRNOS = (28, 122, 30, 27, 20, 13, 1)
+_SPACE_WORDS = ("disk is full", "readonly database", "disk i/o error", "unable to open database file")
 
 
 def spool_dir() -> str:
@@ -60,6 +62,18 @@ def is_space_error(exc: BaseException) -> bool:
         return exc.errno in _SPACE_ERRNOS
     text = str(exc).lower()
     return type(exc).__name__ in ("OperationalError", "DatabaseError") and any(w in text for w in _SPACE_WORDS)
+
+
+def disk_refuses(home: str) -> bool:
+    """Whether the data dir's disk still refuses writes (read-only, less free space than the reserve, or
+    not reachable): a replay that meets a refused write puts its event back only then; otherwise the
+    error was the event's own and the file is set aside, so it never blocks the spool."""
+    try:
+        st = os.statvfs(home)
+    except OSError:
+        return True
+    return bool(st.f_flag & os.ST_RDONLY) or st.f_bavail * st.f_frsize < RESERVE_BYTES or \
+        not os.access(home, os.W_OK)
 
 
 def ensure_reserve(home: str) -> None:
@@ -228,7 +242,7 @@ def replay(budget_s: float = REPLAY_BUDGET_S, folder: str | None = None) -> int:
                 log("warning", f"spool: {exc}; event {name} dropped", event="spool")
                 os.unlink(claimed)
                 continue
-            if is_lock_error(exc) or is_space_error(exc):
+            if is_lock_error(exc) or is_space_error(exc) and disk_refuses(data_home()):
                 os.replace(claimed, os.path.join(folder, name.split(".json", 1)[0] + ".json"))
                 break  # still locked, or the disk still full: the next hook tries again
             log_exception(f"spool replay of {hook}", exc)

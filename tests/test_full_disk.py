@@ -140,3 +140,21 @@ def test_the_reserve_makes_room_when_the_temp_dir_is_full_too(
     start = runner.run("session_start", runner.event("SessionStart", source="startup"))
     assert "could not be written" in start["json"]["systemMessage"]
     recovered(runner, home, [home / "spool"])
+
+
+def test_a_blocked_data_dir_keeps_events_in_the_temp_dir_until_it_is_fixed(
+        tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "blocked"
+    blocker.write_text("a file where the data dir's parent should be")
+    home = blocker / "data"  # every write under it fails (ENOTDIR); no mount needed
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    runner = hooks_on(home, tmpdir, project, monkeypatch)
+    runner.start()
+    full_period(runner)
+    (elsewhere,) = (tmpdir / f"claude-memory-{os.getuid()}").glob("spool-*")
+    assert len(list(elsewhere.glob("*.json"))) == 4
+    blocker.unlink()  # the user fixes the path
+    start = runner.run("session_start", runner.event("SessionStart", source="startup"))
+    assert "could not be written" in start["json"]["systemMessage"]
+    recovered(runner, home, [elsewhere])

@@ -91,3 +91,27 @@ def test_a_hook_outside_any_folder_records_nothing(home: Path, tmp_path: Path, w
     assert not any(r["stdout"].strip() for r in runner.results), results
     assert not (home / "projects").exists(), "no project database created"
     assert not list(home.rglob("*.db"))
+
+
+def test_the_worker_a_hook_starts_writes_private_folders_too(
+        hooks: HookRunner, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory import worker_client
+
+    monkeypatch.setenv("MEMORY_WORKER", "on")
+    monkeypatch.setenv("MEMORY_WORKER_IDLE_SECONDS", "5")
+    try:
+        session(hooks)  # the hooks start the worker, which embeds the memories into LanceDB
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not list(home.glob("projects/*/vectors.lance/*")):
+            time.sleep(0.2)
+        assert list(home.glob("projects/*/vectors.lance/*")), "the worker wrote its vectors"
+        for path, mode in modes(home).items():
+            if Path(path).is_dir():
+                assert mode == 0o700, (path, oct(mode))
+            elif not path.endswith(".sock"):
+                assert mode & 0o077 == 0, (path, oct(mode))
+    finally:
+        worker_client.ask(str(home), {"op": "shutdown"}, timeout=5)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and worker_client.alive(str(home)):
+            time.sleep(0.1)
