@@ -14,11 +14,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
-MAX_STDIN = 64 * 1024 * 1024
+MAX_STDIN = 64 * 1024 * 1024  # parsing 64 MB costs ~150 ms; memory/bounds.py then cuts the event to ~256 KB
+
+
+class TooLarge(Exception):
+    """The event did not fit in MAX_STDIN: it cannot be parsed, so it is not recorded (and the user told)."""
 
 
 def read_event() -> dict[str, Any] | None:
     raw = sys.stdin.buffer.read(MAX_STDIN)
+    if len(raw) >= MAX_STDIN and sys.stdin.buffer.read(1):
+        raise TooLarge(f"an event larger than {MAX_STDIN // 2**20} MB was not recorded")
     if not raw.strip():
         return None
     value = json.loads(raw.decode("utf-8", "replace"))
@@ -40,6 +46,12 @@ def run(name: str) -> None:
         out = None
         if type(exc).__name__ == "NotAProject":  # memory/handlers/common.py: nothing to record, no error
             log("info", str(exc), event=name)
+            os._exit(0)
+        if isinstance(exc, TooLarge):
+            from memory import notices
+
+            log("warning", str(exc), event=name)
+            notices.add("too-large", f"{exc} ({name} hook)")
             os._exit(0)
         if event is not None and _spool_if_locked(name, event, exc):
             os._exit(0)  # the database is busy: the spooled event is left to a later hook (logged as such)

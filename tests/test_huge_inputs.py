@@ -126,3 +126,12 @@ def test_a_todowrite_of_20000_items_is_capped(hooks: HookRunner, home: Path) -> 
     assert 1 < len(completed) <= 22, len(completed)
     assert any(t.startswith("Completed ") and "more todos" in t for t in completed)
     no_secret_on_disk(home)
+
+
+def test_an_event_past_the_64mb_read_limit_is_reported_not_silently_lost(hooks: HookRunner, home: Path) -> None:
+    hooks.start()
+    event = hooks.event("UserPromptSubmit", prompt="word " * (70 * 1024 * 1024 // 5))
+    assert hooks.run("user_prompt_submit", event)["exit_code"] == 0
+    assert "larger than 64 MB was not recorded" in (home / "logs" / "hooks.log").read_text()
+    start = hooks.run("session_start", hooks.event("SessionStart", source="startup"))
+    assert "larger than 64 MB" in start["json"]["systemMessage"]
