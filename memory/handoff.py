@@ -92,13 +92,7 @@ def write(ws: Workspace, state: State, trigger: str) -> int:
 # slash commands (`/memory:stats`) leaves a handoff too, but it must not push the last real one out of
 # the startup context (issue 13.9).
 WORK_KEYS = ("files_modified", "commands", "decisions", "fixed", "errors")
-
-
-def meaningful(state: State) -> bool:
-    """Whether a session's state shows real work (WORK_KEYS): the one definition, in Python and in SQL."""
-    return any(state.get(k) for k in WORK_KEYS)
-
-
+# The same test on session_state rows: a session is meaningful when one of these lists is not empty.
 _MEANINGFUL_SQL = " OR ".join(f"json_array_length(s.state, '$.{k}') > 0" for k in WORK_KEYS)
 
 
