@@ -171,10 +171,14 @@ def tool_event(event: dict[str, Any], root: str) -> Capture:
         r = rel(path, root)
         cap.change(lambda s: push_unique(s, "files_modified", path))
         if tool == "Write":
-            detail = f"Wrote {r} ({len(str(tin.get('content', '')).splitlines())} lines)"
+            from memory.words import count
+
+            detail = f"Wrote {r} ({count(len(str(tin.get('content', '')).splitlines()), 'line')})"
         elif tool == "MultiEdit":
+            from memory.words import count
+
             edits = tin.get("edits") if isinstance(tin.get("edits"), list) else []
-            detail = f"Edited {r} ({len(edits)} edits)"
+            detail = f"Edited {r} ({count(len(edits), 'edit')})"
             for e in edits[:3]:
                 if isinstance(e, dict):
                     detail += f"\n- {str(e.get('old_string', ''))[:150]!r} -> {str(e.get('new_string', ''))[:150]!r}"
@@ -233,8 +237,10 @@ def tool_event(event: dict[str, Any], root: str) -> Capture:
             mem(f"Completed: {content[:150]}", f"Completed todo: {content}", classify(content, "feature"), 0.45)
         if len(done) > MAX_TODO_MEMORIES:  # one memory for the rest: a save costs ~0.4 ms, classify more
             rest = done[MAX_TODO_MEMORIES:]
-            mem(f"Completed {len(rest)} more todos", "Completed todos: " + "; ".join(c[:100] for c in rest[:50]),
-                "feature", 0.3)
+            from memory.words import count
+
+            mem(f"Completed {count(len(rest), 'more todo')}",
+                "Completed todos: " + "; ".join(c[:100] for c in rest[:50]), "feature", 0.3)
     elif tool in ("WebFetch", "WebSearch"):
         target = str(tin.get("url") or tin.get("query") or "")
         if target:

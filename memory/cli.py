@@ -15,6 +15,7 @@ from memory import store
 from memory.classify import TYPES
 from memory.search import Filters, timeline
 from memory.timeparse import parse_when
+from memory.words import count
 from memory.workspace import Workspace, all_projects
 
 
@@ -375,13 +376,14 @@ def stats(project: str | None, as_json: bool) -> None:
     for label, key in (("outlines (all sessions)", "outlines"), ("outlines (last session)", "outlines_last_session")):
         o = data[key]
         pct = 100 * o["tokens_saved"] / o["original_tokens"] if o["original_tokens"] else 0.0
-        click.echo(f"{label}: {o['outlined_reads']} reads, {o['tokens_saved']:,} of {o['original_tokens']:,} "
-                   f"tokens saved ({pct:.0f}%)")
+        click.echo(f"{label}: {count(o['outlined_reads'], 'read')}, {o['tokens_saved']:,} of "
+                   f"{count(o['original_tokens'], 'token')} saved ({pct:.0f}%)")
     x = data["extraction"]
-    runs = "  ".join(f"{p}:{v['ok']} ok/{v['failed']} failed ({v['input_tokens'] + v['output_tokens']:,} tokens)"
+    runs = "  ".join(f"{p}:{v['ok']} ok/{v['failed']} failed ({count(v['input_tokens'] + v['output_tokens'], 'token')})"
                      for p, v in x["by_provider"].items()) or "none yet"
-    click.echo(f"extraction {x['sessions_extracted']} sessions, {x['learnings']} learnings; {runs}")
-    click.echo(f"token budget {x['budget_spent_today_all_projects']:,} of {x['budget_daily_tokens']:,} paid tokens "
+    click.echo(f"extraction {count(x['sessions_extracted'], 'session')}, {count(x['learnings'], 'learning')}; {runs}")
+    click.echo(f"token budget {x['budget_spent_today_all_projects']:,} of "
+               f"{count(x['budget_daily_tokens'], 'paid token')} "
                f"spent today (all projects; this project {x['paid_tokens_today']:,} today, "
                f"{x['paid_tokens_total']:,} in total)")
 
@@ -452,10 +454,10 @@ def replay(file: str, home: str | None, cwd: str | None, show: int, as_json: boo
         ran = [r for r in results if r.get("entry")]
         if ran:
             ms = sorted(r["ms"] for r in ran)
-            click.echo(f"{len(ran)} hooks, p50 {ms[len(ms) // 2]:.1f} ms, max {ms[-1]:.1f} ms; data in {home}")
+            click.echo(f"{count(len(ran), 'hook')}, p50 {ms[len(ms) // 2]:.1f} ms, max {ms[-1]:.1f} ms; data in {home}")
         bad = [r for r in ran if r["exit_code"] != 0]
         if bad:
-            raise click.ClickException(f"{len(bad)} hook(s) exited non-zero")
+            raise click.ClickException(f"{count(len(bad), 'hook')} exited non-zero")
 
 
 @cli.command()
@@ -478,8 +480,8 @@ def outline(file: str, as_json: bool) -> None:
         original = estimate_tokens(fh.read())
     click.echo(text)
     if result.parsed:
-        click.echo(f"-- {len(result.symbols)} symbols; ~{estimate_tokens(text):,} tokens instead of ~{original:,}",
-                   err=True)
+        click.echo(f"-- {count(len(result.symbols), 'symbol')}; ~{count(estimate_tokens(text), 'token')} instead of "
+                   f"~{original:,}", err=True)
 
 
 @cli.command()

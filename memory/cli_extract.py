@@ -9,6 +9,7 @@ import time
 import click
 
 from memory.cli import _emit, _open, json_option, project_option
+from memory.words import count
 
 
 @click.command(name="import")
@@ -50,10 +51,11 @@ def import_cmd(path: str | None, extract: bool, force: bool, no_progress: bool, 
     for r in results:
         if r["status"] == "failed" or (r["status"] == "skipped" and r["reason"] != "already imported"):
             click.echo(f"{r['status']:<9} {os.path.basename(r['path'])}: {r['reason']}", err=True)
-    click.echo(f"imported {totals['sessions_imported']} sessions ({totals['skipped']} skipped) from {source}: "
-               f"{totals['observations']} observations, {totals['learnings']} learnings in {totals['seconds']} s")
+    click.echo(f"imported {count(totals['sessions_imported'], 'session')} ({totals['skipped']} skipped) from "
+               f"{source}: {count(totals['observations'], 'observation')}, {count(totals['learnings'], 'learning')} "
+               f"in {totals['seconds']} s")
     if totals["failed"]:
-        raise click.ClickException(f"{totals['failed']} file(s) could not be read")
+        raise click.ClickException(f"{count(totals['failed'], 'file')} could not be read")
 
 
 @click.command(name="extract")
@@ -85,7 +87,8 @@ def extract_cmd(session_ids: tuple[str, ...], force: bool, project: str | None, 
         _emit(out)
         return
     for o in out:
-        click.echo(f"{o['session_id'][:8]}  {o['status']:<8} {o['provider'] or '-':<10} {o['learnings']} learnings"
+        click.echo(f"{o['session_id'][:8]}  {o['status']:<8} {o['provider'] or '-':<10} "
+                   f"{count(o['learnings'], 'learning')}"
                    + (f"  ({o['reason']})" if o["reason"] else ""))
         for mid in o["saved"]:
             row = ws.db.execute("SELECT type, title FROM memories WHERE id = ?", (mid,)).fetchone()

@@ -11,6 +11,7 @@ import click
 
 from memory.classify import TYPES
 from memory.cli import _date, _emit, _existing, _open, _workspace, json_option, project_option
+from memory.words import count
 
 
 def _size(n: float) -> str:
@@ -60,7 +61,7 @@ def _session_id(ws: Any, given: str) -> str:
     shown = sorted(known, key=lambda s: -known[s])
     listed = ", ".join(f"{s} ({_date(known[s])})" for s in shown[:10])
     more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
-    raise click.ClickException(f"{given!r} starts {len(shown)} session ids in project {ws.project.name}: "
+    raise click.ClickException(f"{given!r} starts {count(len(shown), 'session id')} in project {ws.project.name}: "
                                f"{listed}{more}; give more of the id")
 
 
@@ -195,8 +196,9 @@ def index_markdown(force: bool, project: str | None, as_json: bool) -> None:
     if as_json:
         _emit(result)
         return
-    click.echo(f"{result['files']} markdown files: {result['indexed']} indexed ({result['sections']} sections), "
-               f"{result['unchanged']} unchanged, {result['removed']} stale sections removed")
+    click.echo(f"{count(result['files'], 'markdown file')}: {result['indexed']} indexed "
+               f"({count(result['sections'], 'section')}), {result['unchanged']} unchanged, "
+               f"{count(result['removed'], 'stale section')} removed")
     for rel in result["skipped_large"]:  # type: ignore[attr-defined]
         click.echo(f"skipped (over 100 KB): {rel}")
 

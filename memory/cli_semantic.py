@@ -12,6 +12,7 @@ import click
 
 from memory import worker_client
 from memory.config import data_home
+from memory.words import count
 
 
 def stop_worker(home: str, wait: float = 30.0) -> bool:
@@ -99,8 +100,8 @@ def reindex(project: str | None, all_projects: bool, embedder: str | None, as_js
         click.echo(json.dumps(results, indent=2))
     else:
         for r in results:
-            click.echo(f"{r['project']}: {r['memories']} memories, {r['embedded']} embedded with {r['provider']} "
-                       f"in {r['seconds']} s" + (f"; {r['index']}" if r["index"] else ""))
+            click.echo(f"{r['project']}: {count(r['memories'], 'memory')}, {r['embedded']} embedded with "
+                       f"{r['provider']} in {r['seconds']} s" + (f"; {r['index']}" if r["index"] else ""))
 
 
 @click.command()
@@ -143,7 +144,7 @@ def _project_index_status(ws: Any, data: dict[str, Any]) -> None:
     provider = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
     data["project_provider"] = provider[0] if provider else None
     data["project_indexed"] = (f"{ws.db.execute('SELECT count(*) FROM memory_index').fetchone()[0]} of "
-                               f"{ws.db.execute('SELECT count(*) FROM memories').fetchone()[0]} memories")
+                               f"{count(ws.db.execute('SELECT count(*) FROM memories').fetchone()[0], 'memory')}")
     data["project_vector_jobs"] = {r[0]: r[1] for r in ws.db.execute(
         "SELECT status, count(*) FROM queue WHERE kind = 'vector' GROUP BY status")}
 

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from memory.team.config import TeamError
+from memory.words import count
 
 
 def _ws(project: str | None) -> Any:
@@ -104,19 +105,20 @@ def status(offline: bool, project: str | None, as_json: bool) -> None:
         click.echo("team sync: off for this project (memory team init URL, or MEMORY_TEAM_URL)")
         return
     click.echo(f"team project {data['project_id']} on {data['server']} (this machine: {data['machine']})")
-    click.echo(f"shared    {data['shared']} team memories here ({data['shared_by_me']} written here, "
+    click.echo(f"shared    {count(data['shared'], 'team memory')} here ({data['shared_by_me']} written here, "
                f"{data['from_team']} from teammates); {data['personal']} personal, never sent")
     click.echo(f"types     shared by default: {', '.join(data['types'])}; handoffs "
                f"{'shared' if data['share_handoffs'] else 'personal'}")
-    click.echo(f"pending   {data['pending_upserts']} changes and {data['pending_deletes']} deletions in the outbox")
+    click.echo(f"pending   {count(data['pending_upserts'], 'change')} and {count(data['pending_deletes'], 'deletion')} "
+               "in the outbox")
     click.echo(f"last push {_when(data['last_push_at'])}, last pull {_when(data['last_pull_at'])}")
     if data["last_error"]:
         click.echo(f"last error ({_when(data['last_error_at'])}): {data['last_error']}")
     view = data.get("server_view")
     if view:
         click.echo(f"server    {view['error']}" if "error" in view else
-                   f"server    {view['memories']} memories, {view['tombstones']} deleted, from {view['machines']} "
-                   f"machines; last write {view['last_write'] or '-'}")
+                   f"server    {count(view['memories'], 'memory')}, {view['tombstones']} deleted, from "
+                   f"{count(view['machines'], 'machine')}; last write {view['last_write'] or '-'}")
 
 
 def _run(project: str | None, as_json: bool, **which: bool) -> None:

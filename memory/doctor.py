@@ -14,6 +14,7 @@ from memory import __version__
 from memory.config import data_home, log_path
 from memory.db import DatabaseCorrupt, connect, schema_version
 from memory.migrations import MIGRATIONS
+from memory.words import count
 from memory.workspace import Workspace, all_projects
 
 OPTIONAL = {
@@ -171,17 +172,17 @@ def repair(ws: Workspace) -> list[str]:
             "UPDATE queue SET status = 'pending', locked_by = NULL WHERE status = 'running' AND locked_at < ?",
             (time.time() - 300,)).rowcount
     if stale:
-        done.append(f"released {stale} queue job(s) left running by a dead worker")
+        done.append(f"released {count(stale, 'queue job')} left running by a dead worker")
     from memory import spool
 
     for folder in spool.folders():
         waiting = len(spool.pending(folder))
         if waiting:
             written = spool.replay(budget_s=60.0, folder=folder)
-            done.append(f"wrote {written} of {waiting} spooled event(s) from {folder}")
+            done.append(f"wrote {written} of {count(waiting, 'spooled event')} from {folder}")
     items = notices.pending()
     if items:
-        done.append(f"cleared {len(items)} notice(s): " + notices.summary(items).replace("\n", "; "))
+        done.append(f"cleared {count(len(items), 'notice')}: " + notices.summary(items).replace("\n", "; "))
         notices.clear()
     return done or ["nothing to repair"]
 

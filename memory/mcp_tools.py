@@ -20,6 +20,7 @@ from memory.finder import Labelled, project_workspaces, search_all, search_proje
 from memory.safepath import PathRejected, confine
 from memory.search import Filters, Hit, timeline
 from memory.timeparse import parse_when
+from memory.words import count
 from memory.workspace import Workspace
 
 TITLE_CHARS = 100
@@ -187,7 +188,7 @@ def search(places: Places, query: str, limit: int = 10, types: list[str] | None 
         if not found:
             return f"No memory in any project matches {query!r}."
         lines = [hit_line(x.hit, x.project) for x in found]
-        head = f"{len(found)} memories across projects for {query!r} (id, date, type, project, title | start):"
+        head = f"{count(len(found), 'memory')} across projects for {query!r} (id, date, type, project, title | start):"
         return "\n".join([head, *lines, "Ids are per project: pass project=<name> to timeline/get."])
     ws, close = places.resolve(project)
     try:
@@ -195,7 +196,8 @@ def search(places: Places, query: str, limit: int = 10, types: list[str] | None 
         store.log_access(ws.db, [h.id for h in hits], "search", None, query)
         if not hits:
             return f"No memory in project {ws.project.name} matches {query!r}."
-        head = f"{len(hits)} memories in project {ws.project.name} for {query!r} (id, date, type, title | start):"
+        head = (f"{count(len(hits), 'memory')} in project {ws.project.name} for {query!r} "
+                "(id, date, type, title | start):")
         return "\n".join([head, *map(hit_line, hits), "More: timeline(id) for context, get(ids) for full content."])
     finally:
         if close:
@@ -341,7 +343,7 @@ def stats(places: Places, project: str | None = None, all_projects: bool = False
     used = usage(home)
     lines = [f"Data dir {home}: {_size(used['bytes'])} of a {_size(max_bytes())} cap "
              f"(databases {_size(used['databases'])}, vectors {_size(used['vectors'])}); "
-             f"at most {max_memories() or 'unlimited'} memories per project."]
+             f"at most {count(max_memories(), 'memory') if max_memories() else 'unlimited memories'} per project."]
     if all_projects:
         if project:
             raise ToolInputError("give either project or all_projects, not both")
@@ -349,7 +351,7 @@ def stats(places: Places, project: str | None = None, all_projects: bool = False
             try:
                 n = ws.db.execute("SELECT count(*) FROM memories").fetchone()[0]
                 last = ws.db.execute("SELECT max(created_at) FROM memories").fetchone()[0]
-                lines.append(f"- {ws.project.name} (key {ws.project.key}): {n} memories, last {_day(last)}, "
+                lines.append(f"- {ws.project.name} (key {ws.project.key}): {count(n, 'memory')}, last {_day(last)}, "
                              f"root {ws.project.root}")
             finally:
                 ws.close()
@@ -362,7 +364,7 @@ def stats(places: Places, project: str | None = None, all_projects: bool = False
         by_type = ", ".join(f"{k} {v}" for k, v in data["by_type"].items()) or "none"
         sessions = ", ".join(f"{k} {v}" for k, v in data["sessions"].items()) or "none"
         queue = ", ".join(f"{k} {v}" for k, v in data["queue"].items()) or "empty"
-        lines += [f"Project {data['project']} ({data['root']}): {data['memories']} memories ({by_type}).",
+        lines += [f"Project {data['project']} ({data['root']}): {count(data['memories'], 'memory')} ({by_type}).",
                   f"Sessions: {sessions}. Handoffs: {data['handoffs']}. Injections: {data['injections']}. "
                   f"Queue: {queue}. Database: {_size(data['database_bytes'])}."]
         return "\n".join(lines)

@@ -292,3 +292,56 @@ def test_reindex_draws_its_progress_bar_once(home: Path, project: Path) -> None:
     r = memory("reindex", "--embedder", "hashing", cwd=project)
     assert r.returncode == 0 and "%|" not in r.stderr and "\r" not in r.stderr + r.stdout, r.stderr
     assert "150 memories, 150 embedded" in r.stdout
+
+
+# --- counted nouns ----------------------------------------------------------------------------------------
+
+
+def test_counted_nouns_one_rule() -> None:
+    from memory.words import count, plural
+
+    assert [count(n, "memory") for n in (0, 1, 2, 1200)] == ["0 memories", "1 memory", "2 memories",
+                                                            "1,200 memories"]
+    assert [plural(w) for w in ("session", "match", "day", "stale section", "index", "box")] == \
+        ["sessions", "matches", "days", "stale sections", "indexes", "boxes"]
+    assert count(1, "more todo") == "1 more todo" and count(3, "child", "kids") == "3 kids"
+
+
+def test_one_is_singular_in_the_cli_and_the_mcp_server(home: Path, project: Path) -> None:
+    ok("save", "Retry uploads with exponential backoff", cwd=project)
+    (project / "NOTES.md").write_text("# Deploys\n\nBlue-green deploys, one switch at a time.\n")
+    outputs = {
+        "reindex": ok("reindex", "--embedder", "hashing", cwd=project),
+        "index-markdown": ok("index-markdown", cwd=project),
+        "stats": ok("stats", cwd=project),
+    }
+    assert "1 memory, 1 embedded" in outputs["reindex"]
+    assert "1 markdown file: 1 indexed (1 section)" in outputs["index-markdown"], outputs["index-markdown"]
+    mcp_out = _mcp(project, [("search", {"query": "exponential backoff"}), ("stats", {})])
+    assert mcp_out[0].startswith("1 memory in project app"), mcp_out[0]
+    everything = "\n".join([*outputs.values(), *mcp_out])
+    for wrong in ("1 memories", "1 sessions", "1 learnings", "1 files", "1 markdown files", "1 sections",
+                  "1 reads", "1 hooks", "(s)"):
+        assert wrong not in everything, (wrong, everything)
+
+
+def _mcp(project: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Tool answers from the real MCP server process, this checkout's code."""
+    import asyncio
+
+    mcp = pytest.importorskip("mcp")
+    params = mcp.StdioServerParameters(command=sys.executable, args=["-m", "memory.mcp_server"], cwd=str(project),
+                                       env={**os.environ, "PYTHONPATH": str(ROOT), "CLAUDE_PROJECT_DIR": str(project)})
+
+    async def main() -> list[str]:
+        async with mcp.stdio_client(params) as (read, write):
+            async with mcp.ClientSession(read, write) as s:
+                await s.initialize()
+                out = []
+                for name, args in calls:
+                    result = await s.call_tool(name, args)
+                    assert not result.is_error, result
+                    out.append("\n".join(getattr(c, "text", "") for c in result.content))
+                return out
+
+    return asyncio.run(main())
