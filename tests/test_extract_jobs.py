@@ -175,7 +175,7 @@ def test_import_defaults_to_this_projects_claude_code_folder(offline: pytest.Mon
     (folder / "abc").mkdir()  # a session's subagents folder is not a transcript
     r = _cli(home, project, "import", "--no-progress", env={"CLAUDE_CONFIG_DIR": str(config)})
     assert r.returncode == 0, r.stderr
-    assert "imported 1 sessions" in r.stdout and str(folder) in r.stdout
+    assert "imported 1 session (" in r.stdout and str(folder) in r.stdout
     empty = _cli(home, tmp_path, "import", env={"CLAUDE_CONFIG_DIR": str(config)})
     assert empty.returncode != 0 and "no transcripts" in empty.stderr and "Traceback" not in empty.stderr
 
@@ -244,7 +244,7 @@ def test_next_session_gets_summaries_and_related_learnings(offline: pytest.Monke
 
 def test_extract_cli(offline: pytest.MonkeyPatch, home: Path, project: Path) -> None:
     r = _cli(home, project, "import", str(PLAN), "--no-progress")
-    assert r.returncode == 0 and "imported 1 sessions" in r.stdout, r.stderr
+    assert r.returncode == 0 and "imported 1 session (" in r.stdout, r.stderr
     out = json.loads(_cli(home, project, "extract", "--json").stdout)
     assert out[0]["status"] == "ok" and out[0]["provider"] == "heuristic" and out[0]["learnings"] >= 2
     sid = out[0]["session_id"]
