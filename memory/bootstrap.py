@@ -7,10 +7,10 @@ SessionStart hook, so it uses os.path only and imports subprocess just when it h
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 from memory.config import env
+from memory.sha import sha256  # not hashlib: it loads OpenSSL (~3 ms of every SessionStart)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _fingerprint() -> str:
     try:
         with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()[:16]
+            return sha256(fh.read()).hexdigest()[:16]
     except OSError:
         return "unknown"
 

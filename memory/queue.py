@@ -5,11 +5,11 @@ lease is taken over, so a killed worker loses nothing."""
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
 
+from memory import jsonlite as json  # not the json package: it imports re (~5 ms a hook)
 from memory.db import Tx
 
 TYPE_CHECKING = False

@@ -3,7 +3,14 @@
 stdin), on a project database holding --memories memories, against a bare interpreter start measured in
 the same run (rounds interleaved, so machine noise hits both alike).
 
-    .venv/bin/python scripts/bench_hooks.py [--memories 50000] [--runs 40] [--json]
+Wall time and CPU time (user + system of the hook process, from the kernel's accounting of reaped
+children) are both given; the ratios to the bare interpreter's CPU are the figure to compare across runs,
+since other processes on a shared machine stretch wall time far more than CPU time. The prompt hook is
+measured in a fresh session and in a long one (--long-prompts prompts already answered, each having
+shown the recall limit's worth of memories), whose cost must not grow with the session.
+
+    .venv/bin/python scripts/bench_hooks.py [--memories 50000] [--runs 40] [--long-prompts 80]
+        [--only SessionStart,Prompt] [--compare /path/to/other/checkout] [--json]
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -81,8 +89,9 @@ def events(project: Path) -> dict[str, tuple[str, dict]]:
         "SessionStart(startup)": ("session_start", {**base, "hook_event_name": "SessionStart", "source": "startup"}),
         "SessionStart(compact)": ("session_start", {**base, "hook_event_name": "SessionStart", "source": "compact"}),
         "UserPromptSubmit": ("user_prompt_submit", {**base, "hook_event_name": "UserPromptSubmit",
-                                                    "prompt": "Why does the parser raise an error when the "
-                                                              "encoding of the file is missing? fix the decoder"}),
+                                                    "prompt": PROMPT, "_mode": "fresh"}),
+        "UserPromptSubmit (long session)": ("user_prompt_submit", {**base, "hook_event_name": "UserPromptSubmit",
+                                                                   "session_id": LONG_SESSION, "prompt": PROMPT}),
         "PreToolUse(Read)": ("pre_tool_use", {**base, "hook_event_name": "PreToolUse", "tool_name": "Read",
                                               "tool_input": {"file_path": app}, "tool_use_id": "t1"}),
         "PostToolUse(Read)": ("post_tool_use", {**base, "hook_event_name": "PostToolUse", "tool_name": "Read",
@@ -106,6 +115,37 @@ def events(project: Path) -> dict[str, tuple[str, dict]]:
 
 
 BIG_SOURCE = Path(__file__).resolve().parents[1].joinpath("memory", "cli.py")
+PROMPT = "Why does the parser raise an error when the encoding of the file is missing? fix the decoder"
+LONG_SESSION = "bench-long"
+
+
+def seed_prompt_sessions(ws: Workspace, runs: int, tags: list[str]) -> None:
+    """The sessions of the fresh-session prompt runs, as their SessionStart left them: a prompt of a
+    session never seen would also carry the startup context (the first-prompt fallback)."""
+    now = time.time()
+    ws.db.execute("BEGIN IMMEDIATE")
+    ws.db.executemany("INSERT INTO sessions (id, project, status, started_at) VALUES (?, ?, 'active', ?)",
+                      [(f"bench-prompt{tag}-{run}", ws.project.key, now) for run in range(-1, runs) for tag in tags])
+    ws.db.execute("COMMIT")
+
+
+def seed_long_session(ws: Workspace, prompts: int, per_prompt: int = 5) -> None:
+    """A session that has already had `prompts` prompts, each of which injected `per_prompt` memories (as
+    the prompt hook logs them in access_log), starting with the memories this benchmark's prompt recalls."""
+    from memory.search import Filters, keyword_search
+
+    ids = [h.id for h in keyword_search(ws.db, PROMPT, limit=prompts * per_prompt,
+                                        filters=Filters(exclude_session=LONG_SESSION))]
+    rest = [r[0] for r in ws.db.execute("SELECT id FROM memories ORDER BY random() LIMIT ?", (prompts * per_prompt,))]
+    ids = list(dict.fromkeys(ids + rest))[: prompts * per_prompt]
+    now = time.time()
+    ws.db.execute("BEGIN IMMEDIATE")
+    ws.db.execute("INSERT INTO sessions (id, project, status, started_at) VALUES (?, ?, 'active', ?)",
+                  (LONG_SESSION, ws.project.key, now - 3600))
+    ws.db.executemany("INSERT INTO access_log (memory_id, kind, session_id, query, at) VALUES (?, ?, ?, ?, ?)",
+                      [(mid, "inject-prompt", LONG_SESSION, f"prompt {i // per_prompt}", now - 3600 + i)
+                       for i, mid in enumerate(ids)])
+    ws.db.execute("COMMIT")
 
 
 def _read_event(base: dict, path: str, mode: str) -> dict:
@@ -116,24 +156,32 @@ def _read_event(base: dict, path: str, mode: str) -> dict:
                                                        "startLine": 1, "totalLines": 2000}}, "_mode": mode}
 
 
-def prepare(payload: dict, run: int) -> bytes:
+def prepare(payload: dict, run: int, tag: str = "") -> bytes:
+    """The event of one run; `tag` keeps the per-run sessions of a --compare checkout apart."""
     mode = payload.get("_mode")
     event = {k: v for k, v in payload.items() if k != "_mode"}
-    if mode:
-        event["session_id"] = f"bench-read-{mode}-{run}"
+    if mode == "fresh":
+        event["session_id"] = f"bench-prompt{tag}-{run}"
+    elif mode:
+        event["session_id"] = f"bench-read-{mode}{tag}-{run}"
         if mode == "cold":
             path = Path(event["tool_input"]["file_path"])
-            path.write_text(BIG_SOURCE.read_text() + f"\n# run {run}\n")
+            path.write_text(BIG_SOURCE.read_text() + f"\n# run {run}{tag}\n")
     return json.dumps(event).encode()
 
 
-def timed(cmd: list[str], data: bytes, env: dict[str, str]) -> float:
+def timed(cmd: list[str], data: bytes, env: dict[str, str]) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one process: CPU is user + system of the reaped child (the launcher's sh
+    execs the interpreter, so it is one process), read as the change in RUSAGE_CHILDREN."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, input=data, capture_output=True, env=env)
     elapsed = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{cmd} exited {proc.returncode}: {proc.stderr.decode()[:500]}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return elapsed, cpu
 
 
 def pct(values: list[float], q: float) -> float:
@@ -145,9 +193,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--memories", type=int, default=50_000)
     ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--long-prompts", type=int, default=80, help="Prompts already answered in the long session.")
+    ap.add_argument("--only", default="", help="Comma-separated substrings: measure only the events that match.")
+    ap.add_argument("--compare", action="append", default=[], metavar="CHECKOUT",
+                    help="Another checkout (e.g. a worktree of an older commit, with a .venv link) whose hooks are "
+                         "measured in the same rounds, rows marked [its folder name].")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    roots = [("", ROOT)] + [(f" [{Path(c).name}]", Path(c).resolve()) for c in args.compare]
 
+    bare_name = "bare interpreter (python -S -c pass)"
     with tempfile.TemporaryDirectory(prefix="bench-hooks-") as tmp:
         home, project = Path(tmp) / "data", Path(tmp) / "project"
         (project / "src").mkdir(parents=True)
@@ -162,41 +217,60 @@ def main() -> None:
         ws = Workspace.for_dir(str(project), home=str(home))
         t = time.perf_counter()
         populate(ws, args.memories)
+        seed_long_session(ws, args.long_prompts)
+        seed_prompt_sessions(ws, args.runs, [tag for tag, _ in roots])
         fill_s = time.perf_counter() - t
         ws.close()
 
         # As scripts/setup leaves the plugin: byte-compiled (PYTHONDONTWRITEBYTECODE may be set here).
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "memory"), str(ROOT / "parser"),
-                        str(ROOT / "hooks")], check=False, capture_output=True)
-        launcher = str(ROOT / "hooks" / "run")
+        for _, root in roots:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "memory"), str(root / "parser"),
+                            str(root / "hooks")], check=False, capture_output=True)
         venv_py = ROOT / ".venv" / "bin" / "python"
         py = str(venv_py if venv_py.exists() else Path(sys.executable))
-        evs = events(project)
-        samples: dict[str, list[float]] = {"bare interpreter (python -S -c pass)": []} | {k: [] for k in evs}
-        for entry, payload in evs.values():  # warm-up: .pyc files, page cache
-            timed([launcher, entry], prepare(payload, -1), env)
+        only = [o.strip().lower() for o in args.only.split(",") if o.strip()]
+        evs = {k: v for k, v in events(project).items() if not only or any(o in k.lower() for o in only)}
+        runs = [(f"{name}{tag}", str(root / "hooks" / "run"), entry, payload, tag)
+                for name, (entry, payload) in evs.items() for tag, root in roots]
+        wall: dict[str, list[float]] = {bare_name: []} | {r[0]: [] for r in runs}
+        cpu: dict[str, list[float]] = {k: [] for k in wall}
+        for _, launcher, entry, payload, tag in runs:  # warm-up: .pyc files, page cache
+            timed([launcher, entry], prepare(payload, -1, tag), env)
         for run in range(args.runs):
-            samples["bare interpreter (python -S -c pass)"].append(timed([py, "-S", "-c", "pass"], b"", env))
-            for name, (entry, payload) in evs.items():
-                samples[name].append(timed([launcher, entry], prepare(payload, run), env))
+            w, c = timed([py, "-S", "-c", "pass"], b"", env)
+            wall[bare_name].append(w)
+            cpu[bare_name].append(c)
+            for name, launcher, entry, payload, tag in runs:
+                w, c = timed([launcher, entry], prepare(payload, run, tag), env)  # prepared just before its run
+                wall[name].append(w)
+                cpu[name].append(c)
 
-    bare = statistics.median(samples["bare interpreter (python -S -c pass)"])
+    bare_wall, bare_cpu = statistics.median(wall[bare_name]), pct(cpu[bare_name], 0.95)
     table = [{"event": k, "p50_ms": round(statistics.median(v), 1), "p95_ms": round(pct(v, 0.95), 1),
-              "max_ms": round(max(v), 1), "p50_vs_bare": round(statistics.median(v) / bare, 2)}
-             for k, v in samples.items()]
-    meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{os.cpu_count()} cores, {sys.platform}",
-            "python": sys.version.split()[0], "memories": args.memories, "runs": args.runs,
-            "populate_seconds": round(fill_s, 1)}
+              "max_ms": round(max(v), 1), "p50_vs_bare": round(statistics.median(v) / bare_wall, 2),
+              "cpu_p50_ms": round(statistics.median(cpu[k]), 1), "cpu_p95_ms": round(pct(cpu[k], 0.95), 1),
+              "cpu_p95_vs_bare": round(pct(cpu[k], 0.95) / bare_cpu, 2)}
+             for k, v in wall.items()]
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": f"{os.cpu_count()} cores, "
+            f"{sys.platform}", "python": sys.version.split()[0], "memories": args.memories, "runs": args.runs,
+            "long_session_prompts": args.long_prompts, "populate_seconds": round(fill_s, 1),
+            "load_average": [round(x, 2) for x in os.getloadavg()]}
     if args.json:
         print(json.dumps({"meta": meta, "results": table}, indent=2))
         return
     print(f"hook latency, {args.memories} memories in the project db, {args.runs} runs per event "
-          f"({meta['date']}, {meta['machine']}, Python {meta['python']}; db filled in {fill_s:.1f} s)")
-    print(f"{'event':<40} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'p50/bare':>9}")
-    for row in table:
-        print(f"{row['event']:<40} {row['p50_ms']:>8} {row['p95_ms']:>8} {row['max_ms']:>8} {row['p50_vs_bare']:>9}")
-    worst = max(r["p95_ms"] for r in table[1:])
-    print(f"worst hook p95: {worst} ms (budget 100 ms)")
+          f"({meta['date']}, {meta['machine']}, Python {meta['python']}; db filled in {fill_s:.1f} s; load "
+          f"average at the end {' '.join(str(x) for x in meta['load_average'])}; long session: "
+          f"{args.long_prompts} prompts seen)")
+    print(f"{'event':<52} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'p50/bare':>8} {'CPU p50':>8} {'CPU p95':>8} "
+          f"{'CPU p95/bare':>12}")
+    for r in table:
+        print(f"{r['event']:<52} {r['p50_ms']:>7} {r['p95_ms']:>7} {r['max_ms']:>7} {r['p50_vs_bare']:>8} "
+              f"{r['cpu_p50_ms']:>8} {r['cpu_p95_ms']:>8} {r['cpu_p95_vs_bare']:>12}")
+    worst = max(table[1:], key=lambda r: r["p95_ms"])
+    worst_cpu = max(table[1:], key=lambda r: r["cpu_p95_vs_bare"])
+    print(f"worst hook p95: {worst['p95_ms']} ms (budget 100 ms); worst CPU p95: {worst_cpu['cpu_p95_vs_bare']}x "
+          f"the bare interpreter ({worst_cpu['event']})")
 
 
 if __name__ == "__main__":

@@ -95,7 +95,7 @@ def test_low_value_gate_keeps_every_verdict() -> None:
         assert is_low_value(title, "content") == expected, title
 
 
-def _hook_modules(tmp_path: Path, event: dict) -> set[str]:
+def _hook_modules(tmp_path: Path, event: dict, entry: str = "post_tool_use") -> set[str]:
     """The modules a real hook process has loaded when it exits, from `python -X importtime`."""
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
@@ -104,12 +104,12 @@ def _hook_modules(tmp_path: Path, event: dict) -> set[str]:
     for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR", "MEMORY_LOW_VALUE_PATTERNS"):
         env.pop(name, None)
     payload = {"session_id": "s-lean", "transcript_path": "", "cwd": str(project), **event}
-    proc = subprocess.run([sys.executable, "-S", "-X", "importtime", str(ROOT / "hooks" / "post_tool_use.py")],
+    proc = subprocess.run([sys.executable, "-S", "-X", "importtime", str(ROOT / "hooks" / f"{entry}.py")],
                           input=json.dumps(payload).encode(), capture_output=True, env=env, timeout=60)
     assert proc.returncode == 0
     modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()
                if line.startswith("import time:") and "|" in line}
-    assert "memory.handlers.post_tool_use" in modules, proc.stderr.decode()[-2000:]
+    assert f"memory.handlers.{entry}" in modules, proc.stderr.decode()[-2000:]
     return modules
 
 
@@ -168,3 +168,30 @@ def test_clean_fast_path_matches_the_full_filter() -> None:
     for _ in range(20000):
         text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 7)))
         assert clean(text) == (redact_secrets(strip_private(text)) if text else text), text
+
+
+def test_words_match_the_regex() -> None:
+    from memory.search import words
+
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    assert words(every) == re.findall(r"\w+", every)
+    rng = random.Random(14)
+    alphabet = "aZ09_ -.,;:!?'\"\t\n\x1c\u00a0\u2028é日本語ß٣²½\u0301\u200bΩ"
+    for _ in range(20000):
+        text = _random_text(rng, alphabet, 30)
+        assert words(text) == re.findall(r"\w+", text), repr(text)
+
+
+def test_startup_and_compaction_hooks_stay_off_re_json_hashlib_and_datetime(tmp_path: Path) -> None:
+    """SessionStart, PreCompact and SessionEnd load neither re (enum with it: ~6 ms CPU), json, hashlib
+    (OpenSSL) nor sqlite3's dbapi2 layer (datetime): words are split by str.translate (memory/search.py),
+    JSON goes through memory/jsonlite.py, and hooks/_entry.py gives them sqlite3 without dbapi2. The one
+    that needs no database (PreToolUse) loads no sqlite3 at all."""
+    slow = {"re", "json", "enum", "hashlib", "datetime", "sqlite3.dbapi2"}
+    for entry, event in [("session_start", {"hook_event_name": "SessionStart", "source": "startup"}),
+                         ("pre_compact", {"hook_event_name": "PreCompact", "trigger": "auto"}),
+                         ("session_end", {"hook_event_name": "SessionEnd", "reason": "other"})]:
+        modules = _hook_modules(tmp_path, event, entry)
+        assert "sqlite3" in modules and not modules & slow, (entry, sorted(modules & slow))
+    read = {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": str(tmp_path / "a.py")}}
+    assert not _hook_modules(tmp_path, read, "pre_tool_use") & {"sqlite3", "_sqlite3", *slow}

@@ -295,3 +295,28 @@ def test_hooks_fall_back_to_plain_python3_without_the_venv(tmp_path: Path, home:
     assert proc.returncode == 0 and proc.stderr == b""
     assert db_for(home, project).execute("SELECT count(*) FROM memories").fetchone()[0] == 1
     _ = load_payload  # the recorded payloads are exercised above
+
+
+def test_a_long_session_gets_new_memories_for_each_prompt_and_never_a_repeat(
+        hooks: HookRunner, project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memories already shown are left out in SQL (memory/inject.py): however many a session has seen,
+    each prompt on the same topic brings the next ones, and none twice."""
+    from memory import store
+    from memory.workspace import Workspace
+
+    monkeypatch.setenv("MEMORY_STARTUP_MEMORIES", "0")
+    ws = Workspace(identify(str(project)), str(home))
+    for n in range(23):
+        text = f"Rate limiter bucket {n}: the token refill interval for tenant {n} is {n + 3} seconds"
+        store.save(ws.db, ws.project.key, store.NewMemory(text[:50], text, type="discovery", session_id="old",
+                                                          created_at=1_700_000_000 + n), filter_low_value=False)
+    ws.close()
+    hooks.start()
+    seen: list[str] = []
+    for round_ in range(6):
+        text = hooks.prompt(f"what is the token refill interval of the rate limiter bucket? (asked {round_})")
+        got = [line.split(":")[0] for line in text.splitlines() if line.startswith("- [discovery]")]
+        assert len(got) == (5 if round_ < 4 else 3 if round_ == 4 else 0), (round_, text)
+        assert not set(got) & set(seen), (round_, got)
+        seen += got
+    assert len(set(seen)) == 23
