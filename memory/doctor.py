@@ -39,8 +39,8 @@ def _ollama_up(host: str) -> bool:
 
 
 def check_db(path: str) -> dict[str, Any]:
-    if not os.path.exists(path):
-        return {"exists": False, "ok": True}
+    if not os.path.exists(path):  # nothing is created here: a read-only command leaves no database behind
+        return {"exists": False, "ok": True, "note": "no memory for this project yet"}
     try:
         db = connect(path, migrate=False)
     except DatabaseCorrupt as exc:

@@ -102,7 +102,9 @@ def test_read_only_commands_create_nothing(args: list[str], empty_json: Any, hom
         assert not (home / "projects").exists(), list(home.rglob("*"))
         if "--json" in args:
             assert json.loads(out) == empty_json
-        elif args[0] not in ("worker", "doctor"):
+        elif args[0] in ("worker", "doctor"):
+            assert "no memory for this project yet" in out, out
+        else:
             assert f"no memory for project {folder.name} yet" in out, out
 
 
