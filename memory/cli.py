@@ -437,6 +437,8 @@ def replay(file: str, home: str | None, cwd: str | None, show: int, as_json: boo
     env = {**os.environ, "MEMORY_HOME": home}
     if scratch:  # no background worker left behind in a scratch dir
         env["MEMORY_WORKER"] = "off"
+    if not cwd:
+        _note_missing_folders(file)
     results = []
     for r in run_replay(file, cwd=cwd, env=env):
         results.append(r)
@@ -458,6 +460,16 @@ def replay(file: str, home: str | None, cwd: str | None, show: int, as_json: boo
         bad = [r for r in ran if r["exit_code"] != 0]
         if bad:
             raise click.ClickException(f"{count(len(bad), 'hook')} exited non-zero")
+
+
+def _note_missing_folders(file: str) -> None:
+    """Hooks record nothing for a folder that is not there: say so rather than replay into nothing."""
+    from memory.replay import events_from_file
+
+    folders = {str(e.get("cwd")) for e in events_from_file(file) if e.get("cwd")}
+    for folder in sorted(f for f in folders if not os.path.isdir(f)):
+        click.echo(f"replay: the recorded folder {folder} does not exist here, so the hooks record nothing "
+                   "for it; pass --cwd DIR to replay into a folder of this machine", err=True)
 
 
 @cli.command()

@@ -263,10 +263,17 @@ def test_transcript_replay_leaves_a_session_with_observations(transcript: str, r
 
 
 def test_transcript_replay_text_output_and_recorded_cwd(tmp_path: Path) -> None:
-    """Without --cwd the events keep the transcript's cwd: the project is named after it."""
+    """Without --cwd the events keep the transcript's cwd; a folder missing here records nothing, and says so."""
     path = min(TRANSCRIPT_FILES, key=lambda p: p.stat().st_size)
+    cwd = next(json.loads(ln)["cwd"] for ln in path.read_text().splitlines() if '"cwd"' in ln)
+    assert not os.path.isdir(cwd), "the test needs a transcript recorded in a folder this machine lacks"
     home = tmp_path / "data"
     r = memory("replay", str(path), "--home", str(home), cwd=tmp_path)
+    assert r.returncode == 0 and f"recorded folder {cwd} does not exist here" in r.stderr and "--cwd" in r.stderr
+    assert json.loads(memory("projects", "--json", home=home).stdout) == []
+    here = tmp_path / "here"
+    here.mkdir()
+    r = memory("replay", str(path), "--home", str(home), "--cwd", str(here), cwd=tmp_path)
     assert r.returncode == 0 and r.stderr == "", r.stderr
     lines = r.stdout.splitlines()
     ran = [ln for ln in lines if RAN_LINE.match(ln)]
@@ -274,6 +281,5 @@ def test_transcript_replay_text_output_and_recorded_cwd(tmp_path: Path) -> None:
     assert ran and skipped and len(ran) + len(skipped) == len(lines) - 1
     assert all(RAN_LINE.match(ln)["code"] == "0" for ln in ran)
     assert SUMMARY.match(lines[-1]) and int(SUMMARY.match(lines[-1])["n"]) == len(ran)
-    cwd = next(json.loads(ln)["cwd"] for ln in path.read_text().splitlines() if '"cwd"' in ln)
     projects = json.loads(memory("projects", "--json", home=home).stdout)
-    assert [p["root"] for p in projects] == [os.path.realpath(cwd)]
+    assert [p["root"] for p in projects] == [os.path.realpath(here)]
