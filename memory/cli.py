@@ -524,12 +524,13 @@ def doctor(repair: bool, project: str | None, as_json: bool) -> None:
         sys.exit(1)
 
 
+from memory.cli_audit import COMMANDS as AUDIT_COMMANDS  # noqa: E402
 from memory.cli_extract import COMMANDS as EXTRACT_COMMANDS  # noqa: E402
 from memory.cli_more import COMMANDS  # noqa: E402 - they use the helpers above
 from memory.cli_semantic import COMMANDS as SEMANTIC_COMMANDS  # noqa: E402
 from memory.cli_team import COMMANDS as TEAM_COMMANDS  # noqa: E402
 
-for _command in [*COMMANDS, *SEMANTIC_COMMANDS, *EXTRACT_COMMANDS, *TEAM_COMMANDS]:
+for _command in [*COMMANDS, *SEMANTIC_COMMANDS, *EXTRACT_COMMANDS, *TEAM_COMMANDS, *AUDIT_COMMANDS]:
     cli.add_command(_command)
 
 

@@ -11,6 +11,12 @@ shown the recall limit's worth of memories), whose cost must not grow with the s
 
     .venv/bin/python scripts/bench_hooks.py [--memories 50000] [--runs 40] [--long-prompts 80]
         [--only SessionStart,Prompt] [--compare /path/to/other/checkout] [--json]
+        [--filter-only]
+
+It also times the privacy filter on each event's texts (every string in the event, and the rendered outline
+for the cold Read, which the cache stores), in a fresh interpreter per sample as a hook pays it (the import
+of re and the compiling of the patterns a text triggers included), for the filter before the secrets work
+of issue 14 (loaded from git at FILTER_BEFORE) and the current one, interleaved in the same run.
 """
 
 from __future__ import annotations
@@ -170,6 +176,70 @@ def prepare(payload: dict, run: int, tag: str = "") -> bytes:
     return json.dumps(event).encode()
 
 
+# The filter as it was before issue 14's secrets work (the commit before it on main).
+FILTER_BEFORE = "5df5fbb2c8e9888b772d2bf35576dbbfe81f35b0"
+# Events that carry secrets, for the filter's cost when its patterns run (not in the hook table).
+SECRET_EVENTS = {
+    "Bash with secrets": {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {
+        "command": "PGPASSWORD=s3cr3tPa55 psql -h db -U app -c 'select 1'"}, "tool_response": {
+        "stdout": "export GITHUB_TOKEN=ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5" + "\nconnected\n" * 20,
+        "stderr": ""}},
+    "Prompt with a URL password": {"hook_event_name": "UserPromptSubmit",
+                                   "prompt": "the db is postgres://app:p@ss/w0rd@db.internal:5432/shop, my "
+                                             "password is Tr0ub4dor&3 - why does the migration hang?"},
+}
+_FILTER_PROBE = """
+import json, sys, time, importlib.util
+spec = importlib.util.spec_from_file_location("privacy_probe", sys.argv[1])
+mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+texts = json.loads(sys.stdin.buffer.read())
+t = time.perf_counter()
+for text in texts:
+    mod.clean(text)
+sys.stdout.write(str((time.perf_counter() - t) * 1e6))
+"""
+
+
+def strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
+
+
+def filter_cost(evs: dict[str, tuple[str, dict]], runs: int, tmp: Path) -> list[dict]:
+    """Microseconds the filter takes on each event's texts, before and after, one fresh process per sample."""
+    before = tmp / "privacy_before.py"
+    shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{FILTER_BEFORE}:memory/privacy.py"],
+                           capture_output=True, text=True)
+    if shown.returncode != 0:
+        return []  # not a git checkout: no baseline
+    before.write_text(shown.stdout)
+    after = ROOT / "memory" / "privacy.py"
+    sys.path.insert(0, str(ROOT))
+    from parser import outline_source
+
+    outline = outline_source(BIG_SOURCE.read_bytes(), str(BIG_SOURCE)).render()
+    texts = {name: strings({k: v for k, v in payload.items() if k != "_mode"}) + (
+        [outline] if payload.get("_mode") == "cold" else []) for name, (_entry, payload) in evs.items()}
+    texts |= {name: strings(event) for name, event in SECRET_EVENTS.items()}
+    py = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
+    samples: dict[str, dict[str, list[float]]] = {n: {"before": [], "after": []} for n in texts}
+    for _ in range(runs):
+        for name, batch in texts.items():
+            data = json.dumps(batch).encode()
+            for label, module in (("before", before), ("after", after)):
+                out = subprocess.run([py, "-S", "-c", _FILTER_PROBE, str(module)], input=data, capture_output=True)
+                samples[name][label].append(float(out.stdout or 0))
+    return [{"event": n, "chars": sum(map(len, texts[n])),
+             "before_us_p50": round(statistics.median(v["before"]), 1),
+             "after_us_p50": round(statistics.median(v["after"]), 1),
+             "after_us_p95": round(pct(v["after"], 0.95), 1)} for n, v in samples.items()]
+
+
 def timed(cmd: list[str], data: bytes, env: dict[str, str]) -> tuple[float, float]:
     """(wall ms, CPU ms) of one process: CPU is user + system of the reaped child (the launcher's sh
     execs the interpreter, so it is one process), read as the change in RUSAGE_CHILDREN."""
@@ -199,7 +269,12 @@ def main() -> None:
                     help="Another checkout (e.g. a worktree of an older commit, with a .venv link) whose hooks are "
                          "measured in the same rounds, rows marked [its folder name].")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--filter-only", action="store_true", help="Only the privacy filter's cost per event.")
     args = ap.parse_args()
+    if args.filter_only:
+        with tempfile.TemporaryDirectory(prefix="bench-filter-") as tmp:
+            print_filter_cost(filter_cost(events(Path(tmp)), args.runs, Path(tmp)), args.json)
+        return
     roots = [("", ROOT)] + [(f" [{Path(c).name}]", Path(c).resolve()) for c in args.compare]
 
     bare_name = "bare interpreter (python -S -c pass)"
@@ -271,6 +346,23 @@ def main() -> None:
     worst_cpu = max(table[1:], key=lambda r: r["cpu_p95_vs_bare"])
     print(f"worst hook p95: {worst['p95_ms']} ms (budget 100 ms); worst CPU p95: {worst_cpu['cpu_p95_vs_bare']}x "
           f"the bare interpreter ({worst_cpu['event']})")
+    with tempfile.TemporaryDirectory(prefix="bench-filter-") as tmp:
+        print_filter_cost(filter_cost(events(Path(tmp)), args.runs, Path(tmp)), False)
+
+
+def print_filter_cost(rows: list[dict], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"filter": rows}, indent=2))
+        return
+    if not rows:
+        print("privacy filter: no git baseline here, cost not measured")
+        return
+    print(f"\nprivacy filter per event, fresh process per sample (import of re and pattern compiles included; "
+          f"before = {FILTER_BEFORE[:10]})")
+    print(f"{'event':<40} {'chars':>7} {'before us':>10} {'after us':>10} {'after p95':>10}")
+    for r in rows:
+        print(f"{r['event']:<40} {r['chars']:>7} {r['before_us_p50']:>10} {r['after_us_p50']:>10} "
+              f"{r['after_us_p95']:>10}")
 
 
 if __name__ == "__main__":
