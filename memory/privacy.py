@@ -172,15 +172,25 @@ def _b64decode(value: str) -> str | None:
 _TOK = r"[A-Za-z0-9_\-]"
 # A token wrapped over lines (a terminal or mail at 76-80 columns): continuation lines that hold nothing
 # but token characters.
-_CONT = r"(?:[ \t]*\\?\r?\n[ \t>#*]*[A-Za-z0-9_\-+/=.]{6,}(?=[ \t]*\\?(?:\r?\n|\Z)))*"
+_CONT = r"(?:[ \t]*\\?\r?\n[ \t>#*]*[A-Za-z0-9_\-+/=.]{6,}(?=[ \t]*\\?(?:\r?\n|\Z)|[`'\"…]))*"
 _VALUE_STOP = r"\s'\"`,;&()\[\]{}<>|"
 _VALUE_END = r"\s'\"`,;&)\]}>|"  # not ( [ { <: `get_token()` and `environ["X"]` are code, not values
 _Check = "Callable[[re.Match[str]], bool] | None"
 
 
+def _at_cut(m: re.Match[str]) -> bool:
+    """The match ends where a capture may have cut the text (its end, a closing backtick or quote, "…")."""
+    return m.end() == len(m.string) or m.string[m.end()] in "`'\"…"
+
+
 def _long(n: int, group: int = 0) -> Callable[[re.Match[str]], bool]:
-    """The match (whitespace removed) holds at least n characters: a wrapped token is judged whole."""
-    return lambda m: len("".join(m.group(group).split())) >= n
+    """The match (whitespace removed) holds at least n characters: a wrapped token is judged whole. Where
+    the text was cut (hooks keep the first few hundred characters of a command), half of it will do."""
+    def check(m: re.Match[str]) -> bool:
+        size = len("".join(m.group(group).split()))
+        return size >= n or (size >= max(10, n // 2) and _at_cut(m))
+
+    return check
 
 
 def _named(m: re.Match[str]) -> bool:
@@ -332,6 +342,10 @@ _RULES: list[tuple] = [
     ("url-password", ("://",),
      r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`]*:(?P<value>[^\s'\"<>`]*)@(?=[^\s'\"<>`@]*(?:[\s'\"<>`]|$))",
      "value", 0, _not_port),
+    # ... and a URL cut inside its password (`psql postgres://app:Sup3rS` where a title stops): no @ is left.
+    ("url-password", ("://",),
+     r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`]+:(?P<value>[^\s'\"<>`/@]+)(?=$|[`'\"…])", "value", 0,
+     _not_port),
     ("url-password", ("sentry",), r"(?<=://)(?P<value>[0-9a-f]{32})@[\w.\-]*sentry", "value", 0, None),
     ("signed-url", ("sig=", "signature="),
      r"[?&](?:sig|signature|x-amz-signature|x-goog-signature)=(?P<value>[^\s&'\"#]{16,})", "value", _I, None),

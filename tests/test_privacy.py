@@ -176,3 +176,19 @@ def test_clean_obj_cleans_every_string_and_keeps_the_shape() -> None:
              "c": {"d": "AKIAIOSFODNN7EXAMPLE"}, "e": 1.5}
     assert clean_obj(value) == {"a": "x  y", "b": ["PASSWORD=[REDACTED:assigned-secret]", 3, None],
                                 "c": {"d": "[REDACTED:aws-access-key]"}, "e": 1.5}
+
+
+@pytest.mark.parametrize(("text", "leak"), [
+    ("Ran `psql postgres://app:Sup3rSecr` (ok)", "Sup3rSecr"),
+    ("psql postgres://app:Sup3rSecr", "Sup3rSecr"),
+    ("Ran `git push https://x.example/ghp_aB3dE5gH7jK9` (ok)", "ghp_aB3dE5gH7jK9"),
+    ("curl -H 'x: sk-ant-api03-aB3dE5gH7j'", "aB3dE5gH7j"),
+])
+def test_a_secret_cut_where_a_hook_clipped_the_text_is_still_redacted(text: str, leak: str) -> None:
+    assert leak not in clean(text)
+
+
+@pytest.mark.parametrize("text", ["http://localhost:3000", "see http://127.0.0.1:8080`", "redis://cache:6379",
+                                  "ssh://git@github.com:acme/shop.git"])
+def test_a_host_and_port_are_not_a_cut_password(text: str) -> None:
+    assert clean(text) == text

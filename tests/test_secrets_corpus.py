@@ -122,6 +122,8 @@ def test_no_secret_sent_through_any_hook_reaches_the_data_dir(home: Path, projec
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     hooks = HookRunner(project, session="sess-secrets")
     needles = sorted({n for _f, _t, values in SECRETS for n in values if len(n) >= 6})
+    # A long secret cut where a hook clips a text must not leave its first 16 characters either.
+    needles += sorted({n[:16] for n in needles if len(n) >= 24})
     markers = []
     hooks.start()
     for b in range(0, len(SECRETS), BATCH):
