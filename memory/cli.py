@@ -427,20 +427,48 @@ def projects(as_json: bool) -> None:
 @click.option("--cwd", help="Project folder to use instead of the cwd recorded in the events.")
 @click.option("--show", type=click.IntRange(0, 100000), default=300, show_default=True,
               help="Characters of each hook's output to show.")
+@click.option("--keep", is_flag=True, help="Keep the scratch data dir (removed at the end by default).")
 @json_option
-def replay(file: str, home: str | None, cwd: str | None, show: int, as_json: bool) -> None:
+def replay(file: str, home: str | None, cwd: str | None, show: int, keep: bool, as_json: bool) -> None:
     """Feed recorded hook events (JSON lines) or a transcript through the real hook processes."""
+    import shutil
+
+    from memory.bootstrap import venv_python
     from memory.replay import replay as run_replay
 
     scratch = home is None
     home = home or tempfile.mkdtemp(prefix="memory-replay-")
     env = {**os.environ, "MEMORY_HOME": home}
+    python = venv_python()
+    if python:  # the hooks' own interpreter, found as hooks/run would (a pyenv shim costs 80-180 ms a hook)
+        env["MEMORY_PYTHON"] = python
     if scratch:  # no background worker left behind in a scratch dir
         env["MEMORY_WORKER"] = "off"
     if not cwd:
         _note_missing_folders(file)
+    try:
+        results = _replay_print(run_replay(file, cwd=cwd, env=env), show, as_json)
+    finally:
+        if scratch and not keep:
+            shutil.rmtree(home, ignore_errors=True)
+    kept = home if not scratch or keep else None
+    if as_json:
+        _emit({"home": kept, "python": python, "results": results})
+    else:
+        ran = [r for r in results if r.get("entry")]
+        if ran:
+            ms = sorted(r["ms"] for r in ran)
+            click.echo(f"{count(len(ran), 'hook')} on {python or 'python3 from PATH'}, p50 {ms[len(ms) // 2]:.1f} ms, "
+                       f"max {ms[-1]:.1f} ms; " + (f"data in {kept}" if kept else "scratch data removed (--keep)"))
+        bad = [r for r in ran if r["exit_code"] != 0]
+        if bad:
+            raise click.ClickException(f"{count(len(bad), 'hook')} exited non-zero")
+
+
+def _replay_print(runs: Any, show: int, as_json: bool) -> list[dict[str, Any]]:
+    """Each hook's line as it runs (nothing with --json); returns every result."""
     results = []
-    for r in run_replay(file, cwd=cwd, env=env):
+    for r in runs:
         results.append(r)
         if as_json:
             continue
@@ -450,16 +478,7 @@ def replay(file: str, home: str | None, cwd: str | None, show: int, as_json: boo
         out = r["stdout"].strip()
         click.echo(f"{r['event']:<20} exit {r['exit_code']}  {r['ms']:>7.1f} ms  "
                    f"{(out[:show] + ('...' if len(out) > show else '')) if out else '(no output)'}")
-    if as_json:
-        _emit({"home": home, "results": results})
-    else:
-        ran = [r for r in results if r.get("entry")]
-        if ran:
-            ms = sorted(r["ms"] for r in ran)
-            click.echo(f"{count(len(ran), 'hook')}, p50 {ms[len(ms) // 2]:.1f} ms, max {ms[-1]:.1f} ms; data in {home}")
-        bad = [r for r in ran if r["exit_code"] != 0]
-        if bad:
-            raise click.ClickException(f"{count(len(bad), 'hook')} exited non-zero")
+    return results
 
 
 def _note_missing_folders(file: str) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import PAYLOADS, PAYLOADS_NEW, TRANSCRIPTS, make_git_project
+from helpers import PAYLOADS, PAYLOADS_NEW, ROOT, TRANSCRIPTS, make_git_project
 
 from memory.project import identify
 
@@ -28,14 +28,18 @@ TRANSCRIPT_FILES = sorted(TRANSCRIPTS.glob("*.jsonl"))
 MAX_CALLS = 0 if os.environ.get("MEMORY_REPLAY_FULL") == "1" else 40
 RAN_LINE = re.compile(r"^(?P<event>\w+)\s+exit (?P<code>-?\d+)\s+(?P<ms>\d+(?:\.\d+)?) ms  \S")
 SKIP_LINE = re.compile(r"^(?P<event>\S+)\s+skipped \(no hook for this event\)$")
-SUMMARY = re.compile(r"^(?P<n>\d+) hooks, p50 \d+(\.\d+)? ms, max \d+(\.\d+)? ms; data in (?P<home>.+)$")
+SUMMARY = re.compile(r"^(?P<n>\d+) hooks on (?P<python>.+), p50 \d+(\.\d+)? ms, max \d+(\.\d+)? ms; "
+                     r"(data in (?P<home>.+)|scratch data removed \(--keep\))$")
 
 
-def memory(*args: str, home: Path | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def memory(*args: str, home: Path | None = None, cwd: Path | None = None,
+           tmpdir: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR", "MEMORY_HOME")}
     if home is not None:
         env["MEMORY_HOME"] = str(home)
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
     return subprocess.run([str(MEMORY), *args], capture_output=True, text=True, env=env, cwd=cwd,
                           stdin=subprocess.DEVNULL, timeout=300)
 
@@ -118,18 +122,54 @@ def test_replay_json_reports_exit_code_and_ms_per_event(payload_file: tuple[Path
 
 
 def test_replay_without_home_uses_a_fresh_scratch_dir(payload_file: tuple[Path, list[Any]], project: Path,
-                                                      home: Path) -> None:
+                                                      home: Path, tmp_path: Path) -> None:
     path, _ = payload_file
-    r = memory("replay", str(path), "--cwd", str(project), "--json", home=home)
+    scratch_parent = tmp_path / "tmp"
+    scratch_parent.mkdir()
+    r = memory("replay", str(path), "--cwd", str(project), "--json", "--keep", home=home, tmpdir=scratch_parent)
     assert r.returncode == 0, r.stderr
     scratch = Path(json.loads(r.stdout)["home"])
-    try:
-        assert scratch != home and not home.exists()  # the user's data dir is never touched
-        assert (scratch / "projects").is_dir()
-    finally:
-        import shutil
+    assert scratch.parent == scratch_parent and scratch.name.startswith("memory-replay-")
+    assert scratch != home and not home.exists()  # the user's data dir is never touched
+    assert (scratch / "projects").is_dir()
+    # Without --keep the scratch dir goes at the end (it was left in /tmp after every replay).
+    r = memory("replay", str(path), "--cwd", str(project), home=home, tmpdir=scratch_parent)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1].endswith("scratch data removed (--keep)")
+    assert [p.name for p in scratch_parent.iterdir()] == [scratch.name]
 
-        shutil.rmtree(scratch, ignore_errors=True)
+
+def test_replay_from_an_installed_plugin_runs_hooks_on_its_venv(payload_file: tuple[Path, list[Any]],
+                                                               project: Path, tmp_path: Path) -> None:
+    """Run from a terminal (no CLAUDE_PLUGIN_DATA, no checkout .venv), replay finds the data dir's venv as
+    hooks/run does inside Claude Code, not python3 from PATH (a pyenv shim there: 332-424 ms a hook)."""
+    import shutil
+
+    plugin = tmp_path / "plugin"
+    shutil.copytree(ROOT, plugin, ignore=shutil.ignore_patterns(".venv", ".tools", ".git", "tests", "__pycache__"))
+    data = tmp_path / "home" / ".claude" / "plugins" / "data" / "memory-memory-local"
+    (data / "projects").mkdir(parents=True)
+    calls = tmp_path / "venv-calls.log"
+    python = data / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    # The venv's python, wrapped so the test sees every process it starts.
+    python.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "MEMORY_"))}
+    env.update(HOME=str(tmp_path / "home"), PYTHONPATH=str(plugin))
+    r = subprocess.run([str(python), "-m", "memory", "replay", str(payload_file[0]), "--cwd", str(project),
+                        "--json"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["python"] == str(python) and out["home"] is None
+    ran = [x for x in out["results"] if x.get("entry")]
+    hooks = [line for line in calls.read_text().splitlines() if line.startswith("-S ") and "/hooks/" in line]
+    assert len(hooks) == len(ran) > 5, (hooks, ran)
+    doctor = subprocess.run([str(python), "-m", "memory", "doctor", "--json", "-p", str(project)],
+                            capture_output=True, text=True, env=env, timeout=120)
+    report = json.loads(doctor.stdout)
+    assert report["data_dir"] == str(data) and report["hook_interpreter"] == str(python), report
+    assert report["setup"] == "done"
 
 
 # --- real transcripts ---------------------------------------------------------------------------------
