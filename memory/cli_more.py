@@ -206,7 +206,7 @@ def index_markdown(force: bool, project: str | None, as_json: bool) -> None:
 @click.command()
 @click.option("--warm", is_flag=True, help="Record the handshake cache now (after an install or update) and exit.")
 def mcp(warm: bool) -> None:
-    """Run the MCP server on stdin/stdout (what Claude Code starts from .mcp.json)."""
+    """Run the MCP server on stdin/stdout (what Claude Code starts from plugin.json's mcpServers)."""
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:

@@ -104,6 +104,39 @@ def reindex(project: str | None, all_projects: bool, embedder: str | None, as_js
                        f"{r['provider']} in {r['seconds']} s" + (f"; {r['index']}" if r["index"] else ""))
 
 
+def _start_worker(home: str, wait_s: float = 30.0) -> str:
+    """Start the worker and wait until it answers, so the answer says what happened: running, started,
+    disabled, or failed (with the error the worker recorded). An earlier failure is forgotten first."""
+    if not worker_client.enabled():
+        raise click.ClickException("the worker is disabled (MEMORY_WORKER is off)")
+    if worker_client.alive(home):
+        return "already running"
+    try:
+        os.unlink(worker_client.failed_path(home))
+    except OSError:
+        pass
+    pid = worker_client.start(home, force=True)
+    if pid is None:
+        raise click.ClickException(f"could not start {sys.executable} -m memory.worker")
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if worker_client.ask(home, {"op": "ping"}, timeout=0.5) is not None:
+            return f"started pid {pid}"
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            try:
+                with open(worker_client.failed_path(home), encoding="utf-8") as fh:
+                    error = json.loads(fh.read()).get("error", "")
+            except (OSError, ValueError):
+                error = ""
+            if not error and worker_client.alive(home):
+                return "already running"  # another start won the race
+            raise click.ClickException(f"the worker exited at start (status {os.waitstatus_to_exitcode(status)})"
+                                       f"{': ' + error if error else ''}; log: {worker_client.log_file(home)}")
+        time.sleep(0.2)
+    return f"started pid {pid} (not answering yet; log: {worker_client.log_file(home)})"
+
+
 @click.command()
 @click.argument("action", type=click.Choice(["status", "start", "stop", "run"]), default="status")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -119,8 +152,7 @@ def worker(action: str, as_json: bool) -> None:
         click.echo("stopped" if ok else "still running")
         return
     if action == "start":
-        pid = worker_client.start(home)
-        click.echo(f"started pid {pid}" if pid else "already running (or disabled: MEMORY_WORKER)")
+        click.echo(_start_worker(home))
         return
     info = worker_client.ask(home, {"op": "ping"}, timeout=2.0)
     data = {"alive": worker_client.alive(home), "answers": info is not None, **(info or {}),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import socket
 import sqlite3
@@ -11,6 +12,7 @@ import time
 from typing import Any
 
 from memory import __version__
+from memory.bootstrap import ROOT, setup_running, venv_python
 from memory.config import data_home, log_path
 from memory.db import DatabaseCorrupt, connect, schema_version
 from memory.migrations import MIGRATIONS
@@ -89,12 +91,13 @@ def report(ws: Workspace) -> dict[str, Any]:
         with open(log, encoding="utf-8", errors="replace") as fh:
             errors = sum(1 for line in fh if " ERROR " in line)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    venvs = [p for p in (os.path.join(os.environ.get("CLAUDE_PLUGIN_DATA", ""), "venv", "bin", "python"),
-                         os.path.join(root, ".venv", "bin", "python")) if os.path.isabs(p) and os.path.exists(p)]
+    venv = venv_python()
     return {
         "version": __version__,
         "python": f"{sys.version.split()[0]} at {sys.executable}",
-        "hook_interpreter": venvs[0] if venvs else "python3 from PATH (no venv yet: stdlib-only hooks)",
+        "hook_interpreter": venv or "python3 from PATH (no venv yet: stdlib-only hooks)",
+        "setup": _setup(home, venv),
+        "worker": _worker(home),
         "plugin_root": root,
         "data_dir": home,
         "data_dir_writable": os.access(home, os.W_OK) if os.path.exists(home) else os.access(
@@ -115,6 +118,36 @@ def report(ws: Workspace) -> dict[str, Any]:
         "notices": [str(n.get("message")) for n in _notices()],
         "spooled_events": _spooled(),
     }
+
+
+def _setup(home: str, venv: str | None) -> str:
+    """The installed plugin's venv setup (memory/bootstrap.py): done, under way, or what stopped it."""
+    setup_log = os.path.join(home, "logs", "setup.log")
+    if setup_running(home):
+        return f"running (about a minute; log: {setup_log})"
+    if venv:
+        return "done"
+    if os.path.exists(setup_log):
+        return f"not finished: see {setup_log}, or run {ROOT}/scripts/setup"
+    return "not started (the first session starts it)"
+
+
+def _worker(home: str) -> str:
+    """Alive, or why not: a failed start is recorded (memory/worker.py) and hooks wait before retrying."""
+    from memory import worker_client
+
+    if not worker_client.enabled():
+        return "disabled (MEMORY_WORKER)"
+    if worker_client.alive(home):
+        return "running"
+    try:
+        with open(worker_client.failed_path(home), encoding="utf-8") as fh:
+            info = json.load(fh)
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(info.get("at", 0))))
+        return (f"failed to start at {when} on {info.get('python')}: {info.get('error')}; hooks retry "
+                f"{worker_client.FAILED_BACKOFF_S // 60} min later, or run `memory worker start`")
+    except (OSError, ValueError, TypeError, AttributeError):
+        return "not running (hooks start it when there is work)"
 
 
 def _spooled() -> dict[str, Any]:

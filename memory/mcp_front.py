@@ -10,6 +10,11 @@ every other message to the real server, whose answers it passes back untouched. 
 first after an update: the fingerprint covers the server's code and the SDK's version) forwards
 everything and records the answers. A client on the older, stateful protocol (`initialize`) is simply
 proxied. Messages are newline-delimited JSON-RPC, as on MCP's stdio transport.
+
+Before an installed plugin's venv exists (its first minute: memory/bootstrap.py), bin/memory starts this
+front on python3 with `--setup`: it answers the protocol itself (one `status` tool that says the plugin is
+being set up), because Claude Code remembers a server that failed to start for 15 minutes. When the venv
+appears it starts the real server, replays the handshake to it, and tells the client the tools changed.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
                        "resources/templates/list"})
@@ -88,6 +94,15 @@ def _listen_key(message: dict[str, object]) -> str | None:
     return f"{version} {LISTEN} {json.dumps(asked, sort_keys=True)}"
 
 
+def _parse(line: bytes) -> dict[str, object] | None:
+    """One JSON-RPC message, or None for anything else."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
 def _key(message: dict[str, object]) -> str | None:
     """The cache key of a cacheable request of the stateless protocol, else None."""
     method = message.get("method")
@@ -102,14 +117,16 @@ def _key(message: dict[str, object]) -> str | None:
 
 
 class Front:
-    def __init__(self, command: list[str], path: str) -> None:
+    def __init__(self, command: list[str] | None, path: str | None) -> None:
         self.path = path
-        self.cache = _load(path)
+        self.cache = _load(path) if path else {}
         self.recording: dict[object, str] = {}  # request id -> cache key, for answers to record
         self.acks_recording: dict[object, str] = {}  # subscription id -> cache key of its acknowledgement
         self.acks_sent: set[object] = set()  # subscriptions acknowledged from the cache: the server's ack is dropped
         self.lock = threading.Lock()
-        self.child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.child: subprocess.Popen[bytes] | None = None
+        if command is not None:
+            self.child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def write(self, data: bytes) -> None:
         with self.lock:
@@ -117,7 +134,7 @@ class Front:
             sys.stdout.buffer.flush()
 
     def to_child(self, line: bytes) -> None:
-        assert self.child.stdin is not None
+        assert self.child is not None and self.child.stdin is not None
         try:
             self.child.stdin.write(line if line.endswith(b"\n") else line + b"\n")
             self.child.stdin.flush()
@@ -151,10 +168,7 @@ class Front:
 
     def from_server(self, line: bytes) -> None:
         if self.acks_sent or self.acks_recording:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                message = None
+            message = _parse(line)
             params = message.get("params") if isinstance(message, dict) and message.get("method") == ACK else None
             meta = params.get("_meta") if isinstance(params, dict) else None
             sid = meta.get(_SUBSCRIPTION_KEY) if isinstance(meta, dict) else None
@@ -163,21 +177,22 @@ class Front:
                 return  # already acknowledged from the cache
             if sid is not None and sid in self.acks_recording and isinstance(params, dict):
                 self.cache[self.acks_recording.pop(sid)] = {k: v for k, v in params.items() if k != "_meta"}
-                _save(self.path, self.cache)
+                self._save()
         if self.recording:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                message = None
+            message = _parse(line)
             if isinstance(message, dict) and message.get("id") in self.recording:
                 key = self.recording.pop(message["id"])
                 if isinstance(message.get("result"), dict):
                     self.cache[key] = message["result"]
-                    _save(self.path, self.cache)
+                    self._save()
         self.write(line)
 
+    def _save(self) -> None:
+        if self.path:
+            _save(self.path, self.cache)
+
     def pump_server(self) -> None:
-        assert self.child.stdout is not None
+        assert self.child is not None and self.child.stdout is not None
         for line in self.child.stdout:
             self.from_server(line)
         # The server is gone (it crashed, or the client left and it stopped): so is this front, or the
@@ -186,12 +201,19 @@ class Front:
         with self.lock:
             os._exit(code if code > 0 else 0)
 
+    def serve(self) -> None:
+        """The thread beside the client's: the server's messages."""
+        self.pump_server()
+
     def run(self) -> int:
-        reader = threading.Thread(target=self.pump_server, daemon=True)
+        reader = threading.Thread(target=self.serve, daemon=True)
         reader.start()
         for line in sys.stdin.buffer:
             if line.strip():
                 self.from_client(line)
+        with self.lock:
+            if self.child is None:
+                return 0  # the client left before there was a server (SetupFront)
         assert self.child.stdin is not None
         try:
             self.child.stdin.close()  # the client is gone: the server sees EOF and stops
@@ -240,13 +262,131 @@ def warm() -> str:
     return cache_path()
 
 
+SETUP_TEXT = ("The memory plugin is being set up: its Python environment is installed in the background on "
+              "the first session (about a minute). Its tools appear here when it is ready; try again shortly.")
+SETUP_TOOL = {"name": "status", "description": "Whether the memory plugin is ready (it is being set up).",
+              "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": True}}
+_SERVER_INFO = {"io.modelcontextprotocol/serverInfo": {"name": "memory", "version": ""}}
+_EMPTY_LISTS = {"prompts/list": "prompts", "resources/list": "resources", "resources/templates/list":
+                "resourceTemplates"}
+
+
+def venv_python() -> str | None:
+    """The venv bin/memory would use (the data dir's, else a checkout's), once it exists."""
+    root = os.path.dirname(HERE)
+    data = os.environ.get("CLAUDE_PLUGIN_DATA")
+    for cand in (os.path.join(data, "venv", "bin", "python") if data else "",
+                 os.path.join(root, ".venv", "bin", "python")):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+class SetupFront(Front):
+    """The front while the venv is being built: answers for the server, then hands over to it."""
+
+    def __init__(self, poll_s: float = 1.0) -> None:
+        super().__init__(None, None)
+        self.poll_s = poll_s
+        self.replay: list[bytes] = []  # the handshake the real server must see: initialize, listen
+        self.drop: set[object] = set()  # answers of the real server to replayed requests: already answered
+        self.listens: dict[object, dict[str, object]] = {}  # subscription id -> the notifications asked for
+
+    def from_client(self, line: bytes) -> None:
+        with self.lock:
+            waiting = self.child is None
+            if waiting:
+                self._answer(line)
+        if not waiting:
+            super().from_client(line)
+
+    def _answer(self, line: bytes) -> None:
+        message = _parse(line)
+        if message is None:
+            return
+        method, rid = message.get("method"), message.get("id")
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if method in ("initialize", "notifications/initialized") or method == LISTEN:
+            self.replay.append(line)
+        if rid is None or not isinstance(method, str):
+            return  # a notification, or an answer to a request we never sent
+        if method == LISTEN:
+            asked = params.get("notifications") if isinstance(params.get("notifications"), dict) else {}
+            self.listens[rid] = asked
+            self._send({"jsonrpc": "2.0", "method": ACK,
+                        "params": {"notifications": asked, "_meta": {_SUBSCRIPTION_KEY: rid}}})
+            return  # the stream stays open: the real server answers it when it ends
+        if method == "initialize":
+            self.drop.add(rid)
+            version = params.get("protocolVersion") or "2025-06-18"
+            result: dict[str, object] = {"protocolVersion": version, "serverInfo": {"name": "memory", "version": ""},
+                                         "capabilities": {"tools": {"listChanged": True}}, "instructions": SETUP_TEXT}
+        elif method == "server/discover":
+            result = {"capabilities": {"tools": {"listChanged": True}}, "instructions": SETUP_TEXT,
+                      "supportedVersions": ["2026-07-28"]}
+        elif method == "tools/list":
+            result = {"tools": [SETUP_TOOL]}
+        elif method in _EMPTY_LISTS:
+            result = {_EMPTY_LISTS[method]: []}
+        elif method == "tools/call":
+            result = {"content": [{"type": "text", "text": SETUP_TEXT}], "isError": True}
+        elif method == "ping":
+            result = {}
+        else:
+            self._send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": SETUP_TEXT}})
+            return
+        if method != "initialize":  # the stateless protocol's answers: never cached by the client
+            result.update(resultType="complete", cacheScope="private", ttlMs=0, _meta=_SERVER_INFO)
+        self._send({"jsonrpc": "2.0", "id": rid, "result": result})
+
+    def _send(self, message: dict[str, object]) -> None:
+        sys.stdout.buffer.write(json.dumps(message).encode() + b"\n")
+        sys.stdout.buffer.flush()  # called with self.lock held
+
+    def from_server(self, line: bytes) -> None:
+        if self.drop:
+            message = _parse(line)
+            if message is not None and "method" not in message and message.get("id") in self.drop:
+                self.drop.discard(message["id"])
+                return
+        super().from_server(line)
+
+    def serve(self) -> None:
+        """Poll for the venv (scripts/setup renames it into place when pip has finished), then start the
+        real server on it, replay the handshake, and tell every subscriber the tools changed."""
+        while (python := venv_python()) is None:
+            time.sleep(self.poll_s)
+        with self.lock:
+            env = dict(os.environ)
+            root = os.path.dirname(HERE)
+            env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+            self.child = subprocess.Popen([python, "-m", "memory.mcp_server"], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, env=env)
+            self.acks_sent.update(self.listens)  # their acknowledgements went out already
+            for line in self.replay:
+                self.to_child(line)
+            for sid, asked in self.listens.items():
+                if asked.get("toolsListChanged"):
+                    self._send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                                "params": {"_meta": {_SUBSCRIPTION_KEY: sid}}})
+            if any(b'"initialize"' in line for line in self.replay):  # the older, stateful protocol
+                self._send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        self.pump_server()
+
+
 def main() -> int:
     os.umask(0o077)  # the server it starts writes to the data dir: owner-only folders and files
-    command = [sys.executable, "-m", "memory.mcp_server"]
-    front = Front(command, cache_path())
+    if "--setup" in sys.argv[1:]:  # bin/memory found no venv: run as the setup front until there is one
+        python = venv_python()
+        if python is not None:  # it appeared meanwhile
+            os.execv(python, [python, "-m", "memory.mcp_front"])
+        front: Front = SetupFront()
+    else:
+        front = Front([sys.executable, "-m", "memory.mcp_server"], cache_path())
 
     def stop(signum: int, _frame: object) -> None:  # Claude Code stops servers with SIGINT, then SIGTERM
-        front.child.terminate()
+        if front.child is not None:
+            front.child.terminate()
         raise SystemExit(0)
 
     signal.signal(signal.SIGINT, stop)

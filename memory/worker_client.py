@@ -77,10 +77,24 @@ def _recently_failed(home: str) -> bool:
         return False
 
 
-def start(home: str) -> int | None:
+def _setup_running() -> bool:
+    """An installed plugin's venv is being built (memory/bootstrap.py): a worker started now would run on
+    python3 without lancedb and fail; scripts/setup starts one when it has finished."""
+    data = os.environ.get("CLAUDE_PLUGIN_DATA")
+    if not data or not os.path.exists(os.path.join(data, "venv.setup-running")):
+        return False
+    from memory.bootstrap import setup_running
+
+    return setup_running(data)
+
+
+def start(home: str, *, force: bool = False) -> int | None:
     """Start a detached worker (its own session, stdio to /dev/null and its log) unless one is alive.
-    Returns the new process id. Two hooks racing here may both start one: the second exits at once."""
-    if not enabled() or alive(home) or _recently_failed(home):
+    Returns the new process id. Two hooks racing here may both start one: the second exits at once.
+    `force` (`memory worker start`) ignores an earlier failure and a setup under way."""
+    if not enabled() or alive(home):
+        return None
+    if not force and (_recently_failed(home) or _setup_running()):
         return None
     os.makedirs(home, mode=0o700, exist_ok=True)  # makedirs gives intermediate folders the umask's mode
     os.makedirs(os.path.join(home, "logs"), mode=0o700, exist_ok=True)

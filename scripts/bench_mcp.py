@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How long the MCP server takes to be usable, as Claude Code starts it (.mcp.json: bin/memory mcp).
+"""How long the MCP server takes to be usable, as Claude Code starts it (plugin.json mcpServers: bin/memory mcp).
 
 Measures, over several runs, speaking newline-delimited JSON-RPC over the pipes (no client library in the
 measurement): spawn -> `server/discover` answered, -> `tools/list` answered, -> a first search answered,

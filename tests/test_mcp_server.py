@@ -25,7 +25,7 @@ TOOLS = {"search", "timeline", "get", "save", "delete", "stats"}
 
 def _params(home: Path, project: Path, via_launcher: bool = False) -> StdioServerParameters:
     env = {"MEMORY_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project), "PATH": os.environ.get("PATH", "")}
-    if via_launcher:  # what .mcp.json runs
+    if via_launcher:  # what plugin.json's mcpServers runs
         return StdioServerParameters(command=str(ROOT / "bin" / "memory"), args=["mcp"], env=env, cwd=str(project))
     return StdioServerParameters(command=sys.executable, args=["-m", "memory.mcp_server"], env=env, cwd=str(project))
 
