@@ -82,8 +82,12 @@ def ensure_venv() -> bool:
     logs = os.path.join(data, "logs")
     os.makedirs(logs, mode=0o700, exist_ok=True)
     with open(os.path.join(logs, "setup.log"), "ab") as fh:
-        subprocess.Popen(
+        proc = subprocess.Popen(
             [setup, "--venv", venv, "--marker", marker],
             stdin=subprocess.DEVNULL, stdout=fh, stderr=fh, start_new_session=True, close_fds=True,
         )
+    # Now, not when the setup gets to it: this very hook wakes the worker next, which must wait too.
+    # (The setup writes its own pid, the same one: Popen execs the script.)
+    with open(os.path.join(data, RUNNING), "w", encoding="utf-8") as fh:
+        fh.write(f"{proc.pid}\n")
     return True

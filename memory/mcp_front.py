@@ -328,8 +328,9 @@ class SetupFront(Front):
             result = {"tools": [SETUP_TOOL]}
         elif method in _EMPTY_LISTS:
             result = {_EMPTY_LISTS[method]: []}
-        elif method == "tools/call":
-            result = {"content": [{"type": "text", "text": SETUP_TEXT}], "isError": True}
+        elif method == "tools/call":  # `status` answers; any other tool (listed before) cannot run yet
+            result = {"content": [{"type": "text", "text": SETUP_TEXT}],
+                      "isError": params.get("name") != SETUP_TOOL["name"]}
         elif method == "ping":
             result = {}
         else:

@@ -45,3 +45,38 @@ def test_marketplace_add_then_install(claude_bin: Path, tmp_path: Path) -> None:
     assert listing.returncode == 0, listing.stderr
     plugins = json.loads(listing.stdout)
     assert any("memory@memory-local" in json.dumps(p) for p in plugins), listing.stdout
+
+
+def _size(path: Path) -> int:
+    return sum(p.lstat().st_size for p in path.rglob("*"))
+
+
+def test_install_from_a_set_up_checkout_copies_no_venv_or_tools(claude_bin: Path, tmp_path: Path) -> None:
+    """scripts/setup leaves .venv and .tools as symlinks to folders outside the checkout (`--where`), and
+    the client does not copy symlinks: the plugin cache gets the code only (it got 1.5 GB before)."""
+    checkout = tmp_path / "checkout"
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        if (REPO / name).is_file():
+            (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, checkout / name)
+    env = _env(tmp_path / "home")
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    where = subprocess.run([str(checkout / "scripts" / "setup"), "--where"], capture_output=True, text=True,
+                           env=env, check=True).stdout
+    targets = dict(line.split(": ", 1) for line in where.splitlines())
+    for name, link in ((".venv", targets["venv"]), (".tools", targets["tools"])):
+        outside = Path(link.split(" -> ")[1].replace("venv-*", "venv-1"))
+        assert not outside.is_relative_to(checkout)
+        (outside / "lib").mkdir(parents=True)
+        (outside / "lib" / "big").write_bytes(b"\0" * 20_000_000)  # stands for 700 MB of packages
+        (checkout / name).symlink_to(outside)
+    (tmp_path / "home").mkdir()
+    for args in (["plugin", "marketplace", "add", str(checkout)], ["plugin", "install", "memory@memory-local"]):
+        proc = subprocess.run([str(claude_bin), *args], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    cache = tmp_path / "home" / ".claude" / "plugins"
+    installed = next(cache.glob("cache/memory-local/memory/*"))
+    assert (installed / "bin" / "memory").is_file() and (installed / ".claude-plugin" / "plugin.json").is_file()
+    assert not (installed / ".venv").exists() and not (installed / ".tools").exists()
+    assert _size(cache) < 5_000_000, _size(cache)
