@@ -28,7 +28,7 @@ TRANSCRIPT_FILES = sorted(TRANSCRIPTS.glob("*.jsonl"))
 MAX_CALLS = 0 if os.environ.get("MEMORY_REPLAY_FULL") == "1" else 40
 RAN_LINE = re.compile(r"^(?P<event>\w+)\s+exit (?P<code>-?\d+)\s+(?P<ms>\d+(?:\.\d+)?) ms  \S")
 SKIP_LINE = re.compile(r"^(?P<event>\S+)\s+skipped \(no hook for this event\)$")
-SUMMARY = re.compile(r"^(?P<n>\d+) hooks on (?P<python>.+), p50 \d+(\.\d+)? ms, max \d+(\.\d+)? ms; "
+SUMMARY = re.compile(r"^(?P<n>\d+) hooks? on (?P<python>.+), p50 \d+(\.\d+)? ms, max \d+(\.\d+)? ms; "
                      r"(data in (?P<home>.+)|scratch data removed \(--keep\))$")
 
 
