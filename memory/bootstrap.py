@@ -20,8 +20,6 @@ RUNNING = "venv.setup-running"
 
 
 def _fingerprint() -> str:
-    from memory.sha import sha256  # hashlib loads OpenSSL (~4 ms): only on the installed plugin's path
-
     try:
         with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
             return sha256(fh.read()).hexdigest()[:16]
