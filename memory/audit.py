@@ -34,6 +34,7 @@ class Report:
     kinds: Counter[str] = field(default_factory=Counter)
     possible: Counter[str] = field(default_factory=Counter)
     places: Counter[str] = field(default_factory=Counter)
+    library: bool = True  # detect-secrets was there
     redacted_values: int = 0
     scanned_values: int = 0
     scanned_files: int = 0
@@ -44,7 +45,8 @@ class Report:
                 "by_place": dict(self.places.most_common()),
                 "possible_entropy_only": dict(self.possible.most_common()),
                 "redacted_values": self.redacted_values, "scanned_values": self.scanned_values,
-                "scanned_files": self.scanned_files, "databases": self.databases}
+                "scanned_files": self.scanned_files, "databases": self.databases,
+                "detect_secrets": self.library}
 
 
 def _slug(kind: str) -> str:
@@ -55,10 +57,14 @@ class _Detector:
     """detect-secrets over many texts at once: one temporary file, one scan, findings mapped back."""
 
     def __init__(self) -> None:
-        from detect_secrets.settings import default_settings
-
-        self._settings = default_settings
         self.texts: list[str] = []
+        try:
+            from detect_secrets.settings import default_settings
+        except ImportError:  # an interpreter without it: our filter alone, and the report says so
+            self.available = False
+            return
+        self.available = True
+        self._settings = default_settings
 
     def add(self, text: str) -> int:
         self.texts.append(text)
@@ -66,10 +72,10 @@ class _Detector:
 
     def scan(self) -> dict[int, list[tuple[str, str]]]:
         """Per text index, the (type, value) pairs detect-secrets found in it."""
+        if not self.texts or not self.available:
+            return {}
         from detect_secrets import SecretsCollection
 
-        if not self.texts:
-            return {}
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as fh:
             os.chmod(fh.name, 0o600)
             for text in self.texts:
@@ -142,6 +148,7 @@ def audit_database(path: str, redact: bool, report: Report) -> None:
         for cell in cells:
             detector.add(cell[3])
         library = detector.scan()
+        report.library = report.library and detector.available
         report.scanned_values += len(cells)
         changes = []
         for i, (table, rowid, column, text) in enumerate(cells):
@@ -206,6 +213,7 @@ def audit_files(home: str, redact: bool, report: Report) -> None:
         texts.append((path, text))
         detector.add(text)
     library = detector.scan()
+    report.library = report.library and detector.available
     report.scanned_files += len(texts)
     for i, (path, text) in enumerate(texts):
         place = os.path.relpath(path, home).split(os.sep)[0]

@@ -32,6 +32,8 @@ def audit(redact: bool, as_json: bool) -> None:
         click.echo(f"data dir: {home}")
         click.echo(f"scanned: {report.databases} database(s), {report.scanned_values} text values, "
                    f"{report.scanned_files} files")
+        if not report.library:
+            click.echo("detect-secrets is not installed in this interpreter: the privacy filter alone was used")
         total = data["secrets"]
         click.echo(f"secrets found: {total}" + (f", redacted in {report.redacted_values} values/files" if redact
                                                 else ""))

@@ -90,3 +90,17 @@ def test_audit_counts_by_kind_and_redact_removes_every_secret(hooks: HookRunner,
     assert again.returncode == 0 and json.loads(again.stdout)["secrets"] == 0, again.stdout
     found = memory_cli(home, "search", "zebracorn", "--json", "--project", str(hooks.project))
     assert found.returncode == 0 and len(json.loads(found.stdout)) >= 5, found.stdout[-500:]  # FTS rebuilt
+
+
+def test_without_detect_secrets_the_audit_uses_the_filter_alone(home: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from memory.audit import audit
+
+    (home / "logs").mkdir(parents=True)
+    (home / "logs" / "hooks.log").write_text("x INFO y PGPASSWORD=Zq8vW2nP4tLk psql\n")
+    for name in [m for m in sys.modules if m.startswith("detect_secrets")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "detect_secrets", None)  # import fails as if not installed
+    monkeypatch.setitem(sys.modules, "detect_secrets.settings", None)
+    report = audit(str(home), redact=True)
+    assert not report.library and report.kinds["assigned-secret"] == 1
+    assert "Zq8vW2nP4tLk" not in (home / "logs" / "hooks.log").read_text()
