@@ -6,6 +6,7 @@ One test builds the installed plugin's venv once (the real scripts/setup, starte
 the worker is started when setup completes (no failed start held for 10 minutes), setup's log has no
 setuptools warning block, then the slash command and the MCP tools work. The same venv then serves a
 checkout's `scripts/setup --run`, whose MCP server must work (it offered a broken project `.mcp.json`).
+A second, quick test links a venv in mid-session: the real MCP tools appear in that same session.
 """
 
 from __future__ import annotations
@@ -118,6 +119,17 @@ class VenvWatch:
                     self.half_built += 1
 
 
+def stop_workers(home: Path) -> None:
+    """The workers a test's sessions started (the installed plugin's, --plugin-dir's in memory-inline), by
+    their own sockets and locks."""
+    for data in (home / ".claude" / "plugins" / "data").glob("memory-*"):
+        worker_client.ask(str(data), {"op": "shutdown"}, timeout=2)
+        deadline = time.monotonic() + 20
+        while worker_client.alive(str(data)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not worker_client.alive(str(data)), f"a worker is still running in {data}"
+
+
 @pytest.fixture
 def fake() -> Iterator[FakeAnthropic]:
     with FakeAnthropic() as f:
@@ -203,11 +215,39 @@ def test_first_minutes_of_an_installed_plugin(claude_bin: Path, fake: FakeAnthro
             os.killpg(int((data / "venv.setup-running").read_text()), signal.SIGTERM)
         except (OSError, ValueError):
             pass
-        # The workers this test started (the installed plugin's, and --plugin-dir's in memory-inline), by
-        # their own sockets and locks.
-        for home in (claude.home / ".claude" / "plugins" / "data").glob("memory-*"):
-            worker_client.ask(str(home), {"op": "shutdown"}, timeout=2)
-            deadline = time.monotonic() + 20
-            while worker_client.alive(str(home)) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert not worker_client.alive(str(home)), f"a worker is still running in {home}"
+        stop_workers(claude.home)
+
+
+def test_mcp_tools_appear_in_the_session_when_the_venv_does(claude_bin: Path, fake: FakeAnthropic,
+                                                            tmp_path: Path) -> None:
+    """The session that began during the setup gets the real tools once the venv is renamed into place: the
+    front starts the real server and sends tools/list_changed, and Claude Code lists them again. (The venv
+    here is this interpreter's, linked in one rename as scripts/setup does; no setup is started.)"""
+    import sys
+
+    plugin = clean_copy(tmp_path / "plugin")
+    claude = Claude(claude_bin, tmp_path / "home", fake)
+    claude.env["MEMORY_AUTO_SETUP"] = "0"
+    project = make_git_repo(tmp_path / "project", {"README.md": "# shop\n"})
+    data = claude.home / ".claude" / "plugins" / "data" / "memory-inline"
+    search = SERVER + "search"
+
+    def venv_appears(body: dict) -> object:
+        data.mkdir(parents=True, exist_ok=True)
+        (data / "venv.new").symlink_to(Path(sys.prefix))
+        (data / "venv.new").rename(data / "venv")
+        time.sleep(8)  # the front polls every second, then the real server starts (the SDK's import: ~1-3 s)
+        return tool_use("Read", {"file_path": str(project / "README.md")})
+
+    script = Turns([tool_use("Read", {"file_path": str(project / "README.md")}), venv_appears,
+                    tool_use("ToolSearch", {"query": f"select:{search}", "max_results": 5}),
+                    tool_use(search, {"query": "shop"}), text("Done.")])
+    try:
+        run, requests = claude.prompt("What do we know?", script, project, "--plugin-dir", str(plugin),
+                                      "--allowedTools", search)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert SERVER + "status" in all_text(requests[0])  # the session began with the setup's tool
+        found = last_tool_text(requests)
+        assert found and "being set up" not in found and "error" not in found.lower(), (found, run.stdout[-2000:])
+    finally:
+        stop_workers(claude.home)
