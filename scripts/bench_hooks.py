@@ -193,10 +193,10 @@ import json, sys, time, importlib.util
 spec = importlib.util.spec_from_file_location("privacy_probe", sys.argv[1])
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
 texts = json.loads(sys.stdin.buffer.read())
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 for text in texts:
     mod.clean(text)
-sys.stdout.write(str((time.perf_counter() - t) * 1e6))
+sys.stdout.write(f"{(time.perf_counter() - t) * 1e6} {(time.process_time() - c) * 1e6}")
 """
 
 
@@ -227,17 +227,22 @@ def filter_cost(evs: dict[str, tuple[str, dict]], runs: int, tmp: Path) -> list[
         [outline] if payload.get("_mode") == "cold" else []) for name, (_entry, payload) in evs.items()}
     texts |= {name: strings(event) for name, event in SECRET_EVENTS.items()}
     py = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
-    samples: dict[str, dict[str, list[float]]] = {n: {"before": [], "after": []} for n in texts}
+    samples: dict[str, dict[str, list[float]]] = {n: {"before": [], "after": [], "before_cpu": [], "after_cpu": []}
+                                                  for n in texts}
     for _ in range(runs):
         for name, batch in texts.items():
             data = json.dumps(batch).encode()
             for label, module in (("before", before), ("after", after)):
                 out = subprocess.run([py, "-S", "-c", _FILTER_PROBE, str(module)], input=data, capture_output=True)
-                samples[name][label].append(float(out.stdout or 0))
+                wall, cpu = (float(x) for x in (out.stdout or b"0 0").split())
+                samples[name][label].append(wall)
+                samples[name][f"{label}_cpu"].append(cpu)
     return [{"event": n, "chars": sum(map(len, texts[n])),
              "before_us_p50": round(statistics.median(v["before"]), 1),
              "after_us_p50": round(statistics.median(v["after"]), 1),
-             "after_us_p95": round(pct(v["after"], 0.95), 1)} for n, v in samples.items()]
+             "after_us_p95": round(pct(v["after"], 0.95), 1),
+             "before_cpu_us_p50": round(statistics.median(v["before_cpu"]), 1),
+             "after_cpu_us_p50": round(statistics.median(v["after_cpu"]), 1)} for n, v in samples.items()]
 
 
 def timed(cmd: list[str], data: bytes, env: dict[str, str]) -> tuple[float, float]:
@@ -359,10 +364,11 @@ def print_filter_cost(rows: list[dict], as_json: bool) -> None:
         return
     print(f"\nprivacy filter per event, fresh process per sample (import of re and pattern compiles included; "
           f"before = {FILTER_BEFORE[:10]})")
-    print(f"{'event':<40} {'chars':>7} {'before us':>10} {'after us':>10} {'after p95':>10}")
+    print(f"{'event':<40} {'chars':>7} {'before us':>10} {'after us':>10} {'after p95':>10} {'CPU before':>11} "
+          f"{'CPU after':>10}")
     for r in rows:
         print(f"{r['event']:<40} {r['chars']:>7} {r['before_us_p50']:>10} {r['after_us_p50']:>10} "
-              f"{r['after_us_p95']:>10}")
+              f"{r['after_us_p95']:>10} {r['before_cpu_us_p50']:>11} {r['after_cpu_us_p50']:>10}")
 
 
 if __name__ == "__main__":
