@@ -170,6 +170,11 @@ def test_replay_from_an_installed_plugin_runs_hooks_on_its_venv(payload_file: tu
     report = json.loads(doctor.stdout)
     assert report["data_dir"] == str(data) and report["hook_interpreter"] == str(python), report
     assert report["setup"] == "done"
+    # The plugin's own launcher, from a terminal, runs the CLI on that venv too (not python3 from PATH).
+    launched = subprocess.run([str(plugin / "bin" / "memory"), "doctor", "--json", "-p", str(project)],
+                              capture_output=True, text=True, env=env, timeout=120)
+    assert json.loads(launched.stdout)["data_dir"] == str(data), launched.stderr
+    assert calls.read_text().splitlines()[-1].startswith("-P -m memory doctor")
 
 
 # --- real transcripts ---------------------------------------------------------------------------------
