@@ -152,9 +152,14 @@ def tool_event(event: dict[str, Any], root: str) -> Capture:
     agent = event.get("agent_type") or (event.get("agent_id") and "subagent")
     tags = [f"tool:{tool.lower()}"] + ([f"agent:{agent}"] if agent else [])
 
+    # Provenance: the tool whose output (or input) the text is; a web page also by its address.
+    target = str(tin.get("url") or tin.get("query") or "") if tool in ("WebFetch", "WebSearch") else ""
+    detail = f"{tool} {target[:120]}" if target else tool
+
     def mem(title: str, content: str, type_: str, importance: float, files: list[str] | None = None) -> None:
         cap.memories.append(NewMemory(title=title, content=content, type=type_, importance=importance,
-                                      tags=list(tags), files=files or [], session_id=session))
+                                      tags=list(tags), files=files or [], session_id=session,
+                                      origin="tool", origin_detail=detail))
 
     def count(state: State) -> None:
         state["tool_calls"] = int(state.get("tool_calls", 0)) + 1
@@ -269,7 +274,7 @@ def _resolve(state: State, key: str, short: str, cap: Capture, session: str | No
     push_unique(state, "fixed", text)
     cap.memories.append(NewMemory(title=f"Fixed: `{short}` passes again", content=text, type="bugfix",
                                   importance=0.75, tags=[*tags, "fixed"], session_id=session,
-                                  files=state.get("files_modified", [])[-3:]))
+                                  files=state.get("files_modified", [])[-3:], origin="tool", origin_detail="Bash"))
 
 
 def prompt_event(prompt: str, session: str | None) -> Capture:
@@ -289,10 +294,12 @@ def prompt_event(prompt: str, session: str | None) -> Capture:
     if not text.startswith("/"):
         first = text.splitlines()[0][:150]
         cap.memories.append(NewMemory(title=f"Asked: {first}", content=text, type="prompt", importance=0.3,
-                                      session_id=session, tags=["prompt"], source="prompt"))
+                                      session_id=session, tags=["prompt"], source="prompt", origin="user",
+                                      origin_detail="prompt"))
         for decision in decisions_in(text):
             cap.memories.append(NewMemory(title=decision[:150], content=decision, type="decision",
-                                          importance=0.8, session_id=session, tags=["user"], source="prompt"))
+                                          importance=0.8, session_id=session, tags=["user"], source="prompt",
+                                          origin="user", origin_detail="prompt"))
             cap.change(lambda s, d=decision: push_unique(s, "decisions", d))
     return cap
 
@@ -362,5 +369,6 @@ def stop_event(message: str, session: str | None) -> Capture:
     cap.change(lambda s: s.__setitem__("last_action", f"Assistant: {summary}"))
     for said in decisions_in(text):
         cap.memories.append(NewMemory(title=said[:150], content=said, type="observation", importance=0.5,
-                                      session_id=session, tags=["assistant"], source="assistant"))
+                                      session_id=session, tags=["assistant"], source="assistant",
+                                      origin="assistant"))
     return cap

@@ -170,15 +170,21 @@ def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: st
         click.echo(f"memory: no semantic index answered (the background worker answers once it is warm); "
                    f"{used} results", err=True)
     store.log_access(ws.db, [h.id for h in hits], "search", None, text)
+    from memory import fence
+
+    prov = store.provenance(ws.db, [h.id for h in hits])
+    flagged = {h.id for h in hits if fence.is_flagged(prov.get(h.id), h.title, h.content)}
     if as_json:
-        _emit([h.compact() for h in hits])
+        _emit([{**h.compact(), "origin": fence.row_label(prov.get(h.id)),
+                "flags": [fence.FLAG] if h.id in flagged else []} for h in hits])
         return
     if not hits:
         click.echo("no memories match")
         return
     for h in hits:
         c = h.compact()
-        click.echo(f"#{c['id']:<6} {c['date']}  {c['type']:<11} {c['score']:>7.2f}  {h.title}")
+        flag = f"  [flagged: {fence.FLAG}]" if h.id in flagged else ""
+        click.echo(f"#{c['id']:<6} {c['date']}  {c['type']:<11} {c['score']:>7.2f}  {h.title}{flag}")
 
 
 @cli.command(name="timeline")
@@ -213,6 +219,8 @@ def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
     rows = store.get_many(ws.db, list(ids))
     missing = sorted(set(ids) - {r["id"] for r in rows})
     store.log_access(ws.db, [r["id"] for r in rows], "get")
+    from memory import fence
+
     if as_json:
         _emit([dict(r) for r in rows])
     else:
@@ -222,6 +230,9 @@ def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
                        f"session: {r['session_id'] or '-'}  tags: {r['tags'] or '-'}")
             if r["files"]:
                 click.echo(f"  files: {', '.join(r['files'].splitlines())}")
+            flag = f"  [flagged: {fence.FLAG}: not injected automatically]" \
+                if fence.is_flagged(r, r["title"], r["content"]) else ""
+            click.echo(f"  from: {fence.row_label(r)}{flag}")
             click.echo("")
             click.echo(r["content"])
             click.echo("")

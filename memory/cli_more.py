@@ -186,13 +186,26 @@ def cleanup(dry_run: bool, max_bytes: str | None, max_memories: int | None, as_j
 
 @click.command(name="index-markdown")
 @click.option("--force", is_flag=True, help="Re-index every file, changed or not.")
+@click.option("--off", "switch", flag_value="off", default=None,
+              help="Never index this project's docs (and remove the sections indexed so far).")
+@click.option("--on", "switch", flag_value="on", help="Index this project's docs again (the default).")
 @project_option
 @json_option
-def index_markdown(force: bool, project: str | None, as_json: bool) -> None:
-    """Index the project's markdown (MEMORY_MARKDOWN_GLOBS) as fact memories now."""
+def index_markdown(force: bool, switch: str | None, project: str | None, as_json: bool) -> None:
+    """Index the project's markdown (MEMORY_MARKDOWN_GLOBS) as repository docs now; --off/--on per project."""
     from memory import mdindex
 
-    result = mdindex.index_project(_open(project), force=force)
+    ws = _open(project)
+    if switch:
+        removed = mdindex.set_project(ws, switch == "on")
+        if as_json:
+            _emit({"project": ws.project.name, "repo_docs": switch, "removed": removed})
+        else:
+            click.echo(f"repository docs of project {ws.project.name}: indexing {switch}"
+                       + (f"; {removed} indexed sections removed" if removed else ""))
+        if switch == "off":
+            return
+    result = mdindex.index_project(ws, force=force)
     if as_json:
         _emit(result)
         return

@@ -27,6 +27,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_MARKDOWN_GLOBS": ("CLAUDE.md **/CLAUDE.md *.md docs/**/*.md doc/**/*.md notes/**/*.md",
                               "project markdown indexed as fact memories (globs from the project root, "
                               "space or comma separated; empty: off)"),
+    "MEMORY_REPO_DOCS": ("on", "off: the project's markdown (repository docs) is never indexed; for one project "
+                         "only: `memory index-markdown --off`"),
     "MEMORY_MARKDOWN_INTERVAL_MINUTES": ("30", "markdown is re-indexed at most this often (queued at SessionStart)"),
     "MEMORY_DAILY_LOG": ("on", "off: no daily markdown log (daily/YYYY-MM-DD.md in the data dir) of what was saved"),
     # Semantic recall (memory/embed, vectors.py, hybrid.py, worker.py)

@@ -117,7 +117,28 @@ def report(ws: Workspace) -> dict[str, Any]:
         "hook_errors_logged": errors,
         "notices": [str(n.get("message")) for n in _notices()],
         "spooled_events": _spooled(),
+        "flagged_memories": flagged(ws),
     }
+
+
+def flagged(ws: Workspace, limit: int = 20) -> dict[str, Any]:
+    """Memories flagged as instruction-shaped (memory/fence.py): never injected automatically, listed here
+    for a person to review (`memory get ID`, then `memory forget ID` or keep)."""
+    from memory.fence import FLAG, row_label
+
+    try:
+        n = ws.db.execute("SELECT count(*) FROM memories WHERE project = ? AND flags != ''",
+                          (ws.project.key,)).fetchone()[0]
+        rows = ws.db.execute("SELECT * FROM memories WHERE project = ? AND flags != '' "
+                             "ORDER BY created_at DESC LIMIT ?", (ws.project.key, limit)).fetchall()
+    except Exception as exc:  # noqa: BLE001 - a damaged database is reported by check_db
+        return {"error": repr(exc)}
+    out: dict[str, Any] = {"count": n, "flag": f"{FLAG}: reads as orders to the agent; never injected "
+                           "automatically; review with `memory get ID`, remove with `memory forget ID`"}
+    for r in rows:
+        day = time.strftime("%Y-%m-%d", time.localtime(r["created_at"]))
+        out[f"#{r['id']}"] = f"{r['title'][:100]} ({row_label(r)}, {day})"
+    return out
 
 
 def _setup(home: str, venv: str | None) -> str:

@@ -1,6 +1,8 @@
 """What the model is told: handoffs and memories at session start, relevant memories per prompt.
 
-Phrased as facts (Claude Code advises against text framed as commands) and kept under the injection cap.
+Phrased as facts (Claude Code advises against text framed as commands), kept under the injection cap, and
+always inside the one untrusted block (memory/fence.py): each memory line names where it came from and
+when; memories flagged as instruction-shaped, and such lines of handoffs and summaries, are withheld.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from memory import handoff, store
+from memory import fence, handoff, store
 from memory import state as session_state
 from memory.config import env, env_int
 from memory.search import Filters, Hit, _shared_terms, keyword_search, terms, useful_memories
@@ -19,31 +21,50 @@ def _date(ts: float) -> str:
     return time.strftime("%Y-%m-%d", time.localtime(ts))
 
 
-def _authors(ws: Workspace, hits: list[Hit]) -> dict[int, str]:
-    """Who wrote the memories pulled from the team server (the local ones have no author): the model is
-    told a teammate's decision is a teammate's."""
-    if not hits:
-        return {}
-    marks = ",".join("?" * len(hits))
-    try:
-        rows = ws.db.execute(f"SELECT id, author, machine FROM memories WHERE id IN ({marks}) "
-                             "AND (author IS NOT NULL OR machine IS NOT NULL)", [h.id for h in hits]).fetchall()
-    except Exception:  # a label is not worth failing a hook
-        return {}
-    return {r[0]: (r[1] or "a teammate") + (f" on {r[2]}" if r[2] else "") for r in rows}
+def provenance(ws: Workspace, ids: list[int]) -> dict[int, sqlite3.Row]:
+    return store.provenance(ws.db, ids)
 
 
-def _hit_line(h: Hit, width: int = 240, author: str | None = None) -> str:
+def label(row: sqlite3.Row | None) -> str:
+    return fence.row_label(row)
+
+
+def flagged(h: Hit, row: sqlite3.Row | None) -> bool:
+    return fence.is_flagged(row, h.title, h.content)
+
+
+def is_repo_doc(row: sqlite3.Row | None) -> bool:
+    return row is not None and (row["origin"] == "repo-doc" or (not row["origin"] and row["source"] == "markdown"))
+
+
+def _hit_line(h: Hit, width: int = 240, row: sqlite3.Row | None = None) -> str:
     body = " ".join(h.content.split())
-    if body.lower().startswith(h.title.lower()):
-        body = body[len(h.title):].lstrip(" :-")
-    elif body.lower() in h.title.lower():  # e.g. "Asked: <prompt>" whose content is the prompt itself
+    title = " ".join(h.title.split())
+    if body.lower().startswith(title.lower()):
+        body = body[len(title):].lstrip(" :-")
+    elif body.lower() in title.lower():  # e.g. "Asked: <prompt>" whose content is the prompt itself
         body = ""
-    text = f"- [{h.type}] {h.title}"
+    text = f"- [{h.type}] {title}"
     if body:
         text += f": {body[:width]}{'...' if len(body) > width else ''}"
-    by = f"from {author}, " if author else ""
-    return f"{text} ({by}{_date(h.created_at)}, #{h.id})"
+    return f"{text} ({label(row)}, {_date(h.created_at)}, #{h.id})"
+
+
+def screen(text: str) -> tuple[str, int]:
+    """A handoff or summary without its instruction-shaped lines, and how many were withheld."""
+    kept: list[str] = []
+    dropped = 0
+    for line in text.splitlines():
+        if fence.instruction_shaped(line):
+            dropped += 1
+        else:
+            kept.append(line)
+    return "\n".join(kept), dropped
+
+
+def _withheld(n: int) -> str:
+    return (f"({n} recorded line{'s' if n > 1 else ''} withheld here: {'they read' if n > 1 else 'it reads'} "
+            "as instructions to the agent; `memory doctor` lists flagged memories for review)")
 
 
 def _fit(parts: list[str], limit: int) -> str:
@@ -84,9 +105,16 @@ def _hybrid(ws: Workspace, query: str, limit: int, filters: Filters, *, relevant
 
 
 def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, list[int]]:
-    """Returns the text to inject and the ids of memories it names."""
+    """The text to inject (one untrusted block) and the ids of memories it names."""
     limit = env_int("MEMORY_INJECT_MAX_CHARS")
+    body, used = session_start_body(ws, session_id, source, limit - fence.OVERHEAD)
+    return fence.wrap(body, limit), used
+
+
+def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) -> tuple[str, list[int]]:
+    """What the startup block holds, unfenced (the prompt hook joins it with its recall in one block)."""
     parts: list[str] = []
+    withheld = 0
     if source in ("compact", "resume", "clear", "fork"):
         h = handoff.latest(ws, session_id)
         # A resumed conversation still holds what was injected into it: the same handoff is not repeated.
@@ -103,37 +131,52 @@ def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, lis
             which = "the last session that did work in this project" if later else \
                 "the previous session in this project"
             after = f"; {later} later session{'s' if later > 1 else ''} did none" if later else ""
-            parts.append(f"Handoff from the memory plugin (where {which} stopped, "
-                         f"{_date(h['created_at'])}{after}):\n{h['content']}")
-    hits = [x for x in useful_memories(ws.db, ws.project.key, env_int("MEMORY_STARTUP_MEMORIES") * 2)
-            if x.session_id != session_id and x.importance >= 0.4][: env_int("MEMORY_STARTUP_MEMORIES")]
+            parts.append(_handoff_text(f"Handoff from the memory plugin (where {which} stopped, "
+                                       f"{_date(h['created_at'])}{after}; recorded from that session's prompts, "
+                                       f"tool output and assistant messages)", h["content"]))
+    want = env_int("MEMORY_STARTUP_MEMORIES")
+    hits = [x for x in useful_memories(ws.db, ws.project.key, want * 3)
+            if x.session_id != session_id and x.importance >= 0.4]
     if h and h["content"].strip():
         # What the handoff is about, found by hybrid search when the worker answers in time: the most
         # related memories take up to half the places.
-        related = _hybrid(ws, h["content"][:600], env_int("MEMORY_STARTUP_MEMORIES") // 2,
-                          Filters(exclude_session=session_id))
+        related = _hybrid(ws, h["content"][:600], want // 2, Filters(exclude_session=session_id))
         if related:
             seen_ids = {x.id for x in related}
-            hits = (related + [x for x in hits if x.id not in seen_ids])[: env_int("MEMORY_STARTUP_MEMORIES")]
+            hits = related + [x for x in hits if x.id not in seen_ids]
+    # Repository docs nobody read are not memories of earlier sessions (prompt recall shows them, labelled),
+    # and instruction-shaped memories are never injected on their own.
+    prov = provenance(ws, [x.id for x in hits])
+    shown = [x for x in hits if not is_repo_doc(prov.get(x.id))]
+    withheld += sum(1 for x in shown[:want] if flagged(x, prov.get(x.id)))
+    hits = [x for x in shown if not flagged(x, prov.get(x.id))][:want]
     if hits:
         parts.append(f"Memories of project {ws.project.name} from earlier sessions:")
-        authors = _authors(ws, hits)
-        parts += [_hit_line(x, author=authors.get(x.id)) for x in hits]
+        parts += [_hit_line(x, row=prov.get(x.id)) for x in hits]
     if source in ("startup", "clear"):  # last: the first part dropped when the cap is reached
         from memory.summary import recent
 
         # The session whose handoff is injected above is already described by it.
         lines = recent(ws.db, ws.project.key, (session_id, h["session_id"] if h else ""),
                        env_int("MEMORY_SESSION_SUMMARIES"))
-        if lines:
-            parts += ["Recent sessions in this project (what was asked, done, learned, left):\n" + lines[0],
-                      *lines[1:]]
+        kept = [ln for ln in lines if not fence.instruction_shaped(ln)]
+        withheld += len(lines) - len(kept)
+        if kept:
+            parts += ["Recent sessions in this project (what was asked, done, learned, left):\n" + kept[0],
+                      *kept[1:]]
+    if withheld and parts:
+        parts.append(_withheld(withheld))
     if not parts:
         return "", []
     text = _fit(parts, limit)
     used = [x.id for x in hits if f"#{x.id})" in text]
     store.log_access(ws.db, used, "inject-start", session_id)
     return text, used
+
+
+def _handoff_text(head: str, content: str) -> str:
+    body, dropped = screen(content)
+    return f"{head}:\n{body}" + (f"\n{_withheld(dropped)}" if dropped else "")
 
 
 def _own_handoff(ws: Workspace, session_id: str, h: sqlite3.Row, source: str) -> str:
@@ -144,8 +187,9 @@ def _own_handoff(ws: Workspace, session_id: str, h: sqlite3.Row, source: str) ->
         s.pop(handoff.COMPACT_PENDING, None)
 
     session_state.update(ws, session_id, mark)
-    return (f"Handoff from the memory plugin (state of the work before the {source}, "
-            f"{_date(h['created_at'])}):\n{h['content']}")
+    return _handoff_text(f"Handoff from the memory plugin (state of the work before the {source}, "
+                         f"{_date(h['created_at'])}; recorded from this session's prompts, tool output and "
+                         "assistant messages)", h["content"])
 
 
 def lost_compact_handoff(ws: Workspace, session_id: str) -> str:
@@ -176,9 +220,20 @@ def _already_shown(ws: Workspace, session_id: str, ids: list[int]) -> set[int]:
 
 
 def prompt_recall(ws: Workspace, session_id: str, prompt: str) -> tuple[str, list[int]]:
-    """Memories relevant to a prompt, from other sessions, not already injected in this one. The work is
-    bounded whatever the session's length: keyword recall leaves the memories shown out in SQL, hybrid
-    recall asks for a fixed OVERFETCH more."""
+    """Memories relevant to a prompt, from other sessions, not already injected in this one: one untrusted
+    block."""
+    limit = min(4000, env_int("MEMORY_INJECT_MAX_CHARS"))
+    body, ids = prompt_recall_body(ws, session_id, prompt, limit - fence.OVERHEAD)
+    return fence.wrap(body, limit), ids
+
+
+# Keyword hits asked for beyond the recall limit: flagged (instruction-shaped) hits are left out below.
+FLAGGED_ROOM = 3
+
+
+def prompt_recall_body(ws: Workspace, session_id: str, prompt: str, width: int) -> tuple[str, list[int]]:
+    """The recall block's body, unfenced. The work is bounded whatever the session's length: keyword recall
+    leaves the memories shown out in SQL, hybrid recall asks for a fixed OVERFETCH more."""
     if len(prompt.strip()) < 8 or prompt.lstrip().startswith("/"):
         return "", []
     want = env_int("MEMORY_PROMPT_RECALL_LIMIT")
@@ -188,18 +243,29 @@ def prompt_recall(ws: Workspace, session_id: str, prompt: str) -> tuple[str, lis
         shown_some = ws.db.execute("SELECT 1 FROM access_log WHERE session_id = ? AND kind LIKE 'inject%' LIMIT 1",
                                    (session_id,)).fetchone() is not None
         filters = Filters(exclude_session=session_id, not_shown_in=session_id if shown_some else None)
-        hits = keyword_search(ws.db, prompt, limit=want + 1, filters=filters, min_terms=2,
+        hits = keyword_search(ws.db, prompt, limit=want + 1 + FLAGGED_ROOM, filters=filters, min_terms=2,
                               max_candidates=env_int("MEMORY_RECALL_CANDIDATES"))
     shown = _already_shown(ws, session_id, [h.id for h in hits])
     prompt_hash = store.content_hash(prompt)
     hits = [h for h in hits if h.id not in shown and store.content_hash(h.content) != prompt_hash]
-    hits = hits[:want]
-    if not hits:
+    prov = provenance(ws, [h.id for h in hits])
+    withheld = sum(1 for h in hits[:want] if flagged(h, prov.get(h.id)))
+    hits = [h for h in hits if not flagged(h, prov.get(h.id))][:want]
+    if not hits and not withheld:
         return "", []
-    authors = _authors(ws, hits)
-    text = _fit(["Memories from earlier sessions that relate to this request:",
-                 *(_hit_line(h, author=authors.get(h.id)) for h in hits)],
-                min(4000, env_int("MEMORY_INJECT_MAX_CHARS")))
+    memories = [h for h in hits if not is_repo_doc(prov.get(h.id))]
+    docs = [h for h in hits if is_repo_doc(prov.get(h.id))]
+    parts: list[str] = []
+    if memories:
+        parts += ["Memories from earlier sessions that relate to this request:",
+                  *(_hit_line(h, row=prov.get(h.id)) for h in memories)]
+    if docs:
+        parts += ["Repository docs that relate to this request (sections of files in this repository, indexed "
+                  "by the plugin; not memories of earlier sessions, and not necessarily read by anyone):",
+                  *(_hit_line(h, row=prov.get(h.id)) for h in docs)]
+    if withheld:
+        parts.append(_withheld(withheld))
+    text = _fit(parts, width)
     ids = [h.id for h in hits if f"#{h.id})" in text]
     store.log_access(ws.db, ids, "inject-prompt", session_id, prompt)
     return text, ids

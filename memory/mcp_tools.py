@@ -13,7 +13,7 @@ import os
 import time
 from typing import Any
 
-from memory import expiry, store
+from memory import expiry, fence, store
 from memory.classify import TYPES
 from memory.deciders import settle
 from memory.finder import Labelled, project_workspaces, search_all, search_project
@@ -130,11 +130,17 @@ def snippet(title: str, content: str, width: int) -> str:
     return _cut(body, width)
 
 
-def hit_line(h: Hit, project: str | None = None) -> str:
+def _trust(row: Any, title: str, content: str) -> str:
+    """A line's provenance and, when it reads as orders to the agent, its flag (memory/fence.py)."""
+    flag = f" [flagged: {fence.FLAG}]" if fence.is_flagged(row, title, content) else ""
+    return f" ({fence.row_label(row)}){flag}"
+
+
+def hit_line(h: Hit, project: str | None = None, row: Any = None) -> str:
     label = f" ({project})" if project else ""
     line = f"#{h.id} {_day(h.created_at)} [{h.type}]{label} {_cut(h.title, TITLE_CHARS)}"
     body = snippet(h.title, h.content, SNIPPET_CHARS)
-    return f"{line} | {body}" if body else line
+    return (f"{line} | {body}" if body else line) + _trust(row, h.title, h.content)
 
 
 # -- argument checks ---------------------------------------------------------------------------------
@@ -188,8 +194,9 @@ def search(places: Places, query: str, limit: int = 10, types: list[str] | None 
         if not found:
             return f"No memory in any project matches {query!r}."
         lines = [hit_line(x.hit, x.project) for x in found]
-        head = f"{count(len(found), 'memory')} across projects for {query!r} (id, date, type, project, title | start):"
-        return "\n".join([head, *lines, "Ids are per project: pass project=<name> to timeline/get."])
+        head = (f"{count(len(found), 'memory')} across projects for {query!r} (id, date, type, project, "
+                "title | start (where from)):")
+        return fence.wrap("\n".join([head, *lines, "Ids are per project: pass project=<name> to timeline/get."]))
     ws, close = places.resolve(project)
     try:
         hits = search_project(ws, query, limit=limit, filters=filters)
@@ -197,8 +204,10 @@ def search(places: Places, query: str, limit: int = 10, types: list[str] | None 
         if not hits:
             return f"No memory in project {ws.project.name} matches {query!r}."
         head = (f"{count(len(hits), 'memory')} in project {ws.project.name} for {query!r} "
-                "(id, date, type, title | start):")
-        return "\n".join([head, *map(hit_line, hits), "More: timeline(id) for context, get(ids) for full content."])
+                "(id, date, type, title | start (where from)):")
+        prov = store.provenance(ws.db, [h.id for h in hits])
+        lines = [hit_line(h, row=prov.get(h.id)) for h in hits]
+        return fence.wrap("\n".join([head, *lines, "More: timeline(id) for context, get(ids) for full content."]))
     finally:
         if close:
             ws.close()
@@ -231,8 +240,8 @@ def timeline_tool(places: Places, id: int | None = None, query: str | None = Non
             body = snippet(r["title"], r["content"], TIMELINE_SNIPPET_CHARS)
             sess = f" s:{str(r['session_id'])[:8]}" if r["session_id"] else ""
             line = f"{mark} #{r['id']} {_minute(r['created_at'])}{sess} [{r['type']}] {_cut(r['title'], TITLE_CHARS)}"
-            lines.append(f"{line} | {body}" if body else line)
-        return "\n".join(lines)
+            lines.append((f"{line} | {body}" if body else line) + _trust(r, r["title"], r["content"]))
+        return fence.wrap("\n".join(lines))
     finally:
         if close:
             ws.close()
@@ -248,7 +257,8 @@ def get(places: Places, ids: list[int], project: str | None = None) -> str:
         for r in rows:
             head = (f"#{r['id']} [{r['type']}] {r['title']}\n"
                     f"date: {_minute(r['created_at'])}  importance: {r['importance']:.2f}  "
-                    f"session: {r['session_id'] or '-'}  tags: {r['tags'] or '-'}")
+                    f"session: {r['session_id'] or '-'}  tags: {r['tags'] or '-'}\n"
+                    f"from:{_trust(r, r['title'], r['content'])}")
             if r["files"]:
                 head += f"\nfiles: {', '.join(r['files'].splitlines())}"
             if r["expires_at"]:
@@ -260,7 +270,7 @@ def get(places: Places, ids: list[int], project: str | None = None) -> str:
         text = "\n\n---\n\n".join(parts)
         if len(text) > MAX_GET_CHARS:
             text = text[:MAX_GET_CHARS] + "\n[... cut: ask for fewer ids at once ...]"
-        return text
+        return fence.wrap(text)
     finally:
         if close:
             ws.close()

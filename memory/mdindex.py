@@ -1,5 +1,9 @@
 """The project's own markdown (CLAUDE.md, docs, notes) indexed as `fact` memories, one per section.
 
+They are repository content, not memories of earlier sessions: saved with origin `repo-doc` and the file,
+never injected at SessionStart, and labelled as repository docs when a prompt recalls them. Indexing is off
+everywhere with MEMORY_REPO_DOCS=off, or for one project with `memory index-markdown --off`.
+
 A file is re-indexed only when its content hash changes (the hashes live in the `meta` table), its old
 sections are replaced, and a file that disappeared takes its sections with it. Files over 100 KB are
 skipped (generated or vendored, not notes), and so is everything under the data dir: the daily log lives
@@ -31,6 +35,7 @@ MAX_WALK_ENTRIES = 50000
 SECTION_CHARS = 1800
 META_FILE = "mdindex:file:"
 META_ENQUEUED = "mdindex:enqueued_at"
+META_OFF = "mdindex:off"  # present: this project's docs are not indexed (`memory index-markdown --off`)
 # Folders never walked: dependencies, builds, caches and VCS data are not the project's notes.
 SKIP_DIRS = frozenset("node_modules .git .hg .svn .venv venv env __pycache__ build dist target vendor "
                       "site-packages .tox .mypy_cache .pytest_cache .ruff_cache .next .cache coverage".split())
@@ -46,14 +51,47 @@ def patterns() -> list[str]:
     return env("MEMORY_MARKDOWN_GLOBS").replace(",", " ").split()
 
 
+def enabled_everywhere() -> bool:
+    """MEMORY_REPO_DOCS=off turns repository doc indexing off for every project."""
+    return env("MEMORY_REPO_DOCS").strip().lower() not in ("off", "0", "false", "no") and bool(patterns())
+
+
+def project_off(ws: Workspace) -> bool:
+    """`memory index-markdown --off` turned indexing off for this project (a meta row)."""
+    return ws.db.execute("SELECT 1 FROM meta WHERE key = ?", (META_OFF,)).fetchone() is not None
+
+
+def set_project(ws: Workspace, on: bool) -> int:
+    """Turn this project's repository doc indexing on or off. Off also removes the sections indexed so far
+    (they are copies of files in the repository, not memories); returns how many were removed."""
+    with Tx(ws.db):
+        if on:
+            ws.db.execute("DELETE FROM meta WHERE key = ?", (META_OFF,))
+            return 0
+        ws.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (META_OFF, repr(time.time())))
+    removed = 0
+    for rel, before in _meta(ws).items():
+        removed += _drop(ws, _ids(before))
+        _set_meta(ws, rel, None)
+    rest = [r[0] for r in ws.db.execute("SELECT id FROM memories WHERE source = 'markdown'")]
+    if rest:
+        from memory.evict import remove
+
+        removed += remove(ws, rest)[0]
+    return removed
+
+
 def maybe_enqueue(ws: Workspace, now: float | None = None) -> bool:
-    """Queue an indexing job unless one was queued within the interval. Returns True when queued."""
-    if not patterns():
+    """Queue an indexing job unless one was queued within the interval or indexing is off (everywhere or
+    for this project). Returns True when queued."""
+    if not enabled_everywhere():
         return False
     now = time.time() if now is None else now
-    row = ws.db.execute("SELECT value FROM meta WHERE key = ?", (META_ENQUEUED,)).fetchone()
+    rows = dict(ws.db.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", (META_ENQUEUED, META_OFF)))
+    if META_OFF in rows:
+        return False
     interval = max(0, env_int("MEMORY_MARKDOWN_INTERVAL_MINUTES")) * 60
-    if row is not None and now - float(row[0] or 0) < interval:
+    if META_ENQUEUED in rows and now - float(rows[META_ENQUEUED] or 0) < interval:
         return False
     from memory import queue
 
@@ -227,7 +265,7 @@ def index_file(ws: Workspace, rel: str, text: str) -> list[int]:
         content = f"{heading}\n\n{body}" if heading else body
         saved = store.save(ws.db, ws.project.key, store.NewMemory(
             title=title, content=content, type="fact", importance=0.55, tags=["markdown"], files=[rel],
-            source="markdown"), filter_low_value=False)
+            source="markdown", origin="repo-doc", origin_detail=rel), filter_low_value=False)
         if saved.id is not None and ws.db.execute("SELECT source FROM memories WHERE id = ?",
                                                   (saved.id,)).fetchone()["source"] == "markdown":
             ids.append(saved.id)
@@ -242,7 +280,8 @@ def _ids(entry: object) -> list[int]:
 def index_project(ws: Workspace, *, force: bool = False) -> dict[str, object]:
     """Index the project's markdown now. Returns counts of what happened."""
     root = ws.project.root
-    globs = patterns()
+    globs = patterns() if env("MEMORY_REPO_DOCS").strip().lower() not in ("off", "0", "false", "no") and \
+        not project_off(ws) else []
     files = find_files(root, globs, exclude=[ws.home]) if globs and root and os.path.isdir(root) else []
     import hashlib  # here, not at the top: SessionStart imports this module for maybe_enqueue
 

@@ -300,5 +300,26 @@ def m005_team(db: sqlite3.Connection) -> None:
     )
 
 
+def m006_provenance(db: sqlite3.Connection) -> None:
+    # Where each memory came from (memory/fence.py ORIGINS: user, tool, file, assistant, model, teammate,
+    # repo-doc, transcript, extractor), a detail (which tool, which file, which extractor), and trust flags
+    # ('instruction-shaped': reads as orders to the agent; never injected automatically, listed by doctor).
+    # Rows from before are derived from their source, tags and author, and scanned once for flags.
+    from memory.fence import derive_origin, flags_for
+
+    run_script(
+        db,
+        """
+        ALTER TABLE memories ADD COLUMN origin TEXT;
+        ALTER TABLE memories ADD COLUMN origin_detail TEXT;
+        ALTER TABLE memories ADD COLUMN flags TEXT NOT NULL DEFAULT '';
+        CREATE INDEX memories_flags ON memories(project, flags) WHERE flags != '';
+        """,
+    )
+    rows = db.execute("SELECT id, source, type, tags, files, author, machine, title, content FROM memories")
+    updates = [(*derive_origin(r[1], r[2], r[3], r[4], r[5], r[6]), flags_for(r[7], r[8]), r[0]) for r in rows]
+    db.executemany("UPDATE memories SET origin = ?, origin_detail = ?, flags = ? WHERE id = ?", updates)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_outlines, m003_semantic,
-                                                          m004_extraction, m005_team]
+                                                          m004_extraction, m005_team, m006_provenance]

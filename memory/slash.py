@@ -117,22 +117,50 @@ def argv_for(verb: str, raw: str, session: str | None) -> list[str] | str:
     return [verb, *options, *rest]
 
 
-def run(verb: str, raw: str, session: str | None) -> int:
-    from memory.cli import cli
+# What these print is recalled text the model reads: it goes out inside the untrusted block (memory/fence.py).
+# Errors and usage messages are the plugin's own words and stay outside it.
+RECALLING = frozenset({"search", "get", "timeline", "recent", "handoff"})
 
+
+def run(verb: str, raw: str, session: str | None) -> int:
     argv = argv_for(verb, raw.strip(), session)
     if isinstance(argv, str):
         click.echo(f"memory: {argv}")
         return 0
     if verb == "forget" and argv[0] == "search":
         click.echo("Nothing was forgotten: /memory:forget takes memory ids. Memories that match:")
+    if argv[0] not in RECALLING:
+        problem = _main(argv)
+        if problem:
+            click.echo(problem)
+        return 0
+    import contextlib
+    import io
+
+    from memory.fence import wrap
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        problem = _main(argv)
+    if out.getvalue().strip():
+        click.echo(wrap(out.getvalue()))
+    if problem:
+        click.echo(problem)
+    return 0
+
+
+def _main(argv: list[str]) -> str:
+    """Run one `memory` command; returns its error message ('' when it ran). Every outcome is printed and
+    the exit code is 0 (a `!` command that fails aborts the slash command)."""
+    from memory.cli import cli
+
     try:
         cli.main(args=argv, prog_name="memory", standalone_mode=False)
     except click.ClickException as exc:
-        click.echo(f"memory: {exc.format_message()}")
+        return f"memory: {exc.format_message()}"
     except click.Abort:
-        click.echo("memory: aborted")
+        return "memory: aborted"
     except SystemExit as exc:  # a command that exits on its own (doctor): its output is already printed
         if exc.code not in (0, None):
-            click.echo(f"memory: exit status {exc.code}")
-    return 0
+            return f"memory: exit status {exc.code}"
+    return ""

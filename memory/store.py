@@ -9,6 +9,7 @@ import time
 from memory.classify import TYPES, is_low_value
 from memory.config import env_int
 from memory.db import Tx
+from memory.fence import derive_origin, flags_for
 from memory.privacy import clean
 from memory.sha import sha256
 
@@ -18,7 +19,8 @@ class NewMemory:
     def __init__(self, title: str, content: str, type: str = "observation", importance: float = 0.5,
                  confidence: float = 0.5, tags: list[str] | None = None, files: list[str] | None = None,
                  source: str = "hook", session_id: str | None = None, created_at: float | None = None,
-                 expires_at: float | None = None) -> None:
+                 expires_at: float | None = None, origin: str | None = None, origin_detail: str | None = None,
+                 flags: str = "") -> None:
         self.title = title
         self.content = content
         self.type = type
@@ -30,6 +32,11 @@ class NewMemory:
         self.session_id = session_id
         self.created_at = created_at
         self.expires_at = expires_at
+        # Provenance (memory/fence.py ORIGINS): who or what wrote the text; derived from source and tags
+        # when a writer leaves it out. Flags are set at save from the text itself.
+        self.origin = origin
+        self.origin_detail = origin_detail
+        self.flags = flags
 
     def __repr__(self) -> str:
         return f"NewMemory({self.type}: {self.title!r})"
@@ -98,6 +105,9 @@ def _save_row(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_
     tkey = normalise(title)
     tags = ",".join(sorted({c for t in m.tags if (c := clean(t).strip().lower())}))
     files = "\n".join(dict.fromkeys(clean(f) for f in m.files if f))
+    origin, detail = (m.origin, m.origin_detail) if m.origin else derive_origin(m.source, m.type, tags, files)
+    detail = clean(detail)[:200] if detail else detail
+    flags = ",".join(sorted({f for f in (m.flags, flags_for(title, content)) if f}))
     with Tx(db):
         row = db.execute(
             "SELECT id FROM memories WHERE project = ? AND content_hash = ?", (project, chash)
@@ -114,18 +124,19 @@ def _save_row(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_
             merged_files = "\n".join(dict.fromkeys(filter(None, (row["files"] + "\n" + files).split("\n"))))
             db.execute(
                 """UPDATE memories SET content = ?, content_hash = ?, type = ?, importance = ?, tags = ?,
-                   files = ?, session_id = COALESCE(?, session_id), updated_at = ?, expires_at = ?
-                   WHERE id = ?""",
+                   files = ?, session_id = COALESCE(?, session_id), updated_at = ?, expires_at = ?,
+                   origin = ?, origin_detail = ?, flags = ? WHERE id = ?""",
                 (content, chash, m.type, max(row["importance"], m.importance), merged_tags, merged_files,
-                 m.session_id, now, m.expires_at, row["id"]),
+                 m.session_id, now, m.expires_at, origin, detail, flags, row["id"]),
             )
             return Saved(row["id"], "updated")
         cur = db.execute(
             """INSERT INTO memories (project, session_id, type, title, title_key, content, content_hash,
-               importance, confidence, tags, files, source, created_at, updated_at, expires_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+               importance, confidence, tags, files, source, created_at, updated_at, expires_at, origin,
+               origin_detail, flags)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (project, m.session_id, m.type, title, tkey, content, chash, float(m.importance),
-             float(m.confidence), tags, files, m.source, created, now, m.expires_at),
+             float(m.confidence), tags, files, m.source, created, now, m.expires_at, origin, detail, flags),
         )
         return Saved(cur.lastrowid, "inserted")
 
@@ -179,6 +190,20 @@ def get_many(db: sqlite3.Connection, ids: list[int]) -> list[sqlite3.Row]:
     marks = ",".join("?" * len(ids))
     rows = {r["id"]: r for r in db.execute(f"SELECT * FROM memories WHERE id IN ({marks})", ids)}
     return [rows[i] for i in ids if i in rows]
+
+
+def provenance(db: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
+    """Where each memory came from (origin, detail, author, machine, source) and its trust flags, by id: one
+    query for the few hits a reader shows (a search Hit carries none of it)."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    try:
+        rows = db.execute(f"SELECT id, origin, origin_detail, flags, author, machine, source, tags, files "
+                          f"FROM memories WHERE id IN ({marks})", ids).fetchall()
+    except sqlite3.Error:  # a label is not worth failing a hook: unlabelled lines say "recorded"
+        return {}
+    return {r["id"]: r for r in rows}
 
 
 def log_access(db: sqlite3.Connection, ids: list[int], kind: str, session_id: str | None = None,

@@ -17,7 +17,7 @@ from memory.migrations import MIGRATIONS
 from memory.project import identify
 
 MEMORY = Path(sys.executable).parent / "memory"
-LAYER1 = {"id", "title", "type", "score", "date"}
+LAYER1 = {"id", "title", "type", "score", "date", "origin", "flags"}  # origin, flags: issue 14
 
 
 class Cli:

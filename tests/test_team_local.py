@@ -92,7 +92,7 @@ def test_a_version_4_database_migrates_with_uids_and_scopes(tmp_path: Path) -> N
                    "updated_at) VALUES ('k', ?, ?, ?, 'c', ?, 0, 0)", (kind, f"t{i}", f"t{i}", f"h{i}"))
     db.close()
     db = connect(str(path))
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     rows = db.execute("SELECT type, scope, length(uid) FROM memories ORDER BY id").fetchall()
     assert [tuple(r) for r in rows] == [("decision", "team", 32), ("observation", "personal", 32),
                                         ("bugfix", "team", 32)]

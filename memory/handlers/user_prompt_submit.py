@@ -3,7 +3,8 @@ prompt is stored, so it never echoes the prompt back)."""
 
 from __future__ import annotations
 
-from memory import capture, inject
+from memory import capture, fence, inject
+from memory.config import env_int
 from memory.db import Tx
 from memory.handlers.common import apply, session_id, touch_session, workspace
 from memory.hookrun import context_output
@@ -20,22 +21,24 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     ws = workspace(event)
     sid = session_id(event)
     parts = []
+    # One untrusted block (memory/fence.py) for all of it, within the 9,000 characters Claude Code keeps inline.
+    room = 9000 - fence.OVERHEAD
     # Recall runs before the write lock is taken: it may wait for the worker, which may be writing.
     new = ws.db.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone() is None
     if new:
         # SessionStart context is not always delivered on new interactive sessions (claude-code#10373):
         # the first prompt of a session we have not seen carries it instead.
-        start, _ = inject.session_start(ws, sid, "startup")
+        start, _ = inject.session_start_body(ws, sid, "startup", min(room, env_int("MEMORY_INJECT_MAX_CHARS")))
         if start:
             parts.append(start)
     else:
         lost = inject.lost_compact_handoff(ws, sid)
         if lost:
             parts.append(lost)
-    recall, _ = inject.prompt_recall(ws, sid, prompt)
+    recall, _ = inject.prompt_recall_body(ws, sid, prompt, 4000 - fence.OVERHEAD)
     if recall:
         parts.append(recall)
     with Tx(ws.db):  # one commit for the session row and the capture
         touch_session(ws, event, source="prompt", prompts=1)
         apply(ws, sid, capture.prompt_event(prompt, sid))
-    return context_output("UserPromptSubmit", "\n\n".join(parts)[:9000])
+    return context_output("UserPromptSubmit", fence.wrap("\n\n".join(parts), 9000))
