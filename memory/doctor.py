@@ -126,6 +126,8 @@ def flagged(ws: Workspace, limit: int = 20) -> dict[str, Any]:
     for a person to review (`memory get ID`, then `memory forget ID` or keep)."""
     from memory.fence import FLAG, row_label
 
+    if not os.path.exists(ws.db_path):  # doctor creates no database
+        return {"count": 0}
     try:
         n = ws.db.execute("SELECT count(*) FROM memories WHERE project = ? AND flags != ''",
                           (ws.project.key,)).fetchone()[0]

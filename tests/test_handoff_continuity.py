@@ -7,6 +7,15 @@ from pathlib import Path
 
 from helpers import HookRunner
 
+from memory import fence
+
+
+def unfenced(text: str) -> str:
+    """The context inside the untrusted block (memory/fence.py) that wraps all of it."""
+    assert text.startswith(fence.OPEN + "\n") and text.endswith("\n" + fence.CLOSE), text[:300]
+    return text[len(fence.OPEN) + 1:-len(fence.CLOSE) - 1]
+
+
 HEADER = "Handoff from the memory plugin (state of the work before the compact"
 
 
@@ -72,9 +81,9 @@ def test_short_sessions_do_not_replace_the_last_meaningful_handoff(hooks: HookRu
     for n in range(4):  # /memory:stats, a question, a look at a file: no edits, no commands, no decisions
         _short_session(project, f"short-{n}", ["/memory:stats", "what does app.py do?"][n % 2], reads=n % 2)
     text = HookRunner(project, session="next").start()
-    assert text.startswith("Handoff from the memory plugin (where the last session that did work in this "
-                           "project stopped")
-    assert "; 4 later sessions did none):" in text.splitlines()[0]
+    assert unfenced(text).startswith("Handoff from the memory plugin (where the last session that did work in "
+                                     "this project stopped")
+    assert "; 4 later sessions did none" in unfenced(text).splitlines()[0]
     handoff = text.split("Memories of project")[0].split("Recent sessions in this project")[0]
     assert "Task: Migrate the session store to Redis" in handoff and "store.py" in handoff
     assert "/memory:stats" not in handoff and "what does app.py do" not in handoff
@@ -89,14 +98,16 @@ def test_the_latest_session_leads_when_it_did_work(hooks: HookRunner, project: P
     decided.prompt("From now on auth tokens live in httpOnly cookies.")  # a decision is work
     decided.end()
     text = HookRunner(project, session="next").start()
-    assert text.startswith("Handoff from the memory plugin (where the previous session in this project stopped")
+    assert unfenced(text).startswith("Handoff from the memory plugin (where the previous session in this project "
+                                     "stopped")
     assert "httpOnly cookies" in text.split("Memories of project")[0]
 
 
 def test_without_any_meaningful_session_the_latest_handoff_still_leads(project: Path, home: Path) -> None:
     _short_session(project, "question", "what does app.py do?", reads=1)
     text = HookRunner(project, session="next").start()
-    assert text.startswith("Handoff from the memory plugin (where the previous session in this project stopped")
+    assert unfenced(text).startswith("Handoff from the memory plugin (where the previous session in this project "
+                                     "stopped")
     assert "what does app.py do?" in text
 
 
