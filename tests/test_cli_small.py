@@ -320,7 +320,7 @@ def test_one_is_singular_in_the_cli_and_the_mcp_server(home: Path, project: Path
     assert "1 memory, 1 embedded" in outputs["reindex"]
     assert "1 markdown file: 1 indexed (1 section)" in outputs["index-markdown"], outputs["index-markdown"]
     mcp_out = _mcp(project, [("search", {"query": "exponential backoff"}), ("stats", {})])
-    assert mcp_out[0].startswith("1 memory in project app"), mcp_out[0]
+    assert mcp_out[0].split("\n", 2)[2].startswith("1 memory in project app"), mcp_out[0]  # inside the fence
     everything = "\n".join([*outputs.values(), *mcp_out])
     for wrong in ("1 memories", "1 sessions", "1 learnings", "1 files", "1 markdown files", "1 sections",
                   "1 reads", "1 hooks", "(s)"):

@@ -196,7 +196,7 @@ def test_index_markdown_command(home: Path, project: Path) -> None:
     env = {**os.environ, "MEMORY_HOME": str(home)}
     out = subprocess.run([sys.executable, "-m", "memory", "index-markdown"], cwd=project, env=env,
                          capture_output=True, text=True, check=True).stdout
-    assert "1 indexed (1 sections)" in out
+    assert "1 indexed (1 section)" in out
     again = subprocess.run([sys.executable, "-m", "memory", "index-markdown", "--json"], cwd=project, env=env,
                            capture_output=True, text=True, check=True).stdout
     assert json.loads(again)["unchanged"] == 1
