@@ -42,7 +42,9 @@ def _paths() -> list[str]:
 
 
 def add(kind: str, message: str) -> None:
-    line = json.dumps({"at": time.time(), "kind": kind, "message": message, "data_dir": data_home()}) + "\n"
+    from memory.privacy import clean  # an error message may quote the event's text
+
+    line = json.dumps({"at": time.time(), "kind": kind, "message": clean(message), "data_dir": data_home()}) + "\n"
     for i, path in enumerate(_paths()):
         try:
             if i == 0:

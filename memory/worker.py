@@ -62,7 +62,10 @@ META_PROVIDER = "vectors:provider"
 
 
 def _log(message: str) -> None:
-    sys.stderr.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} worker pid={os.getpid()} {message}\n")
+    """One line of logs/worker.log (the worker's stderr), through the privacy filter like every write."""
+    from memory.privacy import clean
+
+    sys.stderr.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} worker pid={os.getpid()} {clean(message)}\n")
     sys.stderr.flush()
 
 

@@ -192,3 +192,13 @@ def test_a_secret_cut_where_a_hook_clipped_the_text_is_still_redacted(text: str,
                                   "ssh://git@github.com:acme/shop.git"])
 def test_a_host_and_port_are_not_a_cut_password(text: str) -> None:
     assert clean(text) == text
+
+
+def test_notices_and_the_worker_log_are_filtered(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from memory import notices, worker
+
+    monkeypatch.setenv("MEMORY_HOME", str(tmp_path))
+    notices.add("error", "psql failed: PGPASSWORD=Zq8vW2nP4tLk psql -h db")
+    worker._log("extract failed for postgres://app:Zq8vW2nP4tLk@db/shop")
+    written = (tmp_path / notices.NAME).read_text() + capsys.readouterr().err
+    assert "Zq8vW2nP4tLk" not in written and written.count("[REDACTED:") == 2
