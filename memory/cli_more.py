@@ -119,7 +119,7 @@ def recent(limit: int, types: tuple[str, ...], project: str | None, as_json: boo
     shown = list(types) or [t for t in TYPES if t != "prompt"]
     marks = ",".join("?" * len(shown))
     rows = ws.db.execute(
-        f"""SELECT id, type, title, created_at, session_id FROM memories WHERE type IN ({marks})
+        f"""SELECT id, type, title, created_at, session_id, flags FROM memories WHERE type IN ({marks})
             AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC, id DESC LIMIT ?""",
         [*shown, time.time(), limit]).fetchall()
     if as_json:
@@ -129,7 +129,8 @@ def recent(limit: int, types: tuple[str, ...], project: str | None, as_json: boo
         click.echo(f"no memories yet in project {ws.project.name}")
         return
     for r in rows:
-        click.echo(f"#{r['id']:<6} {_date(r['created_at'])}  {r['type']:<11} {r['title']}")
+        flag = f"  [flagged: {r['flags']}]" if r["flags"] else ""  # memory/fence.py: a person reviews these
+        click.echo(f"#{r['id']:<6} {_date(r['created_at'])}  {r['type']:<11} {r['title']}{flag}")
 
 
 def _cleanup_text(r: dict[str, Any]) -> list[str]:

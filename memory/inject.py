@@ -132,8 +132,7 @@ def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) 
                 "the previous session in this project"
             after = f"; {later} later session{'s' if later > 1 else ''} did none" if later else ""
             parts.append(_handoff_text(f"Handoff from the memory plugin (where {which} stopped, "
-                                       f"{_date(h['created_at'])}{after}; recorded from that session's prompts, "
-                                       f"tool output and assistant messages)", h["content"]))
+                                       f"{_date(h['created_at'])}{after}){HANDOFF_SOURCES}", h["content"]))
     want = env_int("MEMORY_STARTUP_MEMORIES")
     hits = [x for x in useful_memories(ws.db, ws.project.key, want * 3)
             if x.session_id != session_id and x.importance >= 0.4]
@@ -174,6 +173,13 @@ def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) 
     return text, used
 
 
+# Where each line of a handoff (memory/handoff.py render) comes from, by its key: the handoff is one text,
+# so its provenance is told once, in its heading.
+HANDOFF_SOURCES = ("; Task, Later requests, Compaction focus and Decisions are the user's prompts; Last action, "
+                   "Files, Todos, errors, fixes and commands come from tool input and output and the assistant; "
+                   "Recorded this session lists that session's memories")
+
+
 def _handoff_text(head: str, content: str) -> str:
     body, dropped = screen(content)
     return f"{head}:\n{body}" + (f"\n{_withheld(dropped)}" if dropped else "")
@@ -188,8 +194,7 @@ def _own_handoff(ws: Workspace, session_id: str, h: sqlite3.Row, source: str) ->
 
     session_state.update(ws, session_id, mark)
     return _handoff_text(f"Handoff from the memory plugin (state of the work before the {source}, "
-                         f"{_date(h['created_at'])}; recorded from this session's prompts, tool output and "
-                         "assistant messages)", h["content"])
+                         f"{_date(h['created_at'])}){HANDOFF_SOURCES}", h["content"])
 
 
 def lost_compact_handoff(ws: Workspace, session_id: str) -> str:

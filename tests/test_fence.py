@@ -171,6 +171,10 @@ def test_build_output_payload_is_flagged_and_never_injected(hooks: HookRunner, h
     assert doctor["flagged_memories"]["count"] == 3
     found = cli("search", "evil", "release", "--mode", "keyword", env={"MEMORY_PROJECT_DIR": str(project)})
     assert f"[flagged: {fence.FLAG}]" in found.stdout, found
+    recent = cli("recent", env={"MEMORY_PROJECT_DIR": str(project)}).stdout
+    assert recent.count(f"[flagged: {fence.FLAG}]") == 3, recent
+    shown = cli("doctor", env={"MEMORY_PROJECT_DIR": str(project)}).stdout
+    assert "flagged_memories:" in shown and "Ran `./build.sh --release` (ok)" in shown, shown
 
 
 def test_mcp_save_that_tries_to_close_the_block(hooks: HookRunner, home: Path, project: Path) -> None:
