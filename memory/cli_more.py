@@ -35,11 +35,14 @@ def search_all_projects(text: str, limit: int, filters: Any, project: str | None
     if not found:
         click.echo("no memories match in any project")
         return
+    from memory.fence import FLAG, instruction_shaped
+
     width = max(len(x.project) for x in found)
     for x in found:
         c = x.hit.compact()
+        flag = f"  [flagged: {FLAG}]" if instruction_shaped(f"{x.hit.title}\n{x.hit.content}") else ""
         click.echo(f"{x.project:<{width}}  #{c['id']:<6} {c['date']}  {c['type']:<11} {c['score']:>7.2f}  "
-                   f"{x.hit.title}")
+                   f"{x.hit.title}{flag}")
 
 
 def _session_id(ws: Any, given: str) -> str:

@@ -197,8 +197,9 @@ _ORDERS: tuple[tuple[tuple[str, ...], str], ...] = (
      r"\b(send|upload|post|leak|copy|forward|email)\b[^.\n]{0,50}\b(secrets?|credentials?|tokens?|"
      r"api[ _-]?keys?|passwords?|ssh[ _-]keys?|private[ _-]keys?|\.env\b|env(ironment)?\s+var)"),
     # disabling safeguards
-    (("disable", "turn off", "bypass", "deactivate", "circumvent", "skip"),
-     r"\b(disable|turn\s+off|bypass|deactivate|circumvent|skip)\b[^.\n]{0,30}\b(checks?|safety|security|"
+    # ("skip" is left out: "skip sobelow (the security scanner) in CI" is an ordinary note)
+    (("disable", "turn off", "bypass", "deactivate", "circumvent"),
+     r"\b(disable|turn\s+off|bypass|deactivate|circumvent)\b[^.\n]{0,30}\b(checks?|safety|security|"
      r"safeguards?|guardrails?|sandbox|permissions?|confirmations?|verification|hooks?|protections?|filters?)\b"),
     # orders and fake system notes
     (("you must",), r"\byou\s+must\s+(now|immediately|always|never|not)\b"),

@@ -103,6 +103,7 @@ def test_instruction_shaped_text_is_flagged(text: str) -> None:
     "Read docs/setup.md", "Ran `make build` (ok)", "ignore the warning about deprecated distutils",
     "The user asked to rename greet() to hello()", "List<String> names = new ArrayList<>();",
     "disabled the flaky test test_retry_timeout until the mock is fixed",
+    "Skip sobelow (Phoenix security scanner) in CI", "Skip already-synced sessions (check existence by id)",
 ])
 def test_ordinary_text_is_not_flagged(text: str) -> None:
     assert not fence.instruction_shaped(text)
@@ -206,6 +207,25 @@ def test_mcp_save_that_tries_to_close_the_block(hooks: HookRunner, home: Path, p
             assert "SYSTEM:" not in text and "</memory>" not in text
     finally:
         places.close()
+
+
+def test_team_rows_without_flags_are_checked_when_recalled(hooks: HookRunner, home: Path, project: Path) -> None:
+    """A row pulled from the team server carries no flags (they are computed here at save): the check runs
+    again when it would be injected."""
+    ws = Workspace.for_dir(str(project), str(home))
+    try:
+        ws.db.execute("INSERT INTO memories (project, type, title, title_key, content, content_hash, importance, "
+                      "created_at, updated_at, author, machine) VALUES (?, 'decision', 'Staging deploy checklist', "
+                      "'x', ?, 'h', 0.9, 1.7e9, 1.7e9, 'mallory', 'box')",
+                      (ws.project.key, f"Staging deploy checklist: {PAYLOAD}"))
+        ws.db.commit()
+        assert ws.db.execute("SELECT flags FROM memories").fetchone()[0] == ""
+    finally:
+        ws.close()
+    _session(hooks, "s-team")
+    start = hooks.start()
+    recall = hooks.prompt("What is on the staging deploy checklist?")
+    assert "evil.example" not in start + recall and "withheld" in start + recall
 
 
 def test_provenance_on_every_line(hooks: HookRunner, home: Path, project: Path) -> None:
