@@ -89,7 +89,7 @@ def test_a_decision_saved_on_one_machine_reaches_the_other_machines_session_star
     assert "blue-green switches behind the nginx balancer" in context
     # The model is told whose decision it is: a teammate's, from her machine.
     (line,) = [x for x in context.splitlines() if "blue-green" in x]
-    assert "from alice on " in line, line
+    assert "teammate alice on " in line, line
     (row,) = b.rows("SELECT * FROM memories WHERE content LIKE '%blue-green%'")
     assert row["author"] == "alice" and row["scope"] == "team" and row["machine"] != b.rows(
         "SELECT machine FROM team_link")[0][0]
@@ -461,26 +461,28 @@ def test_a_transaction_that_commits_late_is_not_skipped_by_the_pull_cursor(
     database, a, b = team
     b.init()
 
-    def record(uid: str, text: str) -> dict[str, object]:
+    def record(uid: str, text: str, machine: str) -> dict[str, object]:
         return {"project_id": PROJECT_ID, "uid": uid, "type": "decision", "title": text, "content": text,
                 "tags": "", "files": "", "importance": 0.7, "confidence": 0.5, "source": "test",
                 "session_id": None, "created_at": time.time(), "updated_at": time.time(), "expires_at": None,
-                "deleted": False, "version": time.time(), "machine": "elsewhere", "embedding": None,
+                "deleted": False, "version": time.time(), "machine": machine, "embedding": None,
                 "embed_dim": None, "embed_model": None}
 
     with psycopg.connect(a.url) as t1, psycopg.connect(a.url) as t2:
         t1.execute("SELECT pg_current_xact_id()")
-        t1.execute(UPSERT, record("1" * 32, "We decided the slow writer's rule"))  # lower seq, still open
+        # Two machines: the first write from a new machine name registers it (memory.machines), and a
+        # second first-write of the same name would wait for this transaction.
+        t1.execute(UPSERT, record("1" * 32, "We decided the slow writer's rule", "elsewhere-1"))  # lower seq, open
         t2.execute("SELECT pg_current_xact_id()")
-        t2.execute(UPSERT, record("2" * 32, "We decided the quick writer's rule"))
+        t2.execute(UPSERT, record("2" * 32, "We decided the quick writer's rule", "elsewhere-2"))
         t2.commit()
         b.cli("team", "pull")  # sees T2 committed, T1 not yet: it must not move past T1
         assert not b.rows("SELECT 1 FROM memories WHERE title LIKE '%slow writer%'")
         t1.commit()
     b.cli("team", "pull")
-    titles = {r[0] for r in b.rows("SELECT title FROM memories WHERE machine = 'elsewhere'")}
+    titles = {r[0] for r in b.rows("SELECT title FROM memories WHERE machine LIKE 'elsewhere-%'")}
     assert titles == {"We decided the slow writer's rule", "We decided the quick writer's rule"}
-    seqs = dict(pg.sql(database, "SELECT uid, seq FROM memory.memories WHERE machine = 'elsewhere'"))
+    seqs = dict(pg.sql(database, "SELECT uid, seq FROM memory.memories WHERE machine LIKE 'elsewhere-%'"))
     assert seqs["1" * 32] < seqs["2" * 32]  # the late committer really took the earlier number
 
 
@@ -553,3 +555,86 @@ def test_init_names_a_backend_that_dies_in_the_vector_probe(pg: PgServer, team: 
             time.sleep(0.2)
     b.init()
     assert pg.sql(database, "SELECT count(*) FROM memory.memories WHERE type = 'probe'") == [(0,)]
+
+
+def test_a_member_cannot_forge_the_author_or_a_teammates_machine(pg: PgServer,
+                                                                 team: tuple[str, Machine, Machine]) -> None:
+    """bob, a member, writes with his own role straight to the server: he can neither name alice as the author
+    nor pass his rows off as written on alice's machine; alice's SessionStart says they are bob's."""
+    import psycopg
+
+    database, a, b = team
+    b.init()
+    a.save("We decided release tags are pushed by the release manager only")
+    a.cli("team", "sync")
+    alice_machine = a.rows("SELECT machine FROM team_link")[0][0]
+    ((uid,),) = pg.sql(database, "SELECT uid FROM memory.memories WHERE content LIKE '%release manager%'")
+    now = time.time()
+    row = {"project_id": PROJECT_ID, "uid": "f" * 32, "type": "decision", "title": "Review",
+           "content": "We decided pushes to main skip review from now on", "created_at": now, "updated_at": now,
+           "version": now, "machine": alice_machine}
+    cols, marks = ", ".join(row), ", ".join(["%s"] * len(row))
+    with psycopg.connect(b.url, autocommit=True) as conn:
+        for column, value in (("author", "alice"), ("written_at", "2020-01-01"), ("seq", 1), ("xid", "1")):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(f"INSERT INTO memory.memories ({cols}, {column}) VALUES ({marks}, %s)",
+                             [*row.values(), value])
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("UPDATE memory.memories SET author = 'alice' WHERE uid = %s", (uid,))
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO memory.handoffs (project_id, uid, session_id, trigger, content, created_at, "
+                         "machine, author) VALUES (%s, 'h', 's', 'compact', 'x', 0, %s, 'alice')",
+                         (PROJECT_ID, alice_machine))
+        conn.execute(f"INSERT INTO memory.memories ({cols}) VALUES ({marks})", list(row.values()))
+        conn.execute("UPDATE memory.memories SET content = 'We decided release tags may be pushed by anyone' "
+                     "WHERE uid = %s", (uid,))
+    forged = f"bob/{alice_machine}"
+    assert sorted(pg.sql(database, "SELECT uid, author::text, machine FROM memory.memories")) == sorted(
+        [("f" * 32, "bob", forged), (uid, "bob", forged)])
+    # The tables' owner (alice) is not bound by column privileges, but the trigger still names the writer.
+    with psycopg.connect(a.url, autocommit=True) as conn:
+        conn.execute(f"INSERT INTO memory.memories ({cols}, author) VALUES ({marks}, 'bob')",
+                     [*{**row, "uid": "e" * 32, "content": "We decided the owner's row is hers"}.values()])
+    assert pg.sql(database, f"SELECT author::text, machine FROM memory.memories WHERE uid = '{'e' * 32}'") == [
+        ("alice", alice_machine)]
+    # alice pulls bob's rows as bob's (not as echoes of her own machine), and her SessionStart says so.
+    a.cli("team", "sync")
+    assert {tuple(r) for r in a.rows("SELECT author, machine FROM memories WHERE content LIKE '%review%' "
+                                     "OR content LIKE '%by anyone%'")} == {("bob", forged)}
+    a.hooks.session = "sess-a-next"
+    context = a.hooks.start()
+    lines = [x for x in context.splitlines() if "skip review" in x or "pushed by anyone" in x]
+    assert lines, context
+    for line in lines:
+        assert "teammate bob on " in line and "alice on" not in line, line
+
+
+def test_a_version_1_schema_is_migrated_and_its_machines_stay_with_their_authors(
+        pg: PgServer, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import psycopg
+
+    from memory.team import pg_schema, sync
+
+    database = pg.new_database(owner="alice")
+    a, b = Machine(tmp_path, "a", pg.url("alice", database)), Machine(tmp_path, "b", pg.url("bob", database))
+    with monkeypatch.context() as m:  # the schema as the previous release left it, rows written under it
+        m.setattr(pg_schema, "MIGRATIONS", pg_schema.MIGRATIONS[:1])
+        with sync.connect(a.url) as conn:
+            pg_schema.migrate(conn)
+            for role in ("alice", "bob"):
+                sync.add_member(conn, PROJECT_ID, role)
+    for role in ("alice", "bob"):
+        with psycopg.connect(pg.url(role, database), autocommit=True) as conn:
+            conn.execute("INSERT INTO memory.memories (project_id, uid, type, content, created_at, updated_at, "
+                         "version, machine) VALUES (%s, %s, 'decision', %s, 0, 0, 0, %s)",
+                         (PROJECT_ID, role * 4, f"{role} wrote this under version 1", f"{role}-laptop"))
+    out = b.cli("team", "init", b.url, check=False)  # a member may not migrate the owner's schema
+    assert out.returncode == 1 and "run `memory team init` once as the database owner" in out.stderr, out.stderr
+    assert a.init()["migrations_applied"] == len(pg_schema.MIGRATIONS) - 1
+    with psycopg.connect(b.url, autocommit=True) as conn:
+        for uid, machine in (("bob-again", "bob-laptop"), ("bob-as-alice", "alice-laptop")):
+            conn.execute("INSERT INTO memory.memories (project_id, uid, type, created_at, updated_at, version, "
+                         "machine) VALUES (%s, %s, 'decision', 0, 0, 0, %s)", (PROJECT_ID, uid, machine))
+    assert dict((r[0], r[1:]) for r in pg.sql(database, "SELECT uid, author::text, machine FROM memory.memories")
+                ) == {"alicealicealicealice": ("alice", "alice-laptop"), "bobbobbobbob": ("bob", "bob-laptop"),
+                      "bob-again": ("bob", "bob-laptop"), "bob-as-alice": ("bob", "bob/alice-laptop")}

@@ -53,7 +53,7 @@ def init(ws: Workspace, url: str, *, pid: str | None = None, share_handoffs: boo
 
 def run(ws: Workspace, *, do_push: bool = True, do_pull: bool = True) -> dict[str, Any]:
     """Push then pull. TeamError (scrubbed) when not configured or unreachable; the error is recorded."""
-    from memory.team import sync
+    from memory.team import pg_schema, sync
 
     url = url_for(ws)
     if not url:
@@ -65,6 +65,8 @@ def run(ws: Workspace, *, do_push: bool = True, do_pull: bool = True) -> dict[st
             return {"linked": True, "push": result["push"], "pull": result["pull"]}
         out: dict[str, Any] = {}
         with sync.connect(url) as conn:
+            if not pg_schema.up_to_date(conn):  # writes would miss the newer schema's rules: migrate first
+                pg_schema.migrate(conn)
             if do_push:
                 out["push"] = sync.push(conn, ws.db)
             if do_pull:

@@ -4,10 +4,11 @@ brings `memory.schema_migrations` from N-1 to N. Append only.
 Tables live in the schema `memory`. Row-level security keeps each role to its projects: a row of
 `memory.team_members (project_id, role)` makes a role a member of a project, and every policy compares
 with `current_user`. Table privileges go to PUBLIC, since the rows are what is guarded: a role that is no
-member of any project sees nothing and can write nothing. The owner (who ran `memory team init` first)
-adds members (`memory team grant ROLE`); superusers and BYPASSRLS roles see everything, as always.
-FORCE ROW LEVEL SECURITY applies the policies to the owner too (the owner is made a member of the
-projects it links)."""
+member of any project sees nothing and can write nothing. Who wrote a row is the server's to say (m002: a
+trigger sets author, written_at and the pull cursor; clients may write the other columns only). The owner
+(who ran `memory team init` first) adds members (`memory team grant ROLE`); superusers and BYPASSRLS roles
+see everything, as always. FORCE ROW LEVEL SECURITY applies the policies to the owner too (the owner is
+made a member of the projects it links)."""
 
 from __future__ import annotations
 
@@ -113,7 +114,91 @@ def m001_initial(cur: Any) -> None:
     """)
 
 
-MIGRATIONS = [m001_initial]
+# What a client may write; author, written_at and the pull cursor (xid, seq) are the server's (m002).
+WRITABLE = {
+    "memories": ("project_id", "uid", "type", "title", "content", "tags", "files", "importance", "confidence",
+                 "source", "session_id", "created_at", "updated_at", "expires_at", "deleted", "version", "machine",
+                 "embedding", "embed_dim", "embed_model"),
+    "sessions": ("project_id", "id", "machine", "started_at", "ended_at"),
+    "handoffs": ("project_id", "uid", "session_id", "trigger", "content", "created_at", "machine"),
+}
+
+
+def m002_server_sets_the_writer(cur: Any) -> None:
+    """Team rows carry the truth: a trigger sets author to the authenticated login (session_user, which
+    SET ROLE cannot change), written_at, and on memories the pull cursor (xid, seq); clients keep INSERT and
+    UPDATE on the other columns only (PUBLIC had them on every column, and author was only a default).
+
+    The machine name is the client's claim, scoped to its author: `memory.machines` records which author
+    first wrote from each machine name in a project; another author's row claiming that name is stored as
+    `author/name`, so a member cannot pass their rows off as written on a teammate's machine (a client
+    also skips rows of its own machine as echoes). The trigger runs as the schema's owner (SECURITY
+    DEFINER) to keep that table closed to clients."""
+    cur.execute("""
+        CREATE TABLE memory.machines (
+            project_id text NOT NULL,
+            machine text NOT NULL,
+            author name NOT NULL,
+            first_seen timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (project_id, machine)
+        );
+        REVOKE ALL ON memory.machines FROM PUBLIC;
+        CREATE FUNCTION memory.stamp_writer() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path = pg_catalog, pg_temp AS $fn$
+        DECLARE
+            claimed_by name;
+        BEGIN
+            NEW.author := session_user;
+            NEW.written_at := now();
+            IF TG_TABLE_NAME = 'memories' THEN  -- the xid first, then the sequence number: see sync.PULL
+                NEW.xid := pg_current_xact_id();
+                NEW.seq := nextval('memory.change_seq');
+            END IF;
+            SELECT m.author INTO claimed_by FROM memory.machines m
+            WHERE m.project_id = NEW.project_id AND m.machine = NEW.machine;
+            IF claimed_by IS NULL THEN
+                INSERT INTO memory.machines (project_id, machine, author)
+                VALUES (NEW.project_id, NEW.machine, session_user) ON CONFLICT DO NOTHING;
+                SELECT m.author INTO claimed_by FROM memory.machines m
+                WHERE m.project_id = NEW.project_id AND m.machine = NEW.machine;
+            END IF;
+            IF claimed_by <> session_user THEN
+                NEW.machine := session_user || '/' || NEW.machine;
+            END IF;
+            RETURN NEW;
+        END
+        $fn$;
+        REVOKE ALL ON FUNCTION memory.stamp_writer() FROM PUBLIC;
+    """)
+    # Machines already on the server belong to whoever wrote from them first. FORCE ROW LEVEL SECURITY binds
+    # the owner running this migration too: lifted for the backfill, inside this transaction.
+    tables = ("memories", "sessions", "handoffs")
+    cur.execute("".join(f"ALTER TABLE memory.{t} NO FORCE ROW LEVEL SECURITY;" for t in tables))
+    cur.execute("""
+        INSERT INTO memory.machines (project_id, machine, author, first_seen)
+        SELECT DISTINCT ON (project_id, machine) project_id, machine, author, written_at FROM (
+            SELECT project_id, machine, author, written_at FROM memory.memories
+            UNION ALL SELECT project_id, machine, author, written_at FROM memory.sessions
+            UNION ALL SELECT project_id, machine, author, written_at FROM memory.handoffs) w
+        ORDER BY project_id, machine, written_at
+    """)
+    cur.execute("".join(f"ALTER TABLE memory.{t} FORCE ROW LEVEL SECURITY;" for t in tables))
+    for table, columns in WRITABLE.items():
+        cols = ", ".join(columns)
+        cur.execute(f"""
+            CREATE TRIGGER stamp_writer BEFORE INSERT OR UPDATE ON memory.{table}
+                FOR EACH ROW EXECUTE FUNCTION memory.stamp_writer();
+            REVOKE INSERT, UPDATE ON memory.{table} FROM PUBLIC;
+            GRANT INSERT ({cols}), UPDATE ({cols}) ON memory.{table} TO PUBLIC;
+        """)
+
+
+MIGRATIONS = [m001_initial, m002_server_sets_the_writer]
+
+
+def up_to_date(conn: Any) -> bool:
+    with conn.cursor() as cur:
+        return version(cur) >= len(MIGRATIONS)
 
 
 def version(cur: Any) -> int:

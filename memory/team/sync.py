@@ -36,8 +36,7 @@ ON CONFLICT (project_id, uid) DO UPDATE SET type = excluded.type, title = exclud
     confidence = excluded.confidence, source = excluded.source, session_id = excluded.session_id,
     created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at,
     deleted = excluded.deleted, version = excluded.version, machine = excluded.machine,
-    embedding = excluded.embedding, embed_dim = excluded.embed_dim, embed_model = excluded.embed_model,
-    author = current_user, written_at = now(), xid = pg_current_xact_id(), seq = excluded.seq
+    embedding = excluded.embedding, embed_dim = excluded.embed_dim, embed_model = excluded.embed_model
 WHERE (excluded.version, excluded.machine) > (m.version, m.machine)
 """
 
@@ -208,8 +207,7 @@ def push(conn: Any, db: Any, *, max_batches: int | None = None, on_batch: Any = 
 HANDOFF = """
 INSERT INTO memory.handoffs (project_id, uid, session_id, trigger, content, created_at, machine)
 VALUES (%(project_id)s, %(uid)s, %(session_id)s, %(trigger)s, %(content)s, %(created_at)s, %(machine)s)
-ON CONFLICT (project_id, uid) DO UPDATE SET content = excluded.content, created_at = excluded.created_at,
-    author = current_user, written_at = now()
+ON CONFLICT (project_id, uid) DO UPDATE SET content = excluded.content, created_at = excluded.created_at
 WHERE excluded.created_at > memory.handoffs.created_at
 """
 
