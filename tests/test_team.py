@@ -638,3 +638,30 @@ def test_a_version_1_schema_is_migrated_and_its_machines_stay_with_their_authors
     assert dict((r[0], r[1:]) for r in pg.sql(database, "SELECT uid, author::text, machine FROM memory.memories")
                 ) == {"alicealicealicealice": ("alice", "alice-laptop"), "bobbobbobbob": ("bob", "bob-laptop"),
                       "bob-again": ("bob", "bob-laptop"), "bob-as-alice": ("bob", "bob/alice-laptop")}
+
+
+def test_a_sync_migrates_a_schema_the_owner_linked_under_the_previous_release(
+        pg: PgServer, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pushes without the server's stamps would keep an old cursor: the next sync of the owner migrates
+    first, and the pushed row carries the server's author."""
+    from memory.cli import _open
+    from memory.team import job, pg_schema
+
+    database = pg.new_database(owner="alice")
+    a = Machine(tmp_path, "a", pg.url("alice", database))
+    with monkeypatch.context() as m:  # alice links the project while the schema has only migration 1
+        m.setattr(pg_schema, "MIGRATIONS", pg_schema.MIGRATIONS[:1])
+        m.chdir(a.project)
+        m.setenv("MEMORY_HOME", str(a.home))
+        ws = _open(None)
+        try:
+            job.init(ws, a.url)
+        finally:
+            ws.close()
+    assert pg.sql(database, "SELECT max(version) FROM memory.schema_migrations") == [(1,)]
+    a.save("We decided the nightly build publishes to the staging bucket")
+    a.cli("team", "sync")
+    assert pg.sql(database, "SELECT max(version) FROM memory.schema_migrations") == [(len(pg_schema.MIGRATIONS),)]
+    assert pg.sql(database, "SELECT author::text FROM memory.memories WHERE content LIKE '%staging bucket%'") == [
+        ("alice",)]
+    assert pg.sql(database, "SELECT author::text FROM memory.machines") == [("alice",)]
