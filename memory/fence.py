@@ -32,9 +32,7 @@ OVERHEAD = len(OPEN) + len(CLOSE) + 2  # what the block adds around its body
 FLAG = "instruction-shaped"  # the value of memories.flags for a memory that reads as orders
 
 # `<` before a letter, `/`, `!`, `?` or `|` opens a tag (or a chat-template marker): any such in recalled
-# text is shown as `‹`. Fullwidth and small less-than signs too, as a model may read them as the same.
-_TAGLIKE = r"<(?=\s*[/!?|A-Za-z])"  # a literal first: the engine skips to each `<` (3x faster than a class)
-_WIDE_TAGLIKE = r"[\uff1c\ufe64](?=\s*[/!?|A-Za-z])"
+# text is shown as `‹` (_tags). Fullwidth and small less-than signs too, as a model may read them as the same.
 # A role marker: a role word and a colon, capitalised anywhere (`SYSTEM:`, `Human:`), or in any case at the
 # start of a line or after a sentence, tag or bracket end ("file system: ext4" is left alone). Found from
 # the colons with string methods: a case-insensitive regex over a 9,000-character context took 1.2 ms.
@@ -83,6 +81,17 @@ def _roles(text: str) -> str:
     return "".join(out)
 
 
+def _tags(text: str, lt: str) -> str:
+    """`lt` before a tag-like start (optional spaces, then a letter or one of `/!?|`) becomes `‹`. String
+    methods, not a regex: hooks never import `re` (~6 ms a process) for this."""
+    parts = text.split(lt)
+    out = [parts[0]]
+    for part in parts[1:]:
+        head = part.lstrip()[:1]
+        out.append(("\u2039" if head and (head.isascii() and head.isalpha() or head in "/!?|") else lt) + part)
+    return "".join(out)
+
+
 def neutralise(text: str) -> str:
     """Recalled text made inert inside the block: no tag can open or close, no line can pose as a turn."""
     if not text:
@@ -90,10 +99,9 @@ def neutralise(text: str) -> str:
     out = text
     if not out.replace("\n", "").replace("\t", "").isprintable():  # controls, bidi overrides, zero widths
         out = _rx("invisible", _INVISIBLE).sub(lambda m: "\n" if m.group() == "\r" else " ", out)  # type: ignore[attr-defined]
-    if "<" in out:
-        out = _rx("tag", _TAGLIKE).sub("\u2039", out)  # type: ignore[attr-defined]
-    if "\uff1c" in out or "\ufe64" in out:
-        out = _rx("wide-tag", _WIDE_TAGLIKE).sub("\u2039", out)  # type: ignore[attr-defined]
+    for lt in ("<", "\uff1c", "\ufe64"):
+        if lt in out:
+            out = _tags(out, lt)
     lower = out.lower()
     if "inst]" in lower or "<<" in out or "|im_" in lower or "_of_text|" in lower or "|eot_id|" in lower:
         out = _rx("template", _TEMPLATE).sub(lambda m: m.group().replace("[", "(").replace("]", ")")
@@ -174,48 +182,75 @@ def when(ts: float | None) -> str:
 
 # -- instruction-shaped text ------------------------------------------------------------------------------
 
-# (trigger substrings, pattern): a pattern is compiled and run only when one of its triggers is in the
-# lower-cased text. Most text meets none, and no regex runs; one pattern compiles in well under a ms.
-_ORDERS: tuple[tuple[tuple[str, ...], str], ...] = (
+# (gates, pattern): a pattern is compiled and run only when every gate (a tuple of substrings) has one of
+# its substrings in the lower-cased text. Most text passes no gate and no regex runs; the gates are narrow
+# because a first compile costs a hook 0.3-1 ms per pattern (measured with scripts/bench_hooks.py).
+_VERBS_IGNORE = ("ignore", "disregard", "forget", "override")
+_OBJECTS_IGNORE = ("instruction", "prompt", "rule", "direction", "guideline", "directive", "context", "message")
+_VERBS_SEND = ("send", "upload", "post", "leak", "copy", "forward", "email")
+_SECRETS = ("secret", "credential", "token", "key", "password", ".env", "env var", "environment var")
+_ORDERS: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
     # "ignore previous instructions", "disregard all prior rules", "forget your instructions"
-    (("ignore", "disregard", "forget", "override"),
-     r"\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|any|your|the|these|"
-     r"system)\b[^.\n]{0,30}\b(instructions?|prompts?|rules|directions|guidelines|directives|context|messages?)"),
+    ((_VERBS_IGNORE, _OBJECTS_IGNORE),
+     r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|of\s+)*(previous|prior|above|earlier|"
+     r"preceding|system|original|your|these|those|all)\s+(\w+\s+)?(instructions?|prompts?|rules|directions|"
+     r"guidelines|directives|context|messages?)\b"),
     # pipe-to-shell and its cousins
-    (("| sh", "|sh", "| bash", "|bash", "| zsh", "|zsh", "| sudo", "|sudo", "| python", "|python", "| dash"),
+    ((("| sh", "|sh", "| bash", "|bash", "| zsh", "|zsh", "| sudo", "|sudo", "| python", "|python", "| dash"),),
      r"\b(curl|wget|iwr|invoke-webrequest|fetch)\b[^\n|]{0,300}\|\s*(sudo\s+)?((ba|z|da|k|fi)?sh|python[0-9.]*)\b"),
-    (("<(curl", "<(wget", "$(curl", "$(wget", "< (curl"),
+    ((("<(curl", "<(wget", "$(curl", "$(wget", "< (curl"),),
      r"\b(ba|z)?sh\s+(-c\s+)?[\"']?\s*[<$]\s*\(\s*(curl|wget)\b"),
     # claimed permission
-    (("authori", "approved", "allowed", "permitted", "granted", "consented", "confirmed", "cleared"),
+    ((("user has", "user have", "user had", "user already", "user explicitly", "you are now", "you're now",
+       "you are authori", "you are allowed", "you are permitted", "you are cleared", "you're authori",
+       "you're allowed", "you're permitted", "permission is", "permission has", "permission granted",
+       "permission given", "authorization is", "authorization has", "authorisation is", "authorisation has",
+       "authorization granted", "authorisation granted"),),
      r"\b(user\s+(has\s+|have\s+|had\s+)?(already\s+)?(explicitly\s+)?(authori[sz]ed|approved|allowed|"
      r"permitted|granted|consented|confirmed)\b|you\s+(are|'re)\s+(now\s+)?(authori[sz]ed|allowed|permitted|"
      r"cleared)\s+to\b|(permission|authori[sz]ation)\s+(is\s+|has\s+been\s+)?(granted|given)\b)"),
     # exfiltration
-    (("exfiltrat",), r"exfiltrat"),
-    (("secret", "credential", "token", "key", "password", ".env", "env var", "environment var"),
+    ((("exfiltrat",),), r"exfiltrat"),
+    ((_VERBS_SEND, _SECRETS),
      r"\b(send|upload|post|leak|copy|forward|email)\b[^.\n]{0,50}\b(secrets?|credentials?|tokens?|"
-     r"api[ _-]?keys?|passwords?|ssh[ _-]keys?|private[ _-]keys?|\.env\b|env(ironment)?\s+var)"),
-    # disabling safeguards
-    # ("skip" is left out: "skip sobelow (the security scanner) in CI" is an ordinary note)
-    (("disable", "turn off", "bypass", "deactivate", "circumvent"),
+     r"api[ _-]?keys?|passwords?|ssh[ _-]keys?|private[ _-]keys?|\.env\b|env(ironment)?\s+var)"
+     r"[^.\n]{0,40}\b(to|into|at)\b"),  # a destination: "send the token count" is no exfiltration
+    # disabling safeguards ("skip" is left out: "skip sobelow (the security scanner) in CI" is a plain note)
+    ((("disable", "turn off", "bypass", "deactivate", "circumvent"),
+      ("check", "safety", "security", "safeguard", "guardrail", "sandbox", "permission", "confirmation",
+       "verification", "hook", "protection", "filter")),
      r"\b(disable|turn\s+off|bypass|deactivate|circumvent)\b[^.\n]{0,30}\b(checks?|safety|security|"
      r"safeguards?|guardrails?|sandbox|permissions?|confirmations?|verification|hooks?|protections?|filters?)\b"),
     # orders and fake system notes
-    (("you must",), r"\byou\s+must\s+(now|immediately|always|never|not)\b"),
-    (("from now on",), r"\bfrom\s+now\s+on,?\s+(you|the\s+(assistant|agent|model))\b"),
-    (("instruction", "task", "role", "orders", "directive"),
+    ((("you must",),), r"\byou\s+must\s+(now|immediately|always|never|not)\b"),
+    ((("from now on",),), r"\bfrom\s+now\s+on,?\s+(you|the\s+(assistant|agent|model))\b"),
+    ((("new instruction", "new task", "new role", "new orders", "new directive"),),
      r"\b(your\s+new|new)\s+(instructions?|task|role|orders|directive)\b\s*(is|are|:)"),
-    (("system",), r"\b(important\s+)?system\s+(note|prompt|message|override|instruction|notice|update)s?\b\s*[:!-]"),
-    (("system", "assistant", "human"), r"(^|[\n.!?>]\s*)(system|assistant|human)\s*:"),
-    (("</", "< /", "<memory", "<system", "<instruction"),
-     r"<\s*/\s*(memory|recalled|system|instructions?|context|user|assistant|human|data)|"
-     r"<\s*(memory|system|instructions?)\b"),
-    (("tell", "inform", "alert", "notify", "ask", "warn"),
+    ((("system note", "system prompt", "system message", "system override", "system instruction", "system notice",
+       "system update"),),
+     r"\b(important\s+)?system\s+(note|prompt|message|override|instruction|notice|update)s?\b\s*[:!-]"),
+    ((("system:", "assistant:", "human:", "system :", "assistant :", "human :"),),
+     r"(^|[\n.!?>]\s*)(system|assistant|human)\s*:"),
+    ((("the user",), ("not tell", "n't tell", "never tell", "not inform", "n't inform", "never inform", "not alert",
+                      "n't alert", "not notify", "n't notify", "not ask", "n't ask", "never ask", "not warn",
+                      "n't warn", "never warn", "without ask", "without tell", "without inform", "without confirm",
+                      "without notify")),
      r"\b((do\s+not|don'?t|never)\s+(tell|inform|alert|notify|ask|warn)\s+the\s+user|without\s+(asking|"
      r"telling|informing|confirming\s+with|notifying)\s+the\s+user)\b"),
-    ((" mode",), r"\b(developer|admin|god|jailbreak|dan)\s+mode\b"),
+    ((("developer mode", "admin mode", "god mode", "jailbreak", "dan mode"),),
+     r"\b(developer|admin|god|jailbreak|dan)\s+mode\b"),
 )
+
+
+# A tag that would close the block or open a role's: `</memory>`, `< / system>`, `<instructions>`. With
+# string methods (closing tags are everywhere in tool output: no regex compile for them).
+_CLOSERS = tuple(f"</{n}" for n in ("memory", "recalled", "system", "instruction", "context", "user", "assistant",
+                                    "human", "data")) + ("<memory", "<system", "<instruction")
+
+
+def _closes_or_opens(lower: str) -> bool:
+    squeezed = lower.replace(" ", "").replace("\t", "")
+    return any(c in squeezed for c in _CLOSERS)
 
 
 def instruction_shaped(text: str) -> bool:
@@ -223,8 +258,10 @@ def instruction_shaped(text: str) -> bool:
     if not text:
         return False
     lower = text.lower()
-    for i, (triggers, source) in enumerate(_ORDERS):
-        if any(t in lower for t in triggers):
+    if "<" in lower and _closes_or_opens(lower):
+        return True
+    for i, (gates, source) in enumerate(_ORDERS):
+        if all(any(t in lower for t in gate) for gate in gates):
             rx = _CACHE.get(f"orders{i}")
             if rx is None:
                 import re
