@@ -33,6 +33,27 @@ def flagged(h: Hit, row: sqlite3.Row | None) -> bool:
     return fence.is_flagged(row, h.title, h.content)
 
 
+def _unflagged(hits: list[Hit], prov: dict[int, sqlite3.Row], want: int) -> tuple[int, list[Hit]]:
+    """(how many of the first `want` hits are flagged, the first `want` hits that are not). Each hit is
+    checked once and only until `want` pass: at startup, checking all 2 x want candidates (the first
+    `want` twice) was over half of the hook's work past its imports."""
+    verdicts: dict[int, bool] = {}
+
+    def is_flagged(h: Hit) -> bool:
+        if h.id not in verdicts:
+            verdicts[h.id] = flagged(h, prov.get(h.id))
+        return verdicts[h.id]
+
+    withheld = sum(1 for h in hits[:want] if is_flagged(h))
+    kept: list[Hit] = []
+    for h in hits:
+        if len(kept) == want:
+            break
+        if not is_flagged(h):
+            kept.append(h)
+    return withheld, kept
+
+
 def is_repo_doc(row: sqlite3.Row | None) -> bool:
     return row is not None and (row["origin"] == "repo-doc" or (not row["origin"] and row["source"] == "markdown"))
 
@@ -147,8 +168,8 @@ def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) 
     # and instruction-shaped memories are never injected on their own.
     prov = provenance(ws, [x.id for x in hits])
     shown = [x for x in hits if not is_repo_doc(prov.get(x.id))]
-    withheld += sum(1 for x in shown[:want] if flagged(x, prov.get(x.id)))
-    hits = [x for x in shown if not flagged(x, prov.get(x.id))][:want]
+    left_out, hits = _unflagged(shown, prov, want)
+    withheld += left_out
     if hits:
         parts.append(f"Memories of project {ws.project.name} from earlier sessions:")
         parts += [_hit_line(x, row=prov.get(x.id)) for x in hits]
@@ -254,8 +275,7 @@ def prompt_recall_body(ws: Workspace, session_id: str, prompt: str, width: int) 
     prompt_hash = store.content_hash(prompt)
     hits = [h for h in hits if h.id not in shown and store.content_hash(h.content) != prompt_hash]
     prov = provenance(ws, [h.id for h in hits])
-    withheld = sum(1 for h in hits[:want] if flagged(h, prov.get(h.id)))
-    hits = [h for h in hits if not flagged(h, prov.get(h.id))][:want]
+    withheld, hits = _unflagged(hits, prov, want)
     if not hits and not withheld:
         return "", []
     memories = [h for h in hits if not is_repo_doc(prov.get(h.id))]
