@@ -55,6 +55,11 @@ _QUALIFIERS = {"api", "access", "secret", "private", "auth", "session", "refresh
                "encryption", "account", "shared", "app", "bot", "webhook", "client", "service", "admin", "deploy",
                "personal", "license", "consumer", "oauth", "jwt", "hmac", "sas", "storage", "subscription", "id",
                "csrf", "xsrf", "identity", "registry", "npm", "pypi", "github", "gitlab", "slack", "stripe"}
+# Fewer for a key: STORAGE_KEY = 'todos' (localStorage) and SESSION_KEY name things; their real keys are
+# random-looking and caught by entropy anyway.
+_KEY_QUALIFIERS = {"api", "access", "secret", "private", "auth", "master", "signing", "encryption", "account",
+                   "shared", "client", "service", "license", "consumer", "hmac", "sas", "jwt", "oauth", "personal",
+                   "deploy", "admin"}
 _SUFFIXES = {"prod", "production", "dev", "development", "staging", "stage", "live", "local", "qa", "uat", "test",
              "b64", "base64", "value", "raw", "plain", "plaintext", "str", "string", "hex", "enc", "encoded",
              "encrypted", "old", "new", "current", "previous", "primary", "secondary", "hash", "data", "base",
@@ -90,7 +95,7 @@ def name_tier(name: str) -> int:
     if last in _MEDIUM_WORDS or (last.endswith("token") and len(last) > 5):
         return 3 if any(w in _QUALIFIERS or w in _STRONG_WORDS for w in before) else 2
     if last in _WEAK_WORDS:  # API_KEY, AccountKey, private_key: strong; sort_key, key: only by entropy
-        return 3 if any(w in _QUALIFIERS or w in _STRONG_WORDS for w in before) else 1
+        return 3 if any(w in _KEY_QUALIFIERS or w in _STRONG_WORDS for w in before) else 1
     return 0
 
 
@@ -107,7 +112,9 @@ def entropy(value: str) -> float:
 
 def _plain_words(value: str) -> bool:
     """Words joined by separators ("created_at", "Content-Type", "users.name"): an identifier, not a secret."""
-    return bool(_pattern(r"(?:[A-Z]?[a-z]+|[A-Z]+)(?:[ _.\-/:](?:[A-Z]?[a-z]+|[A-Z]+))*", 0).fullmatch(value))
+    # camelCase joins too ("protocolVersion", "subscriptionId"); digits make it a non-word.
+    word = r"(?:[A-Z]?[a-z]+|[A-Z]{2,}(?![a-z]))"
+    return bool(_pattern(rf"{word}(?:[ _.\-/:]?{word})*", 0).fullmatch(value))
 
 
 def _basic_pair(value: str) -> bool:
@@ -225,7 +232,7 @@ _SENTENCE_STOP = {"is", "was", "a", "an", "the", "to", "not", "in", "on", "at", 
 
 def _sentence(m: re.Match[str]) -> bool:
     value = m.group("value")
-    if value.lower().strip(".,;!?") in _SENTENCE_STOP or placeholder(value) or len(value) < 3:
+    if value.lower().strip(".,;:!?") in _SENTENCE_STOP or placeholder(value.rstrip(".,;:!?")) or len(value) < 3:
         return False
     if m.group("owner") or m.group("q"):
         return True  # "my password is swordfish", "the password is `x`"
@@ -238,6 +245,12 @@ def _prose(m: re.Match[str]) -> bool:
     """`Reset your password: click the link`: a lower-case word after a colon, more words after it."""
     value, rest = m.group("value"), m.string[m.end():m.end() + 2]
     return m.group("sep") == ":" and value.isalpha() and value.islower() and rest[:1] == " " and rest[1:].isalpha()
+
+
+def _variable(m: re.Match[str]) -> bool:
+    """`{_SUBSCRIPTION_KEY: rid}`, `f(token=tok)`: an identifier closing a bracket is code, not a value."""
+    rest = m.string[m.end():m.end() + 1]
+    return rest in (")", "}", "]") and bool(_pattern(r"[A-Za-z_][A-Za-z0-9_]*", 0).fullmatch(m.group("value")))
 
 
 def _wrapped(m: re.Match[str]) -> bool:
@@ -418,7 +431,7 @@ def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
         g: int | str = group
         if g == "either":
             g = "qvalue" if m.group("qvalue") is not None else "value"
-            if not value_is_secret(m.group("name"), m.group(g)) or (g == "value" and _prose(m)):
+            if not value_is_secret(m.group("name"), m.group(g)) or (g == "value" and (_prose(m) or _variable(m))):
                 return m.group(0)
         elif check is not None and not check(m):
             return m.group(0)

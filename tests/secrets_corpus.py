@@ -313,4 +313,11 @@ ORDINARY: list[str] = [
     "password_file: /run/secrets/db", "token_url: https://oauth2.googleapis.com/token",
     "client_id: 1234567890-abc.apps.googleusercontent.com", "cmd /p:foo",
     "image: postgres:16 # password via POSTGRES_PASSWORD_FILE", "the session ended", "3 passed, 1 skipped in 0.42s",
+    # found by running the filter over this repository's own code and docs
+    '_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"', '{"_meta": {_SUBSCRIPTION_KEY: rid}}',
+    "if pw is None:", "if password is None:", "Used in `auto` mode when a key is set: with a budget",
+    "token_count = count_tokens(text)", "f(api_key=api_key)",
+    # ... and over the recorded Claude Code transcripts in ../shared/data
+    "const STORAGE_KEY = 'todos';", "SESSION_KEY = 'user'",
+    '_SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"',
 ]
