@@ -43,6 +43,18 @@ _NOT_STATEMENTS = frozenset("can could should would will shall do does did is ar
                             "aren't doesn't didn't won't wouldn't shouldn't can't couldn't what's how's where's "
                             "who's please let's".split())
 _SENTENCE_END = r"(?<=[.!?])\s+|\n+"  # compiled on first use: a first compile costs a hook ~3 ms
+# Every decision _states_decision accepts holds one of these words (its phrases' and rules' own words), so a
+# text without any needs no sentence split: the prompt hook then never imports re (~3-6 ms CPU).
+_DECISION_WORDS = frozenset("we we'll we're always never decided decision i'm now forward convention rule".split())
+
+
+class _WordChars(dict):  # str.translate table: [a-z'] stay, anything else is a space (as _states_decision splits)
+    def __missing__(self, code: int) -> str:
+        self[code] = " "
+        return " "
+
+
+_WORD_CHARS = _WordChars({ord(c): c for c in "abcdefghijklmnopqrstuvwxyz'"})
 
 
 class Capture:
@@ -310,6 +322,8 @@ def decisions_in(text: str) -> list[str]:
     Questions, conditionals and requests ("can we use X?", "use X to fix this") are not decisions; text in
     code fences and quoted lines ("> ...") is not the user's own statement."""
     out: list[str] = []
+    if _DECISION_WORDS.isdisjoint(text.lower().replace("\u2019", "'").translate(_WORD_CHARS).split()):
+        return out
     import re  # prompts only: a tool event never needs it
 
     if "```" in text:

@@ -195,3 +195,62 @@ def test_startup_and_compaction_hooks_stay_off_re_json_hashlib_and_datetime(tmp_
         assert "sqlite3" in modules and not modules & slow, (entry, sorted(modules & slow))
     read = {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": str(tmp_path / "a.py")}}
     assert not _hook_modules(tmp_path, read, "pre_tool_use") & {"sqlite3", "_sqlite3", *slow}
+
+
+def test_an_ordinary_prompt_stays_off_re(tmp_path: Path) -> None:
+    """A prompt with none of the words a decision needs (capture._DECISION_WORDS) is never split into
+    sentences, so the prompt hook loads no re (enum with it: ~6 ms CPU); one with such a word does."""
+    plain = {"hook_event_name": "UserPromptSubmit", "prompt": "please fix the failing parser test in src/app.py"}
+    modules = _hook_modules(tmp_path, plain, "user_prompt_submit")
+    assert not modules & {"re", "enum", "json"}, sorted(modules & {"re", "enum", "json"})
+    rule = {"hook_event_name": "UserPromptSubmit", "prompt": "We store auth tokens in httpOnly cookies."}
+    assert "re" in _hook_modules(tmp_path, rule, "user_prompt_submit")
+
+
+def test_the_decision_word_gate_changes_no_verdict() -> None:
+    """The gate only skips texts _states_decision would reject: every word it checks for appears in each
+    phrase and rule it accepts (checked on 33,071 real turns too; see scripts/bench_decisions.py)."""
+    from memory import capture
+
+    texts = ["We store auth tokens in httpOnly cookies, never localStorage.", "Decision: use uv.",
+             "From now on run ruff first.", "Going forward, tabs.", "I'm going with SQLite.",
+             "We've decided to drop py3.10.", "Our convention: snake_case.", "The rule is no force pushes.",
+             "Always pin versions.", "we/they use nix", "We\u2019ll use Redis for caching.",
+             "please fix the test", "Can we use Redis?", "the new week answer", "Wie geht's, Weltrule?"]
+    gated = [capture.decisions_in(t) for t in texts]
+
+    class Never(frozenset):
+        def isdisjoint(self, other: object) -> bool:
+            return False
+
+    saved = capture._DECISION_WORDS
+    capture._DECISION_WORDS = Never()  # type: ignore[assignment]
+    try:
+        assert [capture.decisions_in(t) for t in texts] == gated
+    finally:
+        capture._DECISION_WORDS = saved
+    assert sum(map(bool, gated)) >= 9
+
+
+def test_parse_size_matches_the_regex() -> None:
+    """limits.parse_size reads sizes with string methods (a hook's save imports no re): same verdicts and
+    values as the regex it replaced, on hand-picked and generated strings."""
+    from memory.limits import _SIZE_PATTERN, _UNITS, parse_size
+
+    def by_regex(text: str) -> int | None:
+        m = re.match(_SIZE_PATTERN, text or "", re.I)
+        return int(float(m.group(1)) * _UNITS[m.group(2).lower()]) if m else None
+
+    def by_code(text: str) -> int | None:
+        try:
+            return parse_size(text)
+        except ValueError:
+            return None
+
+    cases = ["500MB", "1.5G", "200k", "1048576", " 2 gib ", "3ib", "4 M B", "5.", ".5", "1.2.3", "", "kb", "7KiB\n",
+             "+5", "-5", "5e3", "٥ م", "٥٠", "10 tb", "10tbb", "1\u212a", "9 i b", "12 kbit"]
+    rng = random.Random(7)
+    alphabet = "0123456789.kmgtibKMGTIB \t+-e٥x"
+    cases += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 7))) for _ in range(20000)]
+    for text in cases:
+        assert by_code(text) == by_regex(text), text
