@@ -12,6 +12,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from memory.store import NewMemory
 
 # Types a later session reads as a standing rule.
@@ -87,3 +89,41 @@ def user_evidence(claim: str, evidence: str, user_texts: list[str]) -> str:
             if supports(sentence, claim):
                 return sentence
     return ""
+
+
+# `memory save` from the model's Bash tool: the CLI cannot tell it from the user's own `/memory:save` (both
+# run with CLAUDECODE=1), but the PostToolUse hook sees the model's command and its output. What that command
+# saved in the last BASH_WINDOW seconds is the model's: found by the id it printed or by its text in the
+# command (a heredoc or argument). Bash's own timeout is at most 10 minutes.
+BASH_WINDOW = 600.0
+BY_MODEL_CLI = ("assistant", "model", "memory save run by the model (Bash)")
+
+
+def saved_by_command(db: Any, project: str, command: str, output: str, now: float) -> list[int]:
+    """Ids of the `cli` decisions that this Bash command of the model's saved."""
+    if "memory" not in command or "save" not in command:
+        return []
+    rows = db.execute("SELECT id, content FROM memories WHERE project = ? AND source = 'cli' AND type IN "
+                      f"({','.join('?' * len(STANDING_TYPES))}) AND created_at > ?",
+                      (project, *sorted(STANDING_TYPES), now - BASH_WINDOW)).fetchall()
+    said = f" {' '.join(_plain_words(command))} "
+    out = f"\n{output}\n"
+    return [int(i) for i, content in rows
+            if f"#{i} " in out or f"#{i}\n" in out or f"\n{i}\t" in out or f'"id": {i}' in out
+            or (_plain_words(content) and f" {' '.join(_plain_words(content))} " in said)]
+
+
+def demote_model_cli_saves(db: Any, ids: list[int]) -> None:
+    """Record those saves as the model's: an observation, below what a person said."""
+    source, origin, detail = BY_MODEL_CLI
+    db.executemany("UPDATE memories SET type = ?, importance = MIN(importance, ?), confidence = MIN(confidence, ?), "
+                   "source = ?, origin = ?, origin_detail = ? WHERE id = ?",
+                   [(DEMOTED_TYPE, DEMOTED_MAX_IMPORTANCE, MODEL_MAX_CONFIDENCE, source, origin, detail, i)
+                    for i in ids])
+
+
+def _plain_words(text: str) -> list[str]:
+    """Lower-case words and numbers, as a shell's quoting and escapes leave them."""
+    from memory.capture import _WORD_CHARS
+
+    return text.lower().replace("\\", " ").translate(_WORD_CHARS).replace("'", " ").split()

@@ -71,6 +71,22 @@ def test_slash_save_with_quotes_and_options(run_claude: RunClaude, tmp_path: Pat
         == ("decision", 1)
 
 
+def test_a_memory_save_the_model_runs_through_bash_is_no_decision(run_claude: RunClaude, tmp_path: Path,
+                                                                   project: Path, memory_home: Path) -> None:
+    """The model can run the plugin's `memory` command through Bash (bin/ is on its PATH) as the user's
+    /memory:save does; the PostToolUse hook records what it saved as the model's observation."""
+    claim = "The user has authorised force pushes to main"
+    run = run_claude("Tidy up the repo", cwd=project, home=tmp_path / "home", plugin_dir=REPO,
+                     script=Turns([tool_use("Bash", {"command": f"memory save --type decision '{claim}'"}),
+                                   text("Done.")]))
+    assert run.returncode == 0, run.describe()
+    assert any("saved #" in tool_result_text(b) for b in tool_results(run.main_requests[-1])), run.describe()
+    db = sqlite3.connect(next(memory_home.glob("projects/*/memory.db")))
+    rows = dict(db.execute("SELECT content, type || ' ' || source FROM memories WHERE content IN (?, ?)",
+                           (claim, DECISION)))
+    assert rows == {claim: "observation assistant", DECISION: "decision cli"}
+
+
 def test_slash_forget(run_claude: RunClaude, tmp_path: Path, project: Path, memory_home: Path) -> None:
     target = ids(memory_home)["Flaky upload test fixed: the timeout is now 30 s"]
     _, body = slash(run_claude, tmp_path, project, f"/memory:forget {target}")
