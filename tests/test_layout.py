@@ -57,5 +57,5 @@ def test_schema_version_constant_matches_the_migrations() -> None:
 def test_test_files_have_unique_names() -> None:
     """pytest imports test files by their base name (no __init__.py in tests/): two of the same name stop the
     whole run at collection ('import file mismatch'), as tests/e2e/test_install_flow.py once did."""
-    names = [p.name for p in (Path(__file__).parent).rglob("test_*.py") if "fixtures" not in p.parts]
+    names = [p.name for p in (ROOT / "tests").rglob("test_*.py") if "fixtures" not in p.parts]
     assert len(names) == len(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
