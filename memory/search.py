@@ -205,23 +205,24 @@ def useful_memories(db: sqlite3.Connection, project: str, limit: int, *,
     """The project's most useful memories for a fresh session: importance, recency and use, blended.
 
     Candidates come from two indexed cuts (most important, most recent) so the cost does not grow with
-    the table."""
+    the table. They are scored on a few columns and only the best `limit` are read whole: reading all 400
+    candidates' rows, content included, was ~4 ms of SessionStart's CPU at 50,000 memories."""
     now = time.time()
     marks = ",".join("?" * len(exclude_types))
-    cand: dict[int, sqlite3.Row] = {}
+    scores: dict[int, float] = {}
     for order in ("importance DESC, created_at DESC", "created_at DESC"):
-        for row in db.execute(
-            f"""SELECT * FROM memories WHERE project = ? AND type NOT IN ({marks})
-                AND (expires_at IS NULL OR expires_at > ?) ORDER BY {order} LIMIT 200""",
+        for mid, importance, created, updated, used in db.execute(
+            f"""SELECT id, importance, created_at, updated_at, access_count FROM memories WHERE project = ?
+                AND type NOT IN ({marks}) AND (expires_at IS NULL OR expires_at > ?) ORDER BY {order} LIMIT 200""",
             (project, *exclude_types, now),
         ):
-            cand[row["id"]] = row
-    hits = []
-    for row in cand.values():
-        age_days = max(0.0, (now - (row["updated_at"] or row["created_at"])) / 86400)
-        recency = 1.0 / (1.0 + age_days / 7)
-        use = min(1.0, (row["access_count"] or 0) / 10)
-        score = 0.55 * row["importance"] + 0.3 * recency + 0.15 * use
-        hits.append(_hit(row, score))
-    hits.sort(key=lambda h: -h.score)
-    return hits[:limit]
+            age_days = max(0.0, (now - (updated or created)) / 86400)
+            recency = 1.0 / (1.0 + age_days / 7)
+            use = min(1.0, (used or 0) / 10)
+            scores[mid] = 0.55 * importance + 0.3 * recency + 0.15 * use
+    best = sorted(scores, key=lambda i: -scores[i])[:limit]  # stable: ties keep the candidates' order
+    if not best:
+        return []
+    rows = {r["id"]: r for r in db.execute(f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(best))})",
+                                           best)}
+    return [_hit(rows[i], scores[i]) for i in best if i in rows]
