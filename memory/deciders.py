@@ -106,11 +106,11 @@ def saved_by_command(db: Any, project: str, command: str, output: str, now: floa
     rows = db.execute("SELECT id, content FROM memories WHERE project = ? AND source = 'cli' AND type IN "
                       f"({','.join('?' * len(STANDING_TYPES))}) AND created_at > ?",
                       (project, *sorted(STANDING_TYPES), now - BASH_WINDOW)).fetchall()
-    said = f" {' '.join(_plain_words(command))} "
+    said = f" {' '.join(_words(command))} "
     out = f"\n{output}\n"
     return [int(i) for i, content in rows
             if f"#{i} " in out or f"#{i}\n" in out or f"\n{i}\t" in out or f'"id": {i}' in out
-            or (_plain_words(content) and f" {' '.join(_plain_words(content))} " in said)]
+            or (_words(content) and f" {' '.join(_words(content))} " in said)]
 
 
 def demote_model_cli_saves(db: Any, ids: list[int]) -> None:
@@ -121,9 +121,3 @@ def demote_model_cli_saves(db: Any, ids: list[int]) -> None:
                    [(DEMOTED_TYPE, DEMOTED_MAX_IMPORTANCE, MODEL_MAX_CONFIDENCE, source, origin, detail, i)
                     for i in ids])
 
-
-def _plain_words(text: str) -> list[str]:
-    """Lower-case words and numbers, as a shell's quoting and escapes leave them."""
-    from memory.capture import _WORD_CHARS
-
-    return text.lower().replace("\\", " ").translate(_WORD_CHARS).replace("'", " ").split()
