@@ -63,7 +63,11 @@ def test_hooks_killed_at_random_points(tmp_path: Path) -> None:
         assert code == 0 and err == b""
     span = statistics.median(spans)
     acknowledged, killed, completed = ["warm0z", "warm1z", "warm2z"], 0, 0
-    for i in range(ROUNDS):
+    # Kills land where the machine's timing puts them: on a loaded machine fewer hooks are caught, so the
+    # rounds go on (up to 3x) until at least half of ROUNDS x LANES died and a tenth of ROUNDS completed.
+    rounds = 0
+    while rounds < ROUNDS or (killed < ROUNDS * LANES // 2 or completed < ROUNDS // 10) and rounds < 3 * ROUNDS:
+        i, rounds = rounds, rounds + 1
         running = []
         for lane in range(LANES):
             marker = f"k{i}x{lane}z"
@@ -88,8 +92,8 @@ def test_hooks_killed_at_random_points(tmp_path: Path) -> None:
             acknowledged.append(marker)
             completed += 1
     found = "\n".join(titles(home, project))
-    late = sum(f"k{i}x{lane}z" in found for i in range(ROUNDS) for lane in range(LANES)) - completed
-    print(f"hooks: {killed} killed ({late} after their commit), {completed} completed")
+    late = sum(f"k{i}x{lane}z" in found for i in range(rounds) for lane in range(LANES)) - completed
+    print(f"hooks: {rounds} rounds, {killed} killed ({late} after their commit), {completed} completed")
     assert killed >= ROUNDS * LANES // 2 and completed >= ROUNDS // 10, (killed, completed, late)
 
     healthy, repaired = healthy_or_repaired(home, project)
