@@ -39,6 +39,6 @@ class _LightSqlite3:
 
 sys.meta_path.insert(0, _LightSqlite3)  # type: ignore[arg-type]
 
-from memory.hookrun import run  # noqa: E402
+from memory.hook.run import run  # noqa: E402
 
 __all__ = ["run"]

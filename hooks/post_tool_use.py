@@ -1,4 +1,4 @@
-"""Hook entrypoint: the logic lives in memory/handlers/post_tool_use.py."""
+"""Hook entrypoint: the logic lives in memory/hook/post_tool_use.py."""
 
 from _entry import run
 

@@ -1,4 +1,4 @@
-"""Hook entrypoint: the logic lives in memory/handlers/pre_compact.py."""
+"""Hook entrypoint: the logic lives in memory/hook/pre_compact.py."""
 
 from _entry import run
 

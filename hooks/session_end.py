@@ -1,4 +1,4 @@
-"""Hook entrypoint: the logic lives in memory/handlers/session_end.py."""
+"""Hook entrypoint: the logic lives in memory/hook/session_end.py."""
 
 from _entry import run
 

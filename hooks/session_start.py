@@ -1,4 +1,4 @@
-"""Hook entrypoint: the logic lives in memory/handlers/session_start.py."""
+"""Hook entrypoint: the logic lives in memory/hook/session_start.py."""
 
 from _entry import run
 

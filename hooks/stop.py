@@ -1,4 +1,4 @@
-"""Hook entrypoint: the logic lives in memory/handlers/stop.py."""
+"""Hook entrypoint: the logic lives in memory/hook/stop.py."""
 
 from _entry import run
 

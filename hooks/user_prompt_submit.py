@@ -1,4 +1,4 @@
-"""Hook entrypoint: the logic lives in memory/handlers/user_prompt_submit.py."""
+"""Hook entrypoint: the logic lives in memory/hook/user_prompt_submit.py."""
 
 from _entry import run
 

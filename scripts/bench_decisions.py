@@ -24,7 +24,7 @@ SHARED = Path(os.environ.get("MEMORY_SHARED_DIR", ROOT.parent / "shared")) / "da
 
 
 def claude_code_prompts() -> list[str]:
-    from memory.transcript import read
+    from memory.capture.transcript import read
 
     out = [p.text for f in sorted(glob.glob(str(SHARED / "claude-code" / "transcripts" / "*.jsonl")))
            for p in read(f, 0).prompts]

@@ -41,11 +41,11 @@ def bench(transcripts: str) -> dict[str, object]:
     os.environ["MEMORY_HOME"] = os.path.join(home, "data")
     os.environ["MEMORY_WORKER"] = "off"  # the vector jobs stay queued: this measures import and extraction
 
-    from memory import importer, transcript
-    from memory.config import env_int
-    from memory.extract import run, signals
-    from memory.extract.prompt import build_input, estimate_tokens
-    from memory.workspace import Workspace
+    from memory.base.config import env_int
+    from memory.capture import transcript
+    from memory.learn import importer, run, signals
+    from memory.learn.prompt import build_input, estimate_tokens
+    from memory.store.workspace import Workspace
 
     ws = Workspace.for_dir(project)
     files = importer.find_transcripts(transcripts)

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memory.store import content_hash, normalise  # noqa: E402
-from memory.workspace import Workspace  # noqa: E402
+from memory.store.workspace import Workspace  # noqa: E402
 
 
 def corpus_words(limit_files: int = 80) -> list[str]:
@@ -138,7 +138,7 @@ def seed_prompt_sessions(ws: Workspace, runs: int, tags: list[str]) -> None:
 def seed_long_session(ws: Workspace, prompts: int, per_prompt: int = 5) -> None:
     """A session that has already had `prompts` prompts, each of which injected `per_prompt` memories (as
     the prompt hook logs them in access_log), starting with the memories this benchmark's prompt recalls."""
-    from memory.search import Filters, keyword_search
+    from memory.recall.search import Filters, keyword_search
 
     ids = [h.id for h in keyword_search(ws.db, PROMPT, limit=prompts * per_prompt,
                                         filters=Filters(exclude_session=LONG_SESSION))]
@@ -213,7 +213,7 @@ def strings(value: object) -> list[str]:
 def filter_cost(evs: dict[str, tuple[str, dict]], runs: int, tmp: Path) -> list[dict]:
     """Microseconds the filter takes on each event's texts, before and after, one fresh process per sample."""
     before = tmp / "privacy_before.py"
-    shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{FILTER_BEFORE}:memory/privacy.py"],
+    shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{FILTER_BEFORE}:memory/base/privacy.py"],
                            capture_output=True, text=True)
     if shown.returncode != 0:
         return []  # not a git checkout: no baseline

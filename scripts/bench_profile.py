@@ -8,7 +8,7 @@ disk of SQLite (memory.db with its -wal and -shm: rows, FTS5 index, contexts, le
 divided by the number of memories. Both apparent size and allocated blocks are given.
 
 Worker memory: a real worker (`python -m memory.worker`) on that data dir, warm: the provider loaded,
-the project opened, its in-memory search lists built (memory/warm_index.py) and 24 hybrid queries answered
+the project opened, its in-memory search lists built (memory/recall/warm_index.py) and 24 hybrid queries answered
 over its socket. VmRSS (now) and VmHWM (peak) from
 /proc/<pid>/status.
 
@@ -43,10 +43,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import bench_hooks  # noqa: E402
 
-from memory import embed, worker_client  # noqa: E402
-from memory.config import env_int  # noqa: E402
-from memory.project import Project  # noqa: E402
-from memory.workspace import Workspace  # noqa: E402
+from memory.base import worker_client  # noqa: E402
+from memory.base.config import env_int  # noqa: E402
+from memory.base.project import Project  # noqa: E402
+from memory.recall import embed  # noqa: E402
+from memory.store.workspace import Workspace  # noqa: E402
 
 
 def disk(paths: list[Path]) -> dict[str, int]:
@@ -61,7 +62,7 @@ def disk(paths: list[Path]) -> dict[str, int]:
 
 
 def storage(n: int, embedder_name: str, home: Path) -> dict[str, object]:
-    from memory.cli_semantic import reindex_project
+    from memory.cli.semantic import reindex_project
 
     os.environ["MEMORY_HOME"] = str(home)
     os.environ["MEMORY_EMBEDDER"] = embedder_name
@@ -79,7 +80,7 @@ def storage(n: int, embedder_name: str, home: Path) -> dict[str, object]:
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     memories = db.execute("SELECT count(*) FROM memories").fetchone()[0]
     db.close()
-    from memory.vectors import VectorStore
+    from memory.recall.vectors import VectorStore
 
     vs = VectorStore(str(folder), embed.key(e), e.dim)
     with warnings.catch_warnings():  # "removes every version except the latest": nothing else runs here

@@ -29,12 +29,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory import embed, store  # noqa: E402
-from memory.hybrid import search as hybrid_search  # noqa: E402
-from memory.project import Project  # noqa: E402
-from memory.search import Filters, keyword_search  # noqa: E402
+from memory import store  # noqa: E402
+from memory.base.project import Project  # noqa: E402
+from memory.recall import embed  # noqa: E402
+from memory.recall.hybrid import search as hybrid_search  # noqa: E402
+from memory.recall.search import Filters, keyword_search  # noqa: E402
+from memory.store.workspace import Workspace  # noqa: E402
 from memory.worker import ProjectIndex  # noqa: E402
-from memory.workspace import Workspace  # noqa: E402
 
 SHARED = Path(os.environ.get("MEMORY_SHARED_DIR", ROOT.parent / "shared"))
 LOCOMO = SHARED / "data" / "locomo"

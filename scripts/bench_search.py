@@ -8,7 +8,7 @@ For each size: the memories are written (400 sessions), then
   - keyword search as a prompt hook runs it (query time only) p50/p95;
   - hybrid search through a real warm worker process over its unix socket (round trip, what a hook waits
     for) p50/p95/p99, and the same search in process: through the in-memory lists the warm worker keeps
-    (memory/warm_index.py; its build time and size) and through SQLite's FTS5 and LanceDB, interleaved.
+    (memory/recall/warm_index.py; its build time and size) and through SQLite's FTS5 and LanceDB, interleaved.
 
 Two corpora (--corpus): `vocab` (the default), 12-60 words drawn uniformly from a 100-word developer
 vocabulary, so every query word matches a quarter to a half of the store: the worst case for BM25; and
@@ -39,13 +39,15 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import bench_hooks  # noqa: E402
 
-from memory import embed, store, worker_client  # noqa: E402
-from memory.config import env_int  # noqa: E402
-from memory.project import Project  # noqa: E402
-from memory.search import Filters, keyword_search  # noqa: E402
+from memory import store  # noqa: E402
+from memory.base import worker_client  # noqa: E402
+from memory.base.config import env_int  # noqa: E402
+from memory.base.project import Project  # noqa: E402
+from memory.recall import embed  # noqa: E402
+from memory.recall.search import Filters, keyword_search  # noqa: E402
 from memory.store import content_hash, normalise  # noqa: E402
+from memory.store.workspace import Workspace  # noqa: E402
 from memory.worker import ProjectIndex  # noqa: E402
-from memory.workspace import Workspace  # noqa: E402
 
 
 def pct(values: list[float], p: float) -> float:
@@ -140,7 +142,7 @@ def run_size(size: int, embedder_name: str, nq: int, corpus: str = "vocab") -> d
     out["keyword_hook_ms"] = summary(kw[bound])
     if bound != 2000:
         out["keyword_hook_bound_2000_ms"] = summary(kw[2000])
-    # The warm worker's in-memory copy of both lists (memory/warm_index.py), built as the worker builds it.
+    # The warm worker's in-memory copy of both lists (memory/recall/warm_index.py), built as the worker builds it.
     t0 = time.perf_counter()
     p.warm_up(wait=True)
     out["warm_build_s"] = round(time.perf_counter() - t0, 1)

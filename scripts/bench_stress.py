@@ -4,7 +4,7 @@
 N driver processes each fire --events hook events (mixed: prompts, tool calls, turn ends, compactions)
 through the real hook launcher, in parallel, while a CLI search loop runs beside them (and the background
 worker, which the hooks start when they queue work). Events a locked database refused wait in the spool
-(memory/spool.py) until a later hook replays them: when the drivers are done, a few more hooks (a next
+(memory/hook/spool.py) until a later hook replays them: when the drivers are done, a few more hooks (a next
 session) drain it. Then it checks that no event was lost, that no hook failed or logged "database is
 locked", that no job is duplicated, and prints hook latency and how many events went through the spool. With --settle
 it then waits for the worker to index everything and checks the vector index (LanceDB) against SQLite.
@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory.project import identify  # noqa: E402
+from memory.base.project import identify  # noqa: E402
 
 LAUNCHER = str(ROOT / "hooks" / "run")
 
@@ -79,7 +79,7 @@ def driver(proc: int, events: int, project: str, env: dict[str, str], out: multi
 def vector_consistency(home: Path, key: str) -> dict:
     """The derived indexes against SQLite: every memory in the ledger and in LanceDB exactly once, nothing
     there that SQLite no longer has, no vector job left pending, running or failed."""
-    from memory.vectors import VectorStore
+    from memory.recall.vectors import VectorStore
 
     db = sqlite3.connect(home / "projects" / key / "memory.db")
     try:
@@ -105,13 +105,13 @@ def vector_consistency(home: Path, key: str) -> dict:
 
 def settle(home: Path, key: str, env: dict[str, str], timeout: float = 900.0) -> dict:
     """Wait until the worker has indexed every memory (starting one if none runs), then compare."""
-    from memory import worker_client
+    from memory.base import worker_client
 
     started = time.perf_counter()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not worker_client.alive(str(home)):
-            subprocess.run([sys.executable, "-c", "import sys; from memory import worker_client; "
+            subprocess.run([sys.executable, "-c", "import sys; from memory.base import worker_client; "
                             "worker_client.start(sys.argv[1])", str(home)], env={**env, "PYTHONPATH": str(ROOT)})
         db = sqlite3.connect(home / "projects" / key / "memory.db")
         left = db.execute("SELECT count(*) FROM queue WHERE kind = 'vector' AND status IN ('pending', 'running')"
@@ -128,7 +128,7 @@ def settle(home: Path, key: str, env: dict[str, str], timeout: float = 900.0) ->
 def drain_spool(home: Path, project: str, env: dict[str, str], rounds: int = 200) -> int:
     """Events a locked database refused wait in the spool for the next hook: fire a few (a new session's
     first tool call, as the next session would) until none is left. Returns how many remain."""
-    from memory import spool
+    from memory.hook import spool
 
     folder = str(home / "spool")
     for i in range(rounds):
@@ -191,7 +191,7 @@ def run(processes: int, events: int, workdir: Path, *, settle_index: bool = Fals
     times = [t for r in results for t in r["times"]]
     key = identify(str(project)).key
     index = settle(home, key, env) if settle_index else None
-    from memory import worker_client
+    from memory.base import worker_client
 
     worker_client.ask(str(home), {"op": "shutdown"}, timeout=5)  # stop the worker this run started
     expected = {k: sum(r["counts"][k] for r in results) for k in ("prompts", "bash", "edit", "tools")}

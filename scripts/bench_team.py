@@ -57,7 +57,7 @@ def make_project(folder: Path) -> Path:
 
 
 def workspace(home: str, project: str) -> Any:
-    from memory.workspace import Workspace
+    from memory.store.workspace import Workspace
 
     return Workspace.for_dir(project, home)
 

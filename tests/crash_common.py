@@ -14,8 +14,8 @@ from typing import Any
 
 from helpers import ROOT
 
-from memory import worker_client
-from memory.project import identify
+from memory.base import worker_client
+from memory.base.project import identify
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from bench_stress import vector_consistency  # noqa: E402

@@ -15,7 +15,7 @@ from pathlib import Path
 from helpers import ROOT, HookRunner, all_bytes_under
 from secrets_corpus import SECRETS
 
-from memory.project import identify
+from memory.base.project import identify
 
 PLANTED = [(f, t, v) for f, t, v in SECRETS[::4]]  # every 4th entry: all families, a quick test
 # Found by detect-secrets' plugins and not by our filter: the library's part of the audit shows.
@@ -93,7 +93,7 @@ def test_audit_counts_by_kind_and_redact_removes_every_secret(hooks: HookRunner,
 
 
 def test_without_detect_secrets_the_audit_uses_the_filter_alone(home: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from memory.audit import audit
+    from memory.present.audit import audit
 
     (home / "logs").mkdir(parents=True)
     (home / "logs" / "hooks.log").write_text("x INFO y PGPASSWORD=Zq8vW2nP4tLk psql\n")

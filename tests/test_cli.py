@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from helpers import HookRunner, make_git_project
 
-from memory.migrations import MIGRATIONS
-from memory.project import identify
+from memory.base.project import identify
+from memory.store.migrations import MIGRATIONS
 
 MEMORY = Path(sys.executable).parent / "memory"
 LAYER1 = {"id", "title", "type", "score", "date", "origin", "flags"}  # origin, flags: issue 14

@@ -300,7 +300,7 @@ def test_reindex_draws_its_progress_bar_once(home: Path, project: Path) -> None:
 
 
 def test_counted_nouns_one_rule() -> None:
-    from memory.words import count, plural
+    from memory.base.words import count, plural
 
     assert [count(n, "memory") for n in (0, 1, 2, 1200)] == ["0 memories", "1 memory", "2 memories",
                                                             "1,200 memories"]
@@ -332,7 +332,7 @@ def _mcp(project: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
     import asyncio
 
     mcp = pytest.importorskip("mcp")
-    params = mcp.StdioServerParameters(command=sys.executable, args=["-m", "memory.mcp_server"], cwd=str(project),
+    params = mcp.StdioServerParameters(command=sys.executable, args=["-m", "memory.mcp.server"], cwd=str(project),
                                        env={**os.environ, "PYTHONPATH": str(ROOT), "CLAUDE_PROJECT_DIR": str(project)})
 
     async def main() -> list[str]:

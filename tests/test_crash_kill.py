@@ -33,7 +33,7 @@ from crash_common import (
 from helpers import make_git_project
 
 from memory import store
-from memory.workspace import Workspace
+from memory.store.workspace import Workspace
 
 ROUNDS = int(os.environ.get("MEMORY_CRASH_KILLS", "45"))
 LANES = 3

@@ -19,10 +19,9 @@ import pytest
 from fake_llm import FakeLLM, anthropic_tool_answer
 from helpers import ROOT, TRANSCRIPTS, HookRunner
 
-from memory import importer
 from memory.capture import decisions_in
-from memory.extract import run
-from memory.workspace import Workspace
+from memory.learn import importer, run
+from memory.store.workspace import Workspace
 
 # The user's own words, as prompts: each states a rule or a choice.
 USER_DECISIONS = [
@@ -135,7 +134,7 @@ def _mcp_save(home: Path, project: Path, args: dict[str, Any]) -> str:
     mcp = pytest.importorskip("mcp")
     env = {"MEMORY_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project), "PATH": os.environ.get("PATH", ""),
            "PYTHONPATH": str(ROOT)}  # this checkout's code, whatever the venv's editable install points at
-    params = mcp.StdioServerParameters(command=sys.executable, args=["-m", "memory.mcp_server"], env=env,
+    params = mcp.StdioServerParameters(command=sys.executable, args=["-m", "memory.mcp.server"], env=env,
                                        cwd=str(project))
 
     async def main() -> str:

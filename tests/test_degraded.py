@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, HookRunner
 
-from memory.project import identify
+from memory.base.project import identify
 
 CLI = str(Path(sys.executable).parent / "memory")
 
@@ -51,7 +51,7 @@ def test_a_corrupt_database_is_moved_aside_and_the_user_told(hooks: HookRunner, 
 
 
 def test_an_older_schema_is_migrated(hooks: HookRunner, home: Path) -> None:
-    from memory.migrations import MIGRATIONS
+    from memory.store.migrations import MIGRATIONS
 
     path = db_path(home, hooks.project)
     path.parent.mkdir(parents=True)

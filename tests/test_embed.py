@@ -12,8 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from memory import embed
-from memory.embed.hashing import DIM, HashingEmbedder, embed_one, fnv1a
+from memory.recall import embed
+from memory.recall.embed.hashing import DIM, HashingEmbedder, embed_one, fnv1a
 
 
 def cos(a: list[float], b: list[float]) -> float:
@@ -65,8 +65,8 @@ def test_choose_honours_memory_embedder(monkeypatch: pytest.MonkeyPatch) -> None
 def test_auto_skips_an_absent_ollama_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMORY_EMBEDDER", "auto")
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # discard port: nothing listens
-    monkeypatch.setattr("memory.embed.local.available", lambda: False)
-    monkeypatch.setattr("memory.embed.numpy_minilm.available", lambda: False)
+    monkeypatch.setattr("memory.recall.embed.local.available", lambda: False)
+    monkeypatch.setattr("memory.recall.embed.numpy_minilm.available", lambda: False)
     assert embed.choose().name == "hashing"
 
 
@@ -158,7 +158,7 @@ def test_ollama_provider_embeds_through_the_real_client(ollama_server: str, monk
 @needs_ollama_client
 def test_ollama_provider_reports_a_missing_model_and_server_errors(ollama_server: str,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory.embed.ollama_provider import OllamaEmbedder, OllamaUnavailable
+    from memory.recall.embed.ollama_provider import OllamaEmbedder, OllamaUnavailable
 
     with pytest.raises(OllamaUnavailable, match="ollama pull mxbai"):
         OllamaEmbedder(model="mxbai-embed-large").check()
@@ -176,7 +176,7 @@ def test_ollama_provider_reports_a_missing_model_and_server_errors(ollama_server
 
 @needs_ollama_client
 def test_ollama_provider_reports_an_unreachable_server() -> None:
-    from memory.embed.ollama_provider import OllamaEmbedder, OllamaUnavailable
+    from memory.recall.embed.ollama_provider import OllamaEmbedder, OllamaUnavailable
 
     with pytest.raises(OllamaUnavailable, match="127.0.0.1:9"):
         OllamaEmbedder(host="http://127.0.0.1:9", timeout=2).check()
@@ -192,7 +192,7 @@ needs_local = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def local_embedder() -> object:
-    from memory.embed.local import LocalEmbedder
+    from memory.recall.embed.local import LocalEmbedder
 
     return LocalEmbedder()
 
@@ -219,7 +219,7 @@ def test_local_provider_is_chosen_by_auto_without_ollama(monkeypatch: pytest.Mon
     assert embed.choose().name == "sentence-transformers"
 
 
-# --- models packaged over several packages (memory/embed/packaged.py) --------------------------------
+# --- models packaged over several packages (memory/recall/embed/packaged.py) --------------------------------
 
 
 def _split_zip(tmp_path, files: dict[str, bytes], parts: int) -> list:
@@ -242,7 +242,7 @@ def _split_zip(tmp_path, files: dict[str, bytes], parts: int) -> list:
 def test_a_split_zip_is_joined_checked_and_unzipped_once(tmp_path) -> None:
     import hashlib
 
-    from memory.embed import packaged
+    from memory.recall.embed import packaged
 
     weights = bytes(range(256)) * 4000
     parts = _split_zip(tmp_path, {"m/modules.json": b"[]", "m/model.safetensors": weights,
@@ -258,7 +258,7 @@ def test_a_split_zip_is_joined_checked_and_unzipped_once(tmp_path) -> None:
 
 
 def test_a_damaged_or_missing_part_leaves_no_model_behind(tmp_path) -> None:
-    from memory.embed import packaged
+    from memory.recall.embed import packaged
 
     parts = _split_zip(tmp_path, {"m/modules.json": b"[]", "m/model.safetensors": b"w" * 5000}, parts=2)
     target = tmp_path / "cache"
@@ -280,14 +280,14 @@ def test_a_name_that_is_no_packaged_model_is_a_folder_and_its_absence_reported(
 
 
 def _mpnet_installed() -> bool:
-    from memory.embed import packaged
+    from memory.recall.embed import packaged
 
     return packaged.installed(packaged.MPNET)
 
 
 @pytest.mark.skipif(_mpnet_installed(), reason="the all-mpnet-base-v2 part packages are installed here")
 def test_mpnet_by_name_without_its_packages_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory.embed import local
+    from memory.recall.embed import local
 
     monkeypatch.setenv("MEMORY_LOCAL_EMBED_MODEL", "all-mpnet-base-v2")
     assert not local.available()
@@ -301,8 +301,8 @@ def test_mpnet_by_name_without_its_packages_says_what_to_install(monkeypatch: py
 def test_mpnet_loads_offline_from_its_packages(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from memory.embed import packaged
-    from memory.embed.local import LocalEmbedder
+    from memory.recall.embed import packaged
+    from memory.recall.embed.local import LocalEmbedder
 
     monkeypatch.setenv("MEMORY_LOCAL_EMBED_MODEL", "all-mpnet-base-v2")
     e = LocalEmbedder()

@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 on numpy (memory/embed/numpy_minilm.py): the same vectors as sentence-transformers,
+"""all-MiniLM-L6-v2 on numpy (memory/recall/embed/numpy_minilm.py): the same vectors as sentence-transformers,
 no torch needed, chosen by name, and it beats BM25 on the built-in fixture as the torch model does."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from test_hybrid import _compare
 
-from memory import embed
-from memory.embed import numpy_minilm
+from memory.recall import embed
+from memory.recall.embed import numpy_minilm
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXTS = ["Orders service: Postgres connection pool exhausted under load, requests time out after 30 s",
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(not numpy_minilm.available(),
 def test_same_vectors_as_sentence_transformers() -> None:
     import numpy as np
 
-    from memory.embed.local import LocalEmbedder
+    from memory.recall.embed.local import LocalEmbedder
 
     ours = np.array(numpy_minilm.NumpyMiniLM().embed(TEXTS))
     theirs = np.array(LocalEmbedder().embed(TEXTS))
@@ -41,7 +41,7 @@ def test_same_vectors_as_sentence_transformers() -> None:
 
 def test_runs_without_torch_and_is_chosen_by_name() -> None:
     code = ("import sys, json; sys.modules['torch'] = None; sys.modules['sentence_transformers'] = None\n"
-            "from memory import embed\n"
+            "from memory.recall import embed\n"
             "e = embed.make('minilm'); v = e.embed(['redis cache eviction', 'a second text'])\n"
             "print(json.dumps([embed.key(e), len(v), round(sum(x * x for x in v[0]), 4), 'torch' in sys.modules "
             "and sys.modules['torch'] is not None]))")
@@ -52,7 +52,7 @@ def test_runs_without_torch_and_is_chosen_by_name() -> None:
 
 
 def test_auto_takes_it_when_sentence_transformers_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory.embed import local
+    from memory.recall.embed import local
 
     monkeypatch.setattr(local, "available", lambda: False)
     monkeypatch.setenv("MEMORY_EMBEDDER", "auto")

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, make_git_project
 
-from memory import evict, limits, store
-from memory.workspace import Workspace
+from memory import store
+from memory.store import evict, limits
+from memory.store.workspace import Workspace
 
 WORDS = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega".split()
 
@@ -103,7 +104,7 @@ def test_vectors_go_with_their_memories(ws: Workspace, home: Path) -> None:
     report = evict.run(str(home), max_bytes=cap)
     gone = set(ids) - {r[0] for r in ws.db.execute("SELECT id FROM memories")}
     assert gone and report["vectors"] in ("deleted", "queued")
-    # The worker deletes a vector when it runs the job of a memory that no longer exists (memory/vectors.py
+    # The worker deletes a vector when it runs the job of a memory that no longer exists (memory/recall/vectors.py
     # queues `vector` jobs; without a vector store evict queues `delete_vectors` jobs of at most 100 ids).
     queued: set[int] = set()
     for kind, payload in ws.db.execute("SELECT kind, payload FROM queue WHERE kind IN ('vector', 'delete_vectors')"):
@@ -187,7 +188,7 @@ def test_dry_run_changes_nothing(ws: Workspace, home: Path) -> None:
 
 
 def test_expired_memories_are_hidden_then_removed_by_cleanup(ws: Workspace, home: Path) -> None:
-    from memory.search import keyword_search
+    from memory.recall.search import keyword_search
 
     gone = store.save(ws.db, ws.project.key, store.NewMemory(
         title="Temporary staging password rotation", content="staging rotation until friday",

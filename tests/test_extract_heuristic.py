@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from helpers import TRANSCRIPTS
 
-from memory import transcript
-from memory.extract import heuristic, signals
-from memory.extract.prompt import build_input, parse_answer
+from memory.capture import transcript
+from memory.learn import heuristic, signals
+from memory.learn.prompt import build_input, parse_answer
 
 ALL = sorted(TRANSCRIPTS.glob("*.jsonl"))
 BIG = TRANSCRIPTS / "spotter__ae4a77f8-aedd-4bc1-888f-c94edc91af04.prefix.jsonl"

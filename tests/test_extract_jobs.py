@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from helpers import TRANSCRIPTS, HookRunner
 
-from memory import importer, inject, worker_client
-from memory.extract import run
-from memory.workspace import Workspace
+from memory.base import worker_client
+from memory.learn import importer, run
+from memory.recall import inject
+from memory.store.workspace import Workspace
 
 MEMORY = Path(sys.executable).parent / "memory"
 PLAN = TRANSCRIPTS / "spotter__subagent.jsonl"
@@ -127,7 +128,7 @@ def test_pre_compact_then_end_extracts_only_what_came_after(
 
 
 def test_extractor_off_and_job_handler(offline: pytest.MonkeyPatch, project: Path) -> None:
-    from memory.extract.job import handle_job
+    from memory.learn.job import handle_job
 
     ws = Workspace.for_dir(str(project))
     sid = importer.import_file(ws, str(PLAN)).session_id

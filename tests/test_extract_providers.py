@@ -21,9 +21,9 @@ from fake_llm import (
 )
 from helpers import TRANSCRIPTS
 
-from memory import budget, importer
-from memory.extract import run
-from memory.workspace import Workspace
+from memory.learn import importer, run
+from memory.store import budget
+from memory.store.workspace import Workspace
 
 SMALL = TRANSCRIPTS / "spotter__subagent.jsonl"  # a session that ran commands and wrote a plan
 BIG = TRANSCRIPTS / "spotter__ae4a77f8-aedd-4bc1-888f-c94edc91af04.prefix.jsonl"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, HookRunner, all_bytes_under
 
-from memory.project import identify
+from memory.base.project import identify
 
 SECRET = "AKIAIOSFODNN7EXAMPLE"
 CLI = [sys.executable, "-m", "memory"]  # this checkout's code, whichever the venv's `memory` points at

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.cli import cli
-from memory.slash import VERBS
+from memory.cli.slash import VERBS
 
 # Every command of the CLI, but `mcp` (a stdio server: tests/test_fuzz_mcp.py speaks to it) and groups
 # other issues add. `worker run` would run the worker in the foreground until it idles: left out.

@@ -25,8 +25,9 @@ from mcp import ClientSession  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError  # noqa: E402
 from test_mcp_server import session  # noqa: E402 - the stdio client of the MCP server tests
 
-from memory import mcp_server, mcp_tools  # noqa: E402
-from memory.classify import TYPES  # noqa: E402
+from memory.base.classify import TYPES  # noqa: E402
+from memory.mcp import server as mcp_server  # noqa: E402
+from memory.mcp import tools as mcp_tools
 
 EXAMPLES = int(os.environ.get("MEMORY_FUZZ_EXAMPLES", "60"))
 TOOLS = ("search", "timeline", "get", "save", "delete", "stats")

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from helpers import HookRunner
 
-from memory import fence
+from memory.base import fence
 
 
 def unfenced(text: str) -> str:
-    """The context inside the untrusted block (memory/fence.py) that wraps all of it."""
+    """The context inside the untrusted block (memory/base/fence.py) that wraps all of it."""
     assert text.startswith(fence.OPEN + "\n") and text.endswith("\n" + fence.CLOSE), text[:300]
     return text[len(fence.OPEN) + 1:-len(fence.CLOSE) - 1]
 

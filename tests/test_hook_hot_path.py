@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memory.classify import DEFAULT_LOW_VALUE, is_low_value
-from memory.project import _slug, normalise_remote, origin_url
+from memory.base.classify import DEFAULT_LOW_VALUE, is_low_value
+from memory.base.project import _slug, normalise_remote, origin_url
 from memory.store import normalise
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,7 +109,7 @@ def _hook_modules(tmp_path: Path, event: dict, entry: str = "post_tool_use") -> 
     assert proc.returncode == 0
     modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()
                if line.startswith("import time:") and "|" in line}
-    assert f"memory.handlers.{entry}" in modules, proc.stderr.decode()[-2000:]
+    assert f"memory.hook.{entry}" in modules, proc.stderr.decode()[-2000:]
     return modules
 
 
@@ -127,13 +127,13 @@ def test_a_plain_tool_hook_stays_off_the_slow_imports(tmp_path: Path) -> None:
         modules = _hook_modules(tmp_path, event)
         assert not modules & heavy, sorted(modules & heavy)
     # The same command again (its memory is a duplicate, so nothing is queued for the worker): neither the
-    # json package nor re (memory/jsonlite.py, regexes compiled only when a trigger occurs).
+    # json package nor re (memory/base/jsonlite.py, regexes compiled only when a trigger occurs).
     modules = _hook_modules(tmp_path, bash)
     assert not modules & (heavy | {"re", "json", "json.decoder", "enum"}), sorted(modules & (heavy | {"re", "json"}))
 
 
 def test_flag_constants_are_res() -> None:
-    from memory import privacy
+    from memory.base import privacy
 
     assert (privacy._I, privacy._M, privacy._S) == (re.I, re.M, re.S)
 
@@ -141,7 +141,7 @@ def test_flag_constants_are_res() -> None:
 def test_secret_triggers_are_necessary() -> None:
     """A secret rule only runs when one of its triggers (and of its `needs`) occurs: on ASCII text, no rule
     may change a text that holds none of them."""
-    from memory import privacy
+    from memory.base import privacy
 
     rng = random.Random(10)
     parts = ["password", "PASSWD", "pwd", "passed", "pass", "PASS", "Secret", "token", "api_key", "API-KEY",
@@ -160,7 +160,7 @@ def test_secret_triggers_are_necessary() -> None:
 
 
 def test_clean_fast_path_matches_the_full_filter() -> None:
-    from memory.privacy import clean, redact_secrets, strip_private
+    from memory.base.privacy import clean, redact_secrets, strip_private
 
     rng = random.Random(13)
     parts = ["<private>", "</private>", "PRIVATE", "password=hunter2hunter2", "key", "Token ", "x" * 21, "/src/a.py",
@@ -171,7 +171,7 @@ def test_clean_fast_path_matches_the_full_filter() -> None:
 
 
 def test_words_match_the_regex() -> None:
-    from memory.search import words
+    from memory.recall.search import words
 
     every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
     assert words(every) == re.findall(r"\w+", every)
@@ -184,8 +184,8 @@ def test_words_match_the_regex() -> None:
 
 def test_startup_and_compaction_hooks_stay_off_re_json_hashlib_and_datetime(tmp_path: Path) -> None:
     """SessionStart, PreCompact and SessionEnd load neither re (enum with it: ~6 ms CPU), json, hashlib
-    (OpenSSL) nor sqlite3's dbapi2 layer (datetime): words are split by str.translate (memory/search.py),
-    JSON goes through memory/jsonlite.py, and hooks/_entry.py gives them sqlite3 without dbapi2. The one
+    (OpenSSL) nor sqlite3's dbapi2 layer (datetime): words are split by str.translate (memory/recall/search.py),
+    JSON goes through memory/base/jsonlite.py, and hooks/_entry.py gives them sqlite3 without dbapi2. The one
     that needs no database (PreToolUse) loads no sqlite3 at all."""
     slow = {"re", "json", "enum", "hashlib", "datetime", "sqlite3.dbapi2"}
     for entry, event in [("session_start", {"hook_event_name": "SessionStart", "source": "startup"}),
@@ -235,7 +235,7 @@ def test_the_decision_word_gate_changes_no_verdict() -> None:
 def test_parse_size_matches_the_regex() -> None:
     """limits.parse_size reads sizes with string methods (a hook's save imports no re): same verdicts and
     values as the regex it replaced, on hand-picked and generated strings."""
-    from memory.limits import _SIZE_PATTERN, _UNITS, parse_size
+    from memory.store.limits import _SIZE_PATTERN, _UNITS, parse_size
 
     def by_regex(text: str) -> int | None:
         m = re.match(_SIZE_PATTERN, text or "", re.I)

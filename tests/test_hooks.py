@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import PAYLOADS, PAYLOADS_NEW, ROOT, HookRunner, all_bytes_under, load_payload
 
-from memory.project import identify
+from memory.base.project import identify
 
 ENTRIES = ["session_start", "user_prompt_submit", "pre_tool_use", "post_tool_use", "pre_compact", "stop",
            "session_end"]
@@ -299,10 +299,10 @@ def test_hooks_fall_back_to_plain_python3_without_the_venv(tmp_path: Path, home:
 
 def test_a_long_session_gets_new_memories_for_each_prompt_and_never_a_repeat(
         hooks: HookRunner, project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The memories already shown are left out in SQL (memory/inject.py): however many a session has seen,
+    """The memories already shown are left out in SQL (memory/recall/inject.py): however many a session has seen,
     each prompt on the same topic brings the next ones, and none twice."""
     from memory import store
-    from memory.workspace import Workspace
+    from memory.store.workspace import Workspace
 
     monkeypatch.setenv("MEMORY_STARTUP_MEMORIES", "0")
     ws = Workspace(identify(str(project)), str(home))

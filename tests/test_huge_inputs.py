@@ -10,8 +10,8 @@ from pathlib import Path
 
 from helpers import HookRunner, all_bytes_under
 
-from memory import bounds
-from memory.project import identify
+from memory.base import bounds
+from memory.base.project import identify
 
 MB20 = 20 * 1024 * 1024
 SECRET = "ghp_" + "Q7xK2mN9pL4vR8sT1wY6zB3cD5fG0hJ"  # a GitHub token shape the filter knows
@@ -49,7 +49,7 @@ def test_cut_keeps_head_and_tail_without_split_words() -> None:
 
 
 def test_a_secret_split_by_the_cut_leaves_no_fragment() -> None:
-    from memory.privacy import clean
+    from memory.base.privacy import clean
 
     for at in range(2, len(SECRET) - 2):  # the cut falls at every position inside the token
         text = "a " * ((1000 - at) // 2) + ("a" if at % 2 else "") + SECRET + " b" * 5000

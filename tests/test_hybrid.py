@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 from semantic_fixture import QUESTIONS, RUSSIAN, RUSSIAN_QUESTIONS, SESSIONS
 
-from memory import embed, layers, queue, store
-from memory.project import Project
-from memory.search import Filters, keyword_search
+from memory import store
+from memory.base.project import Project
+from memory.recall import embed, layers
+from memory.recall.search import Filters, keyword_search
+from memory.store import queue
+from memory.store.workspace import Workspace
 from memory.worker import ProjectIndex
-from memory.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -221,7 +223,7 @@ def test_cli_reindex_and_search_modes(home: Path, project: Path) -> None:
 def test_a_cli_search_does_not_load_a_model_itself_it_starts_the_worker(home: Path, project: Path) -> None:
     """An index built by a model (MiniLM, Ollama) would cost seconds of loading at every CLI search: the search
     answers with BM25 and starts the worker, which keeps the model warm for the next one."""
-    from memory import worker_client
+    from memory.base import worker_client
 
     lines = "\n".join(json.dumps({"title": t[:60], "content": t, "session_id": sid})
                       for sid, texts in SESSIONS.items() for t in texts)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-from memory import bootstrap, worker_client
+from memory.base import bootstrap, worker_client
 
 MEMORY = [sys.executable, "-m", "memory"]
 
@@ -77,7 +77,7 @@ def test_hooks_do_not_start_the_worker_while_the_setup_runs(env: dict[str, str],
     try:
         (data / bootstrap.RUNNING).write_text(f"{setup.pid}\n")
         hook_env = {**env, "CLAUDE_PLUGIN_DATA": str(data)}
-        probe = ("import sys; from memory import worker_client; "
+        probe = ("import sys; from memory.base import worker_client; "
                  "print(worker_client.start(sys.argv[1]))")
         r = subprocess.run([sys.executable, "-c", probe, str(home)], capture_output=True, text=True,
                            env=hook_env, timeout=60)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from helpers import ROOT, HookRunner, make_git_project
 
-from memory import slash
+from memory.cli import slash
 
 LAUNCHER = str(ROOT / "bin" / "memory")
 

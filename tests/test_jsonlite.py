@@ -1,4 +1,4 @@
-"""memory/jsonlite.py gives the json package's answers (it replaces it on the hook hot path)."""
+"""memory/base/jsonlite.py gives the json package's answers (it replaces it on the hook hot path)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memory import jsonlite
+from memory.base import jsonlite
 
 
 def _value(rng: random.Random, depth: int = 0) -> object:
@@ -82,7 +82,7 @@ def test_what_json_rejects_or_converts_goes_through_json() -> None:
 def test_bad_documents_fail_as_json_fails_in_a_process_without_json() -> None:
     # The hook process has not imported the json package when it decodes: the error path must work there.
     root = Path(__file__).resolve().parents[1]
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from memory import jsonlite\n"
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from memory.base import jsonlite\n"
             "for text in ['{broken', '[1,]', '', '{} x', '\\ufeff{}', '\"\\x01\"']:\n"
             "    try:\n        jsonlite.loads(text)\n    except ValueError as exc:\n"
             "        print(type(exc).__name__, exc)\n")

@@ -40,7 +40,7 @@ def test_marketplace_lists_the_plugin_from_this_folder() -> None:
 
 
 def test_readme_documents_every_environment_variable() -> None:
-    from memory.config import ENV_VARS
+    from memory.base.config import ENV_VARS
 
     readme = (ROOT / "README.md").read_text()
     missing = [name for name in ENV_VARS if f"`{name}`" not in readme]
@@ -48,8 +48,8 @@ def test_readme_documents_every_environment_variable() -> None:
 
 
 def test_schema_version_constant_matches_the_migrations() -> None:
-    from memory.db import SCHEMA_VERSION
-    from memory.migrations import MIGRATIONS
+    from memory.store.db import SCHEMA_VERSION
+    from memory.store.migrations import MIGRATIONS
 
     assert SCHEMA_VERSION == len(MIGRATIONS)
 

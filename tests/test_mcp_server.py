@@ -27,7 +27,7 @@ def _params(home: Path, project: Path, via_launcher: bool = False) -> StdioServe
     env = {"MEMORY_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project), "PATH": os.environ.get("PATH", "")}
     if via_launcher:  # what plugin.json's mcpServers runs
         return StdioServerParameters(command=str(ROOT / "bin" / "memory"), args=["mcp"], env=env, cwd=str(project))
-    return StdioServerParameters(command=sys.executable, args=["-m", "memory.mcp_server"], env=env, cwd=str(project))
+    return StdioServerParameters(command=sys.executable, args=["-m", "memory.mcp.server"], env=env, cwd=str(project))
 
 
 def session(home: Path, project: Path, body: Callable[[ClientSession], Awaitable[Any]], *,
@@ -50,7 +50,7 @@ async def call(s: ClientSession, name: str, args: dict[str, Any]) -> tuple[bool,
 def world(tmp_path: Path, home: Path) -> dict[str, Any]:
     """A project with a few memories saved through the library, and a second project."""
     from memory import store
-    from memory.workspace import Workspace
+    from memory.store.workspace import Workspace
 
     project = make_git_project(tmp_path / "app")
     other = make_git_project(tmp_path / "billing")
@@ -135,7 +135,7 @@ def test_each_tool_works(world: dict[str, Any]) -> None:
 
 def test_layer_1_results_are_compact(world: dict[str, Any]) -> None:
     from memory import store
-    from memory.workspace import Workspace
+    from memory.store.workspace import Workspace
 
     ws = Workspace.for_dir(str(world["project"]))
     for i in range(30):
@@ -249,7 +249,7 @@ def test_server_starts_fast_enough(world: dict[str, Any]) -> None:
     assert time.perf_counter() - start < 6.0
 
 
-# -- the fast front (memory/mcp_front.py): the handshake answered from a cache ------------------------
+# -- the fast front (memory/mcp/front.py): the handshake answered from a cache ------------------------
 
 META = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                   "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
@@ -327,7 +327,7 @@ def test_the_front_answers_the_handshake_from_a_cache_then_the_real_server_works
 
 
 def test_a_cached_handshake_never_goes_stale(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory import mcp_front
+    from memory.mcp import front as mcp_front
 
     monkeypatch.setenv("MEMORY_HOME", str(world["home"]))
     path = mcp_front.cache_path()
@@ -344,7 +344,7 @@ def test_a_cached_handshake_never_goes_stale(world: dict[str, Any], monkeypatch:
 
 
 def test_the_front_exits_when_the_server_dies(tmp_path: Path) -> None:
-    code = ("import sys; from memory.mcp_front import Front; "
+    code = ("import sys; from memory.mcp.front import Front; "
             f"Front([sys.executable, '-c', 'import sys; sys.exit(3)'], {str(tmp_path / 'c.json')!r}).run()")
     proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
     try:

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 from helpers import HookRunner
 
-from memory import daily_log, mdindex, store
-from memory.search import keyword_search
-from memory.workspace import Workspace
+from memory import store
+from memory.capture import mdindex
+from memory.recall.search import keyword_search
+from memory.store import daily_log
+from memory.store.workspace import Workspace
 
 CLAUDE_MD = """# Project rules
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from helpers import HookRunner
 
-from memory.project import identify
+from memory.base.project import identify
 
-PY_SOURCE = Path(__file__).resolve().parents[1].joinpath("memory", "cli.py").read_text()
+PY_SOURCE = (Path(__file__).parent / "fixtures" / "outline_sample_py.txt").read_text()  # a real module, frozen
 
 
 def read_event(hooks: HookRunner, path: Path, **tool_input: object) -> dict:
@@ -145,8 +145,8 @@ def test_stats_report_tokens_saved(hooks: HookRunner, home: Path, big: Path) -> 
 
 
 def test_deleted_files_are_pruned_from_the_cache(hooks: HookRunner, home: Path, big: Path) -> None:
-    from memory import outline_cache
-    from memory.workspace import Workspace
+    from memory.outline import cache as outline_cache
+    from memory.store.workspace import Workspace
 
     hooks.run("post_tool_use", read_event(hooks, big))
     big.unlink()
@@ -203,7 +203,7 @@ def test_the_saving_counts_the_header_the_model_reads(hooks: HookRunner, home: P
 
 
 def test_an_outline_cached_in_an_older_format_is_rendered_again(hooks: HookRunner, home: Path, big: Path) -> None:
-    from memory.outline_cache import OUTLINE_FORMAT
+    from memory.outline.cache import OUTLINE_FORMAT
 
     assert outlined(hooks.run("post_tool_use", read_event(hooks, big)))
     conn = db(home, hooks.project)

@@ -33,7 +33,7 @@ from crash_common import (
 )
 from helpers import make_git_project
 
-from memory import worker_client
+from memory.base import worker_client
 
 COPIES = 3
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memory.privacy import clean, clean_obj, redact_secrets, strip_private
+from memory.base.privacy import clean, clean_obj, redact_secrets, strip_private
 
 # --- <private> ----------------------------------------------------------------------------------------
 
@@ -195,7 +195,8 @@ def test_a_host_and_port_are_not_a_cut_password(text: str) -> None:
 
 
 def test_notices_and_the_worker_log_are_filtered(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
-    from memory import notices, worker
+    from memory import worker
+    from memory.base import notices
 
     monkeypatch.setenv("MEMORY_HOME", str(tmp_path))
     notices.add("error", "psql failed: PGPASSWORD=Zq8vW2nP4tLk psql -h db")

@@ -95,7 +95,7 @@ def test_a_hook_outside_any_folder_records_nothing(home: Path, tmp_path: Path, w
 
 def test_the_worker_a_hook_starts_writes_private_folders_too(
         hooks: HookRunner, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory import worker_client
+    from memory.base import worker_client
 
     monkeypatch.setenv("MEMORY_WORKER", "on")
     monkeypatch.setenv("MEMORY_WORKER_IDLE_SECONDS", "5")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from helpers import PAYLOADS, PAYLOADS_NEW, ROOT, TRANSCRIPTS, make_git_project
 
-from memory.project import identify
+from memory.base.project import identify
 
 MEMORY = Path(sys.executable).parent / "memory"
 HOOKED = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact",

@@ -15,8 +15,8 @@ import pytest
 from helpers import ROOT, HookRunner
 from secrets_corpus import ORDINARY, SECRETS
 
-from memory import privacy
-from memory.project import identify
+from memory.base import privacy
+from memory.base.project import identify
 
 BATCH = 20  # corpus entries per event: 17 batches keep the hook count (and the runtime) small
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import HookRunner, all_bytes_under
 
-from memory.project import identify
+from memory.base.project import identify
 
 SECRET = "AKIAIOSFODNN7EXAMPLE"
 

@@ -18,13 +18,13 @@ from helpers import ROOT, HookRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory import queue, store
-from memory.classify import TYPES
-from memory.db import BUSY_TIMEOUT_MS, DatabaseCorrupt, apply_migrations, connect, schema_version
-from memory.migrations import MIGRATIONS
-from memory.search import Filters, keyword_search, timeline
-from memory.store import NewMemory
-from memory.workspace import Workspace
+from memory import store
+from memory.base.classify import TYPES
+from memory.recall.search import Filters, keyword_search, timeline
+from memory.store import NewMemory, queue
+from memory.store.db import BUSY_TIMEOUT_MS, DatabaseCorrupt, apply_migrations, connect, schema_version
+from memory.store.migrations import MIGRATIONS
+from memory.store.workspace import Workspace
 
 P = "proj-a"
 GARBAGE = b"this is certainly not an SQLite database\x00\xff\xfe" * 400
@@ -91,7 +91,7 @@ def test_connection_uses_wal_and_a_busy_timeout(db: sqlite3.Connection) -> None:
 
 _MIGRATE_CHILD = r"""
 import os, sys, time
-from memory.db import apply_migrations, connect, schema_version
+from memory.store.db import apply_migrations, connect, schema_version
 path, go, ready = sys.argv[1], sys.argv[2], sys.argv[3]
 open(ready, "w").close()
 while not os.path.exists(go):
@@ -153,7 +153,7 @@ def test_fts_follows_insert_update_and_delete(db: sqlite3.Connection) -> None:
 
 
 def test_doctor_notices_an_fts_index_out_of_sync_with_the_table(tmp_path: Path) -> None:
-    from memory.doctor import check_db
+    from memory.present.doctor import check_db
 
     path = str(tmp_path / "memory.db")
     db = connect(path)
@@ -220,7 +220,7 @@ def test_low_value_observations_are_dropped_unless_asked(db: sqlite3.Connection)
 
 _LOW_VALUE_CHILD = r"""
 import sys
-from memory.db import connect
+from memory.store.db import connect
 from memory.store import NewMemory, save
 db = connect(sys.argv[1])
 print(" ".join(save(db, "p", NewMemory(title=t, content="ok")).action for t in sys.argv[2:]))
@@ -494,8 +494,8 @@ def test_claim_is_exclusive_between_two_connections(tmp_path: Path) -> None:
 
 _CLAIM_CHILD = r"""
 import os, sys, time
-from memory import queue
-from memory.db import connect
+from memory.store import queue
+from memory.store.db import connect
 path, go, ready, name = sys.argv[1:5]
 db = connect(path)
 open(ready, "w").close()

@@ -416,7 +416,7 @@ def test_hooks_of_a_linked_project_never_import_the_network_side(team: tuple[str
 
 
 def test_the_worker_answers_team_searches_from_the_server(pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
-    from memory import worker_client
+    from memory.base import worker_client
 
     _, a, b = team
     b.init()

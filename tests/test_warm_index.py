@@ -1,4 +1,4 @@
-"""The warm worker's in-memory copy of the search lists (memory/warm_index.py): its keyword scores are
+"""The warm worker's in-memory copy of the search lists (memory/recall/warm_index.py): its keyword scores are
 FTS5's bm25() over memories_ctx, its vectors LanceDB's, it follows the worker's indexing, filters apply
 before the cut, nothing indexed during a build is lost, and a real worker answers from it."""
 
@@ -16,10 +16,11 @@ import pytest
 from semantic_fixture import QUESTIONS, RUSSIAN, RUSSIAN_QUESTIONS, SESSIONS
 from test_hybrid import indexed, load, make_ws
 
-from memory import store, worker_client
-from memory.hybrid import BM25_WEIGHTS
-from memory.search import Filters, fts_query
-from memory.warm_index import WarmIndex
+from memory import store
+from memory.base import worker_client
+from memory.recall.hybrid import BM25_WEIGHTS
+from memory.recall.search import Filters, fts_query
+from memory.recall.warm_index import WarmIndex
 from memory.worker import ProjectIndex
 
 ROOT = Path(__file__).resolve().parents[1]

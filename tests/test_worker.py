@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, HookRunner
 
-from memory import store, worker_client
-from memory.project import identify
-from memory.workspace import Workspace
+from memory import store
+from memory.base import worker_client
+from memory.base.project import identify
+from memory.store.workspace import Workspace
 
 
 @pytest.fixture
@@ -144,7 +145,7 @@ def test_kill_9_in_the_middle_then_recovery_loses_nothing(worker_env: dict[str, 
     final = counts(ws.db_path)
     assert final["memories"] == final["ledger"] == final["ctx"] == 2996
     assert final.get("failed", 0) == 0
-    from memory.vectors import VectorStore
+    from memory.recall.vectors import VectorStore
 
     meta = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()[0]
     vs = VectorStore(ws.dir, meta, 1024)

@@ -12,13 +12,13 @@ import os
 import re
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from memory.config import env, env_int
+from memory.base.config import env, env_int
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from memory.workspace import Workspace
+    from memory.store.workspace import Workspace
 
 SCHEMES = ("postgresql", "postgres")
 DEFAULT_TYPES = ("decision", "bugfix", "discovery", "learning")
@@ -101,7 +101,7 @@ def url_for(ws: Workspace) -> str | None:
 
 
 def save_entry(ws: Workspace, **fields: Any) -> None:
-    from memory.workspace import write_private
+    from memory.store.workspace import write_private
 
     data = _load(ws.home)
     projects = data.setdefault("projects", {})

@@ -11,11 +11,11 @@ import json
 import time
 from typing import Any
 
-from memory import queue
-from memory.config import env_int
+from memory.base.config import env_int
+from memory.store import queue
+from memory.store.workspace import Workspace
 from memory.team import outbox
 from memory.team.config import TeamError, project_id, redact, save_entry, scrub, team_types, url_for
-from memory.workspace import Workspace
 
 KEYS = ("team_sync", "team_sync:next")  # alternate: a running job's own key cannot be re-queued
 

@@ -19,7 +19,7 @@ import sqlite3
 import time
 
 from memory import store
-from memory.db import Tx
+from memory.store.db import Tx
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The team server's schema in PostgreSQL, as ordered migrations (like memory/migrations.py): migration N
+"""The team server's schema in PostgreSQL, as ordered migrations (like memory/store/migrations.py): migration N
 brings `memory.schema_migrations` from N-1 to N. Append only.
 
 Tables live in the schema `memory`. Row-level security keeps each role to its projects: a row of

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from memory.workspace import Workspace
+from memory.store.workspace import Workspace
 
 
 def maybe_enqueue_sync(ws: Workspace) -> bool:
@@ -16,7 +16,7 @@ def maybe_enqueue_sync(ws: Workspace) -> bool:
     linked = ws.db.execute("SELECT 1 FROM team_link").fetchone() is not None
     if not linked and not os.environ.get("MEMORY_TEAM_URL", "").strip():
         return False
-    from memory import queue
+    from memory.store import queue
 
     queue.enqueue(ws.db, "team_sync", {"key": "team_sync"}, dedup_key="team_sync")
     return True

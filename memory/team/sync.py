@@ -138,7 +138,7 @@ def embedder() -> Any:
     global _embedder
     if _embedder is None:
         try:
-            from memory import embed
+            from memory.recall import embed
 
             _embedder = embed.choose()
         except Exception:  # noqa: BLE001 - team sync works without vectors (keyword search only)
@@ -155,7 +155,7 @@ def _embed(records: list[dict[str, Any]]) -> None:
         return
     from pgvector import Vector
 
-    from memory import embed
+    from memory.recall import embed
 
     try:
         vectors = emb.embed([f"{r['title']}\n{r['content']}" for r in todo])
@@ -170,7 +170,7 @@ def _embed(records: list[dict[str, Any]]) -> None:
 
 def push(conn: Any, db: Any, *, max_batches: int | None = None, on_batch: Any = None) -> dict[str, int]:
     """Send the outbox in batches until it is empty (or `max_batches`)."""
-    from memory.privacy import clean
+    from memory.base.privacy import clean
 
     link = outbox.link_row(db)
     if link is None:
@@ -306,7 +306,7 @@ def remote_search(conn: Any, project_id: str, query: str, limit: int = 10, emb: 
         if emb is not None:
             from pgvector import Vector
 
-            from memory import embed
+            from memory.recall import embed
 
             vec = emb.embed_query(query)
             dim = len(vec)
@@ -331,9 +331,9 @@ def search_for(home: str, project_key: str, query: str, limit: int, emb: Any = N
     import json
     import os
 
-    from memory.project import Project
+    from memory.base.project import Project
+    from memory.store.workspace import Workspace
     from memory.team.config import url_for
-    from memory.workspace import Workspace
 
     try:
         with open(os.path.join(home, "projects", project_key, "project.json"), encoding="utf-8") as fh:

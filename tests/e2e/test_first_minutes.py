@@ -35,7 +35,7 @@ from fake_anthropic import (
     tool_use,
 )
 
-from memory import worker_client
+from memory.base import worker_client
 
 pytestmark = pytest.mark.e2e
 

@@ -15,7 +15,7 @@ import pytest
 from e2e_harness import REPO, RunClaude, make_git_repo
 from fake_anthropic import Turns, all_text, text, tool_result_text, tool_results, tool_use
 
-from memory import fence
+from memory.base import fence
 
 pytestmark = pytest.mark.e2e
 

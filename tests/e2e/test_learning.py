@@ -13,7 +13,7 @@ import pytest
 from e2e_harness import REPO, RunClaude, make_git_repo
 from fake_anthropic import Json, Reply, Turns, all_text, text, tool_names, tool_use
 
-from memory import worker_client
+from memory.base import worker_client
 
 pytestmark = pytest.mark.e2e
 

@@ -1,0 +1,184 @@
+"""`memory reindex` and `memory worker`: the semantic-recall commands (registered by memory/cli.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import click
+
+from memory.base import worker_client
+from memory.base.config import data_home
+from memory.base.words import count
+
+
+def stop_worker(home: str, wait: float = 30.0) -> bool:
+    """Ask a running worker to exit and wait until its lock is free. True when none is left."""
+    worker_client.ask(home, {"op": "shutdown"}, timeout=2.0)
+    deadline = time.monotonic() + wait
+    while worker_client.alive(home):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def reindex_project(home: str, key: str, embedder: Any, progress: bool = True) -> dict[str, Any]:
+    """Rebuild one project's derived indexes from SQLite: memories_ctx, the ledger and the vectors.
+    The caller holds the worker lock."""
+    from memory.worker import META_PROVIDER, ProjectIndex
+
+    p = ProjectIndex(home, key, embedder)
+    try:
+        with p.db:
+            pass
+        p.db.execute("DELETE FROM meta WHERE key = ?", (META_PROVIDER,))
+        p.check_provider()  # a reset: empty ledger, memories_ctx and table
+        ids = [r[0] for r in p.db.execute("SELECT id FROM memories ORDER BY session_id, created_at, id")]
+        t0 = time.perf_counter()
+        bar = None
+        if progress and sys.stderr.isatty():
+            # Only on a terminal, where each render overwrites the last: captured (a pipe, the Bash tool of
+            # Claude Code) every render is a line of its own, and the summary line says what was done.
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(ids), unit="memory", desc=key[:30], leave=True, file=sys.stderr)
+        embedded = 0
+        for start in range(0, len(ids), 64):
+            chunk = ids[start:start + 64]
+            embedded += p.index(chunk)["embedded"]
+            if bar is not None and start + 64 < len(ids):
+                bar.update(len(chunk))
+        if bar is not None:
+            bar.n = len(ids)  # the last step is drawn by close() alone: update() would draw 100% a first time
+            bar.close()
+        p.db.execute("UPDATE queue SET status = 'done', finished_at = ? WHERE kind = 'vector' AND status = 'pending'",
+                     (time.time(),))
+        built = p.vectors.maintain()
+        return {"project": key, "memories": len(ids), "embedded": embedded, "provider": p.provider,
+                "seconds": round(time.perf_counter() - t0, 1), "index": built}
+    finally:
+        p.db.close()
+
+
+@click.command()
+@click.option("--project", "-p", help="Project folder, or a project key or name (default: cwd).")
+@click.option("--all", "all_projects", is_flag=True, help="Every project in the data dir.")
+@click.option("--embedder", type=click.Choice(["auto", "ollama", "sentence-transformers", "minilm", "hashing"]),
+              help="Provider to use (default: MEMORY_EMBEDDER).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def reindex(project: str | None, all_projects: bool, embedder: str | None, as_json: bool) -> None:
+    """Re-embed memories and rebuild the vector and context indexes from SQLite (after a change of
+    embedding provider or model, or to repair them)."""
+    from memory.cli import _workspace
+    from memory.recall import embed
+    from memory.worker import Worker
+
+    home = data_home()
+    if embedder:
+        os.environ["MEMORY_EMBEDDER"] = embedder
+    keys = ([d for d in sorted(os.listdir(os.path.join(home, "projects")))
+             if os.path.exists(os.path.join(home, "projects", d, "memory.db"))]
+            if all_projects else [_workspace(project).project.key])
+    if not stop_worker(home):
+        raise click.ClickException("the worker did not stop; try again, or `memory worker stop`")
+    holder = Worker(home)
+    if not holder.acquire(attempts=100):
+        raise click.ClickException("could not take the worker lock")
+    try:
+        try:
+            e = embed.choose()
+        except embed.NoEmbedder as exc:
+            raise click.ClickException(str(exc)) from None
+        results = [reindex_project(home, key, e, progress=not as_json) for key in keys]
+    finally:
+        holder.close()
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+    else:
+        for r in results:
+            click.echo(f"{r['project']}: {count(r['memories'], 'memory')}, {r['embedded']} embedded with "
+                       f"{r['provider']} in {r['seconds']} s" + (f"; {r['index']}" if r["index"] else ""))
+
+
+def _start_worker(home: str, wait_s: float = 30.0) -> str:
+    """Start the worker and wait until it answers, so the answer says what happened: running, started,
+    disabled, or failed (with the error the worker recorded). An earlier failure is forgotten first."""
+    if not worker_client.enabled():
+        raise click.ClickException("the worker is disabled (MEMORY_WORKER is off)")
+    if worker_client.alive(home):
+        return "already running"
+    try:
+        os.unlink(worker_client.failed_path(home))
+    except OSError:
+        pass
+    pid = worker_client.start(home, force=True)
+    if pid is None:
+        raise click.ClickException(f"could not start {sys.executable} -m memory.worker")
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if worker_client.ask(home, {"op": "ping"}, timeout=0.5) is not None:
+            return f"started pid {pid}"
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            try:
+                with open(worker_client.failed_path(home), encoding="utf-8") as fh:
+                    error = json.loads(fh.read()).get("error", "")
+            except (OSError, ValueError):
+                error = ""
+            if not error and worker_client.alive(home):
+                return "already running"  # another start won the race
+            raise click.ClickException(f"the worker exited at start (status {os.waitstatus_to_exitcode(status)})"
+                                       f"{': ' + error if error else ''}; log: {worker_client.log_file(home)}")
+        time.sleep(0.2)
+    return f"started pid {pid} (not answering yet; log: {worker_client.log_file(home)})"
+
+
+@click.command()
+@click.argument("action", type=click.Choice(["status", "start", "stop", "run"]), default="status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def worker(action: str, as_json: bool) -> None:
+    """The background worker: status, start (detached), stop, or run in the foreground."""
+    home = data_home()
+    if action == "run":
+        from memory.worker import Worker
+
+        raise SystemExit(Worker(home).run())
+    if action == "stop":
+        ok = stop_worker(home)
+        click.echo("stopped" if ok else "still running")
+        return
+    if action == "start":
+        click.echo(_start_worker(home))
+        return
+    info = worker_client.ask(home, {"op": "ping"}, timeout=2.0)
+    data = {"alive": worker_client.alive(home), "answers": info is not None, **(info or {}),
+            "socket": worker_client.socket_path(home), "log": worker_client.log_file(home)}
+    from memory.cli import _opened, _workspace
+
+    ws = _workspace(None)
+    data["project"] = ws.project.key
+    if not os.path.exists(ws.db_path):  # a status must not create the project's database
+        data["project_indexed"] = "no memory for this project yet"
+    else:
+        _project_index_status(_opened(ws), data)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        for k, v in data.items():
+            click.echo(f"{k}: {v}")
+
+
+def _project_index_status(ws: Any, data: dict[str, Any]) -> None:
+    provider = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
+    data["project_provider"] = provider[0] if provider else None
+    data["project_indexed"] = (f"{ws.db.execute('SELECT count(*) FROM memory_index').fetchone()[0]} of "
+                               f"{count(ws.db.execute('SELECT count(*) FROM memories').fetchone()[0], 'memory')}")
+    data["project_vector_jobs"] = {r[0]: r[1] for r in ws.db.execute(
+        "SELECT status, count(*) FROM queue WHERE kind = 'vector' GROUP BY status")}
+
+
+COMMANDS = [reindex, worker]

@@ -1,0 +1,166 @@
+"""What the /memory:* slash commands run: `memory slash VERB` with the user's raw arguments on stdin.
+
+Claude Code pastes $ARGUMENTS into the command's shell text as is, so `/memory:save don't` would break
+the shell (an unbalanced quote) and `$(...)` would run. The commands therefore pass the arguments
+through a quoted heredoc (never expanded by the shell) and this module splits them: known options are
+taken out, the rest is the query, the ids or (for save) the text verbatim, quotes included.
+
+A `!` command that exits non-zero aborts the whole slash command, so every outcome, errors included,
+is printed (to stdout: the model reads it) and the exit code is 0.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import click
+
+VERBS = ("search", "save", "forget", "handoff", "stats", "recent", "get", "timeline", "cleanup")
+VALUE_OPTIONS = {
+    "search": {"--type", "--since", "--until", "--limit", "-n", "--project", "-p", "--session"},
+    "save": {"--type", "--title", "--importance", "--tag", "--expires", "--project", "-p"},
+    "recent": {"--type", "--limit", "-n", "--project", "-p"},
+    "stats": {"--project", "-p"},
+    "get": {"--project", "-p"},
+    "forget": {"--project", "-p"},
+    "timeline": {"--before", "--after", "--project", "-p"},
+    "handoff": {"--project", "-p"},
+    "cleanup": {"--max-bytes", "--max-memories"},
+}
+FLAG_OPTIONS = {
+    "search": {"--all-projects", "-a", "--json"},
+    "recent": {"--json"},
+    "stats": {"--json"},
+    "get": {"--json"},
+    "handoff": {"--json"},
+    "cleanup": {"--dry-run", "--json"},
+}
+USAGE = {
+    "search": "/memory:search QUERY [--type T] [--since 7d] [--all-projects]",
+    "get": "/memory:get ID...",
+    "forget": "/memory:forget ID...",
+    "timeline": "/memory:timeline ID [--before N] [--after N]",
+    "save": "/memory:save [--type decision] [--expires 30d] TEXT",
+}
+_LEADING_OPTION = re.compile(r"""\s*(--?[a-z][a-z-]*)(?:=|\s+)("(?:[^"\\]|\\.)*"|'[^']*'|\S+)""")
+
+
+def tokens(raw: str) -> list[str]:
+    """Shell-like words; unbalanced quotes (an apostrophe in "don't") fall back to plain words."""
+    try:
+        return shlex.split(raw)
+    except ValueError:
+        return raw.split()
+
+
+def split_options(verb: str, words: list[str]) -> tuple[list[str], list[str]]:
+    values, flags = VALUE_OPTIONS.get(verb, set()), FLAG_OPTIONS.get(verb, set())
+    options: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        name = word.split("=", 1)[0]
+        if name in values and "=" in word:
+            options.append(word)
+        elif word in values and i + 1 < len(words):
+            options += [word, words[i + 1]]
+            i += 1
+        elif word in flags:
+            options.append(word)
+        else:
+            rest.append(word)
+        i += 1
+    return options, rest
+
+
+def save_arguments(raw: str) -> tuple[list[str], str]:
+    """Leading options, then the text exactly as typed."""
+    allowed = VALUE_OPTIONS["save"]
+    options: list[str] = []
+    pos = 0
+    while (m := _LEADING_OPTION.match(raw, pos)) and m.group(1) in allowed:
+        value = m.group(2)
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        options += [m.group(1), value]
+        pos = m.end()
+    return options, raw[pos:].strip()
+
+
+def argv_for(verb: str, raw: str, session: str | None) -> list[str] | str:
+    """The `memory` arguments for a slash command, or a message to print instead."""
+    if verb not in VERBS:
+        return f"unknown slash command {verb!r}; the commands are {', '.join('/memory:' + v for v in VERBS)}"
+    if verb == "save":
+        options, text = save_arguments(raw)
+        if not text:
+            return f"nothing to save. Usage: {USAGE['save']}"
+        return ["save", *options, "--", text]
+    options, rest = split_options(verb, tokens(raw))
+    if verb in ("get", "forget", "timeline"):
+        ids = [w.lstrip("#") for w in rest]
+        if not ids:
+            return f"give memory ids (from /memory:search or /memory:recent). Usage: {USAGE[verb]}"
+        if not all(i.isdigit() for i in ids):
+            if verb == "forget":  # words, not ids: show what they match so the user can pick
+                return ["search", "--limit", "5", *options, "--", *rest]
+            return f"memory ids are numbers. Usage: {USAGE[verb]}"
+        return [verb, *options, *ids]
+    if verb == "search":
+        if not rest:
+            return f"what should I search for? Usage: {USAGE['search']}"
+        return ["search", *options, "--", *rest]
+    if verb == "handoff" and session:
+        options += ["--current-session", session]
+    return [verb, *options, *rest]
+
+
+# What these print is recalled text the model reads: it goes out inside the untrusted block (memory/base/fence.py).
+# Errors and usage messages are the plugin's own words and stay outside it.
+RECALLING = frozenset({"search", "get", "timeline", "recent", "handoff"})
+
+
+def run(verb: str, raw: str, session: str | None) -> int:
+    argv = argv_for(verb, raw.strip(), session)
+    if isinstance(argv, str):
+        click.echo(f"memory: {argv}")
+        return 0
+    if verb == "forget" and argv[0] == "search":
+        click.echo("Nothing was forgotten: /memory:forget takes memory ids. Memories that match:")
+    if argv[0] not in RECALLING:
+        problem = _main(argv)
+        if problem:
+            click.echo(problem)
+        return 0
+    import contextlib
+    import io
+
+    from memory.base.fence import wrap
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        problem = _main(argv)
+    if out.getvalue().strip():
+        click.echo(wrap(out.getvalue()))
+    if problem:
+        click.echo(problem)
+    return 0
+
+
+def _main(argv: list[str]) -> str:
+    """Run one `memory` command; returns its error message ('' when it ran). Every outcome is printed and
+    the exit code is 0 (a `!` command that fails aborts the slash command)."""
+    from memory.cli import cli
+
+    try:
+        cli.main(args=argv, prog_name="memory", standalone_mode=False)
+    except click.ClickException as exc:
+        return f"memory: {exc.format_message()}"
+    except click.Abort:
+        return "memory: aborted"
+    except SystemExit as exc:  # a command that exits on its own (doctor): its output is already printed
+        if exc.code not in (0, None):
+            return f"memory: exit status {exc.code}"
+    return ""

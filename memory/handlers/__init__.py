@@ -1,1 +1,0 @@
-"""One module per hook event; each exposes `handle(event) -> dict | None`."""

@@ -1,0 +1,29 @@
+"""PreCompact: write a handoff (no model call, bounded) so the next context continues the work.
+Never blocks compaction."""
+
+from __future__ import annotations
+
+from memory.capture import handoff
+from memory.hook.common import queue_extraction, session_id, touch_session, wake_worker, workspace
+from memory.store import state as session_state
+from memory.store.db import Tx
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+
+def handle(event: dict[str, Any]) -> dict[str, Any] | None:
+    ws = workspace(event)
+    sid = session_id(event)
+    with Tx(ws.db):  # one commit
+        touch_session(ws, event)
+        st = session_state.load(ws, sid)
+        instructions = event.get("custom_instructions")
+        if isinstance(instructions, str) and instructions.strip():
+            st["compact_instructions"] = instructions.strip()[:300]  # what the user asked /compact to keep
+        handoff.write(ws, st, "compact")
+        handoff.mark_compact_pending(ws, sid)  # until SessionStart(compact) or the next prompt delivers it
+        queue_extraction(ws, event, sid, "compact", dedup_key=None)
+    wake_worker(ws)  # the extraction runs detached, in the worker; compaction never waits for it
+    return None

@@ -1,0 +1,33 @@
+"""SessionEnd: close the session with a short summary and a final handoff, queue the slow work.
+Claude Code gives all SessionEnd hooks 1.5 s together, so nothing slow happens here."""
+
+from __future__ import annotations
+
+import time
+
+from memory.base.privacy import clean
+from memory.capture import handoff, summary
+from memory.hook.common import queue_extraction, session_id, touch_session, wake_worker, workspace
+from memory.store import state as session_state
+from memory.store.db import Tx
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+
+def handle(event: dict[str, Any]) -> dict[str, Any] | None:
+    ws = workspace(event)
+    sid = session_id(event)
+    with Tx(ws.db):  # one commit
+        touch_session(ws, event)
+        st = session_state.load(ws, sid)
+        handoff.write(ws, st, "end")
+        ws.db.execute(
+            "UPDATE sessions SET status = 'completed', ended_at = ?, end_reason = ?, summary = ? WHERE id = ?",
+            # The reason is event text like any other: through the privacy filter before the disk.
+            (time.time(), clean(str(event.get("reason") or ""))[:40], summary.heuristic(st, ws.project.root), sid),
+        )
+        queue_extraction(ws, event, sid, "end", dedup_key=f"extract:end:{sid}")
+    wake_worker(ws)
+    return None

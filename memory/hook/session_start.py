@@ -1,0 +1,46 @@
+"""SessionStart: register the session and inject the handoff and the project's most useful memories."""
+
+from __future__ import annotations
+
+import os
+
+from memory.base import bootstrap, notices
+from memory.base.log import log
+from memory.capture import mdindex
+from memory.hook import spool
+from memory.hook.common import session_id, touch_session, wake_worker, workspace
+from memory.hook.run import context_output
+from memory.recall import inject
+from memory.store.workspace import secure_data_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+
+def handle(event: dict[str, Any]) -> dict[str, Any] | None:
+    bootstrap.ensure_venv()
+    ws = workspace(event)
+    secure_data_dir(ws.home)  # an older install's 0755 folders made owner-only (two stat calls when done)
+    sid = session_id(event)
+    source = str(event.get("source") or "startup")
+    touch_session(ws, event, source=source)
+    spool.ensure_reserve(ws.home)  # room to spool into when the disk fills (one stat when it is there)
+    try:  # the project's markdown is re-indexed by the worker, at most once per interval (memory/capture/mdindex.py)
+        mdindex.maybe_enqueue(ws)
+    except Exception as exc:  # indexing is a nicety: it must not cost the session its context
+        log("warning", f"markdown indexing not queued: {exc!r}", event="SessionStart")
+    try:  # team memory: the worker pushes and pulls (memory/team/job.py); a hook never touches the network
+        from memory.team.scope import maybe_enqueue_sync
+
+        maybe_enqueue_sync(ws)
+    except Exception as exc:
+        log("warning", f"team sync not queued: {exc!r}", event="SessionStart")
+    wake_worker(ws)  # warm for hybrid recall by the first prompt, and the queue gets drained
+    text, _ = inject.session_start(ws, sid, source)
+    out = context_output("SessionStart", text) or {}
+    problems = [] if os.environ.get("MEMORY_SPOOL_REPLAY") else notices.pending()
+    if problems:  # shown to the user, not the model, once
+        out["systemMessage"] = notices.summary(problems)
+        notices.clear()
+    return out or None

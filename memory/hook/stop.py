@@ -1,0 +1,24 @@
+"""Stop: the turn ended. Keep the last action and any decision stated, refresh the session's handoff."""
+
+from __future__ import annotations
+
+from memory import capture
+from memory.capture import handoff
+from memory.hook.common import apply, session_id, touch_session, workspace
+from memory.store import state as session_state
+from memory.store.db import Tx
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+
+def handle(event: dict[str, Any]) -> dict[str, Any] | None:
+    ws = workspace(event)
+    sid = session_id(event)
+    message = event.get("last_assistant_message")
+    with Tx(ws.db):  # one commit for the whole turn end
+        touch_session(ws, event)
+        apply(ws, sid, capture.stop_event(message if isinstance(message, str) else "", sid))
+        handoff.write(ws, session_state.load(ws, sid), "stop")
+    return None

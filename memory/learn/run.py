@@ -1,0 +1,258 @@
+"""One session's extraction, end to end: which part of the session is new, which providers to try and in
+what order, retries with backoff, the token budget, saving the learnings and the summary, recording spend.
+
+Providers degrade in order: Claude (anthropic), then a local Ollama model, then the heuristic, which
+needs nothing and cannot fail on a provider's account, so a job always ends with whatever the best
+available extractor produced. MEMORY_EXTRACTOR picks where the chain starts (`auto`: every provider that
+is configured), or `off`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from memory import store
+from memory.base.config import env, env_int
+from memory.base.log import log
+from memory.capture import deciders
+from memory.capture.transcript import Digest, read
+from memory.learn import Extraction, ProviderError, Unavailable, heuristic
+from memory.learn.prompt import SYSTEM, build_input, estimate_tokens, parse_answer
+from memory.learn.signals import analyse
+from memory.store import budget
+from memory.store import state as session_state
+from memory.store.db import Tx
+from memory.store.workspace import Workspace
+
+ORDER = ("anthropic", "ollama", "heuristic")
+BACKOFF_BASE = 1.0  # seconds; doubled per retry, with jitter (tests set it near 0)
+BACKOFF_MAX = 30.0
+DEADLINE_S = 240.0  # model providers are not started after this long: the heuristic finishes the job
+SETTLE_S = 2.0  # a transcript written less than this ago may still be growing (it is written async)
+sleep: Callable[[float], None] = time.sleep  # replaced by tests
+
+
+def chain(choice: str | None = None) -> list[str]:
+    choice = (choice or env("MEMORY_EXTRACTOR") or "auto").strip().lower()
+    if choice in ("off", "none", "0", "false"):
+        return []
+    if choice in ORDER:
+        return list(ORDER[ORDER.index(choice):])
+    return list(ORDER)
+
+
+def make_provider(name: str) -> Any:
+    """A model provider ready to call, or Unavailable (no key, no server, no model)."""
+    if name == "anthropic":
+        from memory.learn.anthropic_provider import AnthropicProvider
+
+        return AnthropicProvider()
+    if name == "ollama":
+        from memory.learn.ollama_provider import OllamaProvider
+
+        return OllamaProvider()
+    raise Unavailable(f"unknown provider {name!r}")
+
+
+def backoff(attempt: int, retry_after: float | None) -> float:
+    if retry_after is not None and retry_after >= 0:
+        return min(retry_after, 60.0)
+    return min(BACKOFF_MAX, BACKOFF_BASE * (2 ** attempt)) * (0.75 + random.random() * 0.5)
+
+
+class Outcome:
+    def __init__(self, status: str, provider: str = "", learnings: int = 0, saved: list[int] | None = None,
+                 summary: str = "", reason: str = "") -> None:
+        self.status = status  # ok, empty, skipped, off
+        self.provider = provider
+        self.learnings = learnings
+        self.saved = saved or []
+        self.summary = summary
+        self.reason = reason
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "provider": self.provider, "learnings": self.learnings,
+                "saved": self.saved, "reason": self.reason}
+
+    def __repr__(self) -> str:
+        return f"Outcome({self.status}, {self.provider}, {self.learnings} learnings, {self.reason!r})"
+
+
+def _wait_settled(path: str) -> None:
+    """SessionEnd may fire before Claude Code has flushed the transcript: wait (bounded) until it stops growing."""
+    deadline = time.monotonic() + SETTLE_S * 2
+    try:
+        last = os.path.getsize(path)
+        while time.time() - os.path.getmtime(path) < SETTLE_S and time.monotonic() < deadline:
+            time.sleep(0.25)
+            size = os.path.getsize(path)
+            if size == last and time.time() - os.path.getmtime(path) >= 0.5:
+                break
+            last = size
+    except OSError:
+        return
+
+
+def _covered(ws: Workspace, sid: str) -> tuple[int, int, bool]:
+    """(transcript bytes already extracted, session progress then, whether any extraction happened)."""
+    row = ws.db.execute("""SELECT max(offset_to) AS o, max(progress) AS p, count(*) AS n FROM extractions
+                           WHERE session_id = ? AND status IN ('ok', 'empty')""", (sid,)).fetchone()
+    return int(row["o"] or 0), int(row["p"] or 0), bool(row["n"])
+
+
+def _restore_summary(ws: Workspace, sid: str) -> None:
+    """SessionEnd rewrites the summary from the hooks' state; when the session was extracted earlier (at
+    a compaction) and nothing followed, the extractor's summary is the better one: put it back."""
+    row = ws.db.execute("""SELECT summary FROM extractions WHERE session_id = ? AND coalesce(summary, '') != ''
+                           ORDER BY id DESC LIMIT 1""", (sid,)).fetchone()
+    if row is not None:
+        with Tx(ws.db):
+            ws.db.execute("UPDATE sessions SET summary = ? WHERE id = ?", (row["summary"], sid))
+
+
+def extract_session(ws: Workspace, sid: str, *, trigger: str = "end", transcript_path: str | None = None,
+                    force: bool = False, settle: bool = True, created_at: float | None = None) -> Outcome:
+    """Extract the learnings of one session (the part not extracted yet) and store them with its summary.
+
+    Once per session unless it went on: a session extracted at a compaction is extracted again at its
+    end only from where the first extraction stopped, and not at all when nothing substantial followed.
+    """
+    providers = chain()
+    if not providers:
+        return Outcome("off", reason="MEMORY_EXTRACTOR=off")
+    row = ws.db.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
+    path = transcript_path or (row["transcript_path"] if row is not None else "") or ""
+    progress = int(row["prompt_count"] + row["tool_call_count"]) if row is not None else 0
+    start, done_progress, extracted = _covered(ws, sid)
+    if force:
+        start, extracted = 0, False
+    has_transcript = bool(path) and os.path.isfile(path)
+    if has_transcript:
+        if settle:
+            _wait_settled(path)
+        digest = read(path, start)
+    else:
+        digest = Digest()
+        digest.session_id = sid
+        digest.start_offset = digest.end_offset = start
+    has_state = ws.db.execute("SELECT 1 FROM session_state WHERE session_id = ?", (sid,)).fetchone() is not None
+    state = session_state.load(ws, sid) if has_state else None
+    if extracted and not digest.substantial() and (has_transcript or progress <= done_progress):
+        _restore_summary(ws, sid)
+        return Outcome("skipped", reason="already extracted; nothing substantial since")
+    if not digest.substantial() and not (state and (state.get("fixed") or state.get("decisions"))):
+        return Outcome("skipped", reason="nothing to learn from (too short)")
+
+    sig = analyse(digest)
+    known = [r["title"] for r in ws.db.execute(
+        "SELECT title FROM memories WHERE session_id = ? AND source LIKE 'extract:%' ORDER BY id", (sid,))]
+    limit = max(1, env_int("MEMORY_EXTRACT_MAX_LEARNINGS"))
+    result: Extraction | None = None
+    user_text: str | None = None
+    began = time.monotonic()
+    common = {"session_id": sid, "trigger": trigger, "offset_from": digest.start_offset,
+              "offset_to": digest.end_offset, "progress": progress}
+    for name in providers:
+        if name == "heuristic":
+            result = heuristic.extract(digest, state, limit)
+            break
+        if time.monotonic() - began > DEADLINE_S:
+            log("warning", f"extraction of {sid}: deadline passed, skipping {name}", event="extract")
+            continue
+        try:
+            provider = make_provider(name)
+        except Unavailable as exc:
+            log("info", f"extraction of {sid}: {name} unavailable: {exc}", event="extract")
+            continue
+        except Exception as exc:  # a broken client install must not lose the job: next provider
+            log("warning", f"extraction of {sid}: {name} could not start: {exc!r}", event="extract")
+            continue
+        if user_text is None:
+            max_chars = int(env_int("MEMORY_EXTRACT_MAX_INPUT_TOKENS") * 3.5) - len(SYSTEM)
+            user_text = build_input(digest, sig, state, ws.project.name, max(2000, max_chars), known)
+        result = _call_with_retries(ws, provider, user_text, common)
+        if result is not None:
+            break
+    if result is None:  # every provider failed or was skipped; the heuristic was not in the chain
+        result = heuristic.extract(digest, state, limit)
+    return _store(ws, sid, digest, state, result, common, created_at)
+
+
+def _call_with_retries(ws: Workspace, provider: Any, user_text: str, common: dict[str, Any]) -> Extraction | None:
+    paid = bool(getattr(provider, "paid", False))
+    if paid:
+        need = estimate_tokens(SYSTEM + user_text) + env_int("MEMORY_EXTRACT_MAX_OUTPUT_TOKENS")
+        left = budget.remaining(ws.home)
+        if need > left:
+            budget.record(ws.db, provider=provider.name, model=provider.model, status="budget", paid=paid,
+                          error=f"needs ~{need} tokens, {left} left of MEMORY_DAILY_TOKEN_BUDGET today", **common)
+            log("info", f"extraction: daily token budget reached ({left} left, ~{need} needed); "
+                f"{provider.name} skipped", event="extract")
+            return None
+    retries = max(0, env_int("MEMORY_EXTRACT_RETRIES"))
+    for attempt in range(retries + 1):
+        try:
+            answer, tin, tout = provider.call(user_text)
+            try:
+                learnings, summary = parse_answer(answer)
+            except ValueError as exc:
+                raise ProviderError(f"malformed answer: {exc}", retryable=True, input_tokens=tin,
+                                    output_tokens=tout) from exc
+        except Exception as exc:  # noqa: BLE001 - a client bug or API change: next provider, job kept
+            if not isinstance(exc, ProviderError):
+                exc = ProviderError(f"{type(exc).__name__}: {exc}", retryable=False)
+            budget.record(ws.db, provider=provider.name, model=provider.model, status="failed", paid=paid,
+                          input_tokens=exc.input_tokens, output_tokens=exc.output_tokens, error=str(exc), **common)
+            log("warning", f"extraction: {provider.name} attempt {attempt + 1} failed: {exc}", event="extract")
+            if not exc.retryable or attempt == retries:
+                return None
+            sleep(backoff(attempt, exc.retry_after))
+            continue
+        limit = max(1, env_int("MEMORY_EXTRACT_MAX_LEARNINGS"))
+        return Extraction(learnings[:limit], summary, provider.name, provider.model, tin, tout)
+    return None
+
+
+def user_texts(digest: Digest, state: dict[str, Any] | None) -> list[str]:
+    """What the user wrote in the session: the transcript's prompts, and the prompts the hooks kept."""
+    texts = [p.text for p in digest.prompts]
+    texts += [str(p) for p in (state or {}).get("prompts", []) if isinstance(p, str)]
+    return texts
+
+
+def _store(ws: Workspace, sid: str, digest: Digest, state: dict[str, Any] | None, result: Extraction,
+           common: dict[str, Any], created_at: float | None) -> Outcome:
+    saved: list[int] = []
+    confidence = 0.6 if result.provider == "heuristic" else 0.8
+    users = user_texts(digest, state)
+    for lr in result.learnings:
+        kind, importance = lr.type, lr.importance
+        if kind in deciders.STANDING_TYPES and not deciders.user_evidence(f"{lr.title} {lr.content}", lr.evidence,
+                                                                          users):
+            # Not the user's words: the assistant's, a tool's or a file's (memory/capture/deciders.py).
+            kind, importance = deciders.DEMOTED_TYPE, min(importance, deciders.DEMOTED_MAX_IMPORTANCE)
+        s = store.save(ws.db, ws.project.key, store.NewMemory(
+            title=lr.title, content=lr.content, type=kind, importance=importance, confidence=confidence,
+            tags=["learning", f"extractor:{result.provider}"], files=lr.files, source=f"extract:{result.provider}",
+            session_id=sid, created_at=created_at))
+        if s.id is not None and s.action != "dropped":
+            saved.append(s.id)
+    summary = result.summary
+    if not summary:  # a model that gave learnings but no summary: the heuristic one is better than none
+        summary = heuristic.summarise(digest, analyse(digest), result.learnings, state)
+    from memory.base.privacy import clean
+
+    text = clean(summary.text())
+    if text:
+        with Tx(ws.db):
+            ws.db.execute("UPDATE sessions SET summary = ? WHERE id = ?", (text, sid))
+    status = "ok" if saved else "empty"
+    budget.record(ws.db, provider=result.provider, model=result.model, status=status,
+                  paid=result.provider == "anthropic", input_tokens=result.input_tokens,
+                  output_tokens=result.output_tokens, learnings=len(saved), summary=text, **common)
+    log("info", f"extraction of {sid} by {result.provider}: {len(saved)} learnings", event="extract")
+    return Outcome(status, result.provider, len(saved), saved, text)

@@ -1,0 +1,143 @@
+"""Outlines of code files cached in SQLite (`file_signatures`), and the tokens they saved (`token_savings`).
+
+A hit (same path, size and mtime, confirmed by the content hash) costs no parse and does not even import
+tree-sitter. A file that has no outline (no symbols, minified, unparseable) is cached too, as a row with no
+symbols, so reading it again does not parse it again. A changed file's entry is replaced; entries of deleted
+files are pruned."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import time
+
+from memory.base.sha import sha256
+from memory.store.db import Tx
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from collections.abc import Callable
+
+# Above this size hashlib's OpenSSL SHA-256 (several times faster, but ~4 ms to import) pays for itself.
+_OPENSSL_HASH_ABOVE = 1 << 20
+# The rendered outline's format, stored with the content hash: bumped when parser/render.py changes what it
+# prints, so that a row cached by an older version is a miss (rendered again), not served as it was.
+OUTLINE_FORMAT = "3"  # 3: the outline passes the privacy filter
+
+
+class Cached:
+    __slots__ = ("language", "total_lines", "symbols", "outline", "original_tokens", "outline_tokens", "hit")
+
+    def __init__(self, language: str | None, total_lines: int, symbols: int, outline: str, original_tokens: int,
+                 outline_tokens: int, hit: bool) -> None:
+        self.language, self.total_lines, self.symbols, self.outline = language, total_lines, symbols, outline
+        self.original_tokens, self.outline_tokens, self.hit = original_tokens, outline_tokens, hit
+
+
+def _ensure_site_packages() -> None:
+    """Hooks run with `python -S`: put the venv's site-packages on sys.path when tree-sitter is needed.
+
+    Under -S, sys.prefix is the base interpreter's, so the venv is found as the folder above bin/python. A
+    plain sys.path entry, not site.addsitedir: processing the .pth files costs ~7 ms and tree-sitter's
+    packages need none."""
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    lib = os.path.join(venv if os.path.exists(os.path.join(venv, "pyvenv.cfg")) else sys.prefix, "lib")
+    for name in os.listdir(lib) if os.path.isdir(lib) else []:
+        candidate = os.path.join(lib, name, "site-packages")
+        if name.startswith("python") and os.path.isdir(candidate) and candidate not in sys.path:
+            sys.path.append(candidate)
+
+
+def content_hash(data: bytes) -> str:
+    if len(data) > _OPENSSL_HASH_ABOVE:
+        import hashlib
+
+        return hashlib.sha256(data).hexdigest()
+    return sha256(data).hexdigest()
+
+
+def _write(db: sqlite3.Connection, writes: list[Callable[[sqlite3.Connection], object]] | None,
+           fn: Callable[[sqlite3.Connection], object]) -> None:
+    """Run `fn(db)` now in its own transaction, or queue it on `writes` (the caller's transaction)."""
+    if writes is None:
+        with Tx(db):
+            fn(db)
+    else:
+        writes.append(fn)
+
+
+def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_result,
+                writes: list[Callable[[sqlite3.Connection], object]] | None = None) -> Cached | None:
+    """The outline of a file whose bytes are `data`; None when it has none (unknown language, minified,
+    unparseable, no symbols, tree-sitter missing). With `writes`, the cache update is queued there to join
+    the caller's transaction instead of committing on its own."""
+    digest = f"{content_hash(data)}/{OUTLINE_FORMAT}"
+    row = db.execute(
+        """SELECT language, content_hash, size, mtime, total_lines, symbols, outline, original_tokens,
+           outline_tokens FROM file_signatures WHERE path = ?""", (path,)).fetchone()
+    now = time.time()
+    if row and row["size"] == stat.st_size and row["mtime"] == stat.st_mtime and row["content_hash"] == digest:
+        _write(db, writes, lambda d: d.execute("UPDATE file_signatures SET accessed_at = ? WHERE path = ?",
+                                               (now, path)))
+        if not row["symbols"]:
+            return None  # known to have no outline
+        return Cached(row["language"], row["total_lines"], row["symbols"], row["outline"], row["original_tokens"],
+                      row["outline_tokens"], True)
+    _ensure_site_packages()
+    try:
+        from parser import estimate_tokens, outline_source
+        from parser.grammars import GrammarUnavailable, get_language
+    except ImportError:  # stdlib-only fallback interpreter: no outline, the Read passes through
+        return None
+    outline = outline_source(data, path)
+    if outline.language and not outline.parsed:
+        try:
+            get_language(outline.language)
+        except GrammarUnavailable:
+            return None  # tree-sitter or the grammar is missing here: nothing to remember about the file
+    original = estimate_tokens(data)
+    if outline.parsed and outline.symbols:
+        # Module constants are shown with their values (`AWS_SECRET = "..."`): the privacy filter before the
+        # cache row, like every other text written (only on a miss: a hit reads back the filtered text).
+        from memory.base.privacy import clean
+
+        text = clean(outline.render())
+        cached: Cached | None = Cached(outline.language, outline.total_lines, len(outline.symbols), text, original,
+                                       estimate_tokens(text), False)
+    else:
+        cached, text = None, ""
+    values = (path, outline.language, digest, stat.st_size, stat.st_mtime, outline.total_lines,
+              cached.symbols if cached else 0, text, original, cached.outline_tokens if cached else 0, now, now)
+    _write(db, writes, lambda d: d.execute(
+        """INSERT OR REPLACE INTO file_signatures (path, language, content_hash, size, mtime, total_lines,
+           symbols, outline, original_tokens, outline_tokens, created_at, accessed_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", values))
+    return cached
+
+
+def record_saving(db: sqlite3.Connection, session_id: str, path: str, original: int, shown: int) -> None:
+    with Tx(db):
+        db.execute(
+            "INSERT INTO token_savings (session_id, path, original_tokens, outline_tokens, at) VALUES (?, ?, ?, ?, ?)",
+            (session_id, path, original, shown, time.time()),
+        )
+
+
+def savings(db: sqlite3.Connection, session_id: str | None = None) -> dict[str, int]:
+    where, args = ("WHERE session_id = ?", (session_id,)) if session_id else ("", ())
+    row = db.execute(
+        f"""SELECT count(*) AS reads, coalesce(sum(original_tokens), 0) AS original,
+            coalesce(sum(outline_tokens), 0) AS shown FROM token_savings {where}""", args).fetchone()
+    return {"outlined_reads": row["reads"], "original_tokens": row["original"], "outline_tokens": row["shown"],
+            "tokens_saved": row["original"] - row["shown"]}
+
+
+def prune(db: sqlite3.Connection, limit: int = 500) -> int:
+    """Drop cached outlines of files that no longer exist (least recently used first, bounded)."""
+    rows = db.execute("SELECT path FROM file_signatures ORDER BY accessed_at LIMIT ?", (limit,)).fetchall()
+    gone = [r["path"] for r in rows if not os.path.exists(r["path"])]
+    if gone:
+        with Tx(db):
+            db.executemany("DELETE FROM file_signatures WHERE path = ?", [(p,) for p in gone])
+    return len(gone)

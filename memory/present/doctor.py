@@ -1,0 +1,282 @@
+"""`memory doctor`: what is installed, which providers are reachable, where the data is, database health."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import sqlite3
+import sys
+import time
+from typing import Any
+
+from memory import __version__
+from memory.base.bootstrap import ROOT, setup_running, venv_python
+from memory.base.config import data_home, log_path
+from memory.base.words import count
+from memory.store.db import DatabaseCorrupt, connect, schema_version
+from memory.store.migrations import MIGRATIONS
+from memory.store.workspace import Workspace, all_projects
+
+OPTIONAL = {
+    "tree_sitter": "Read outlines",
+    "lancedb": "semantic recall (vector store)",
+    "sentence_transformers": "local embeddings",
+    "anthropic": "Claude Haiku extraction",
+    "ollama": "Ollama embeddings and extraction",
+    "mcp": "MCP server",
+    "tqdm": "progress bars",
+}
+
+
+def _ollama_up(host: str) -> bool:
+    hostport = host.split("://", 1)[-1].split("/", 1)[0]
+    name, _, port = hostport.rpartition(":")
+    try:
+        with socket.create_connection((name or "127.0.0.1", int(port or 11434)), timeout=0.3):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def check_db(path: str) -> dict[str, Any]:
+    if not os.path.exists(path):  # nothing is created here: a read-only command leaves no database behind
+        return {"exists": False, "ok": True, "note": "no memory for this project yet"}
+    try:
+        db = connect(path, migrate=False)
+    except DatabaseCorrupt as exc:
+        return {"exists": True, "ok": False, "problem": str(exc)}
+    try:
+        integrity = db.execute("PRAGMA quick_check").fetchone()[0]
+        version = schema_version(db)
+        fts_ok = True
+        try:
+            # rank=1 also compares the external-content index with the memories table
+            db.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)")
+        except sqlite3.DatabaseError:
+            fts_ok = False
+        n = db.execute("SELECT count(*) FROM memories").fetchone()[0] if version else 0
+        return {"exists": True, "ok": integrity == "ok" and fts_ok, "integrity": integrity, "fts_ok": fts_ok,
+                "schema_version": version, "schema_latest": len(MIGRATIONS), "memories": n}
+    except sqlite3.DatabaseError as exc:
+        return {"exists": True, "ok": False, "problem": f"{type(exc).__name__}: {exc}"}
+    finally:
+        db.close()
+
+
+def _notices() -> list[dict[str, object]]:
+    from memory.base import notices
+
+    return notices.pending()
+
+
+def _extraction(home: str) -> dict[str, Any]:
+    """The extractor chain as configured (memory/learn/run.py) and today's paid-token budget."""
+    from memory.base.config import env
+    from memory.learn.run import chain
+    from memory.store import budget
+
+    return {"MEMORY_EXTRACTOR": env("MEMORY_EXTRACTOR"), "chain": " -> ".join(chain()) or "off",
+            "paid tokens today (all projects)": f"{budget.spent_today(home):,} of {budget.daily_budget():,}"}
+
+
+def report(ws: Workspace) -> dict[str, Any]:
+    home = data_home()
+    deps = {name: importlib.util.find_spec(name) is not None for name in OPTIONAL}
+    ollama_host = os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434")
+    errors = 0
+    log = log_path()
+    if os.path.exists(log):
+        with open(log, encoding="utf-8", errors="replace") as fh:
+            errors = sum(1 for line in fh if " ERROR " in line)
+    from memory import ROOT as root
+    venv = venv_python()
+    return {
+        "version": __version__,
+        "python": f"{sys.version.split()[0]} at {sys.executable}",
+        "hook_interpreter": venv or "python3 from PATH (no venv yet: stdlib-only hooks)",
+        "setup": _setup(home, venv),
+        "worker": _worker(home),
+        "plugin_root": root,
+        "data_dir": home,
+        "data_dir_writable": os.access(home, os.W_OK) if os.path.exists(home) else os.access(
+            os.path.dirname(home) or ".", os.W_OK),
+        "dependencies": {f"{k} ({OPTIONAL[k]})": v for k, v in deps.items()},
+        "providers": {
+            "anthropic (ANTHROPIC_API_KEY set)": bool(os.environ.get("ANTHROPIC_API_KEY")) and deps["anthropic"],
+            f"ollama at {ollama_host}": _ollama_up(ollama_host),
+            "keyword recall (FTS5)": True,
+        },
+        "extraction": _extraction(home),
+        "project": {"name": ws.project.name, "key": ws.project.key, "root": ws.project.root,
+                    "remote": ws.project.remote},
+        "database": {"path": ws.db_path, **check_db(ws.db_path)},
+        "projects_known": len(all_projects(home)),
+        "hook_log": log,
+        "hook_errors_logged": errors,
+        "notices": [str(n.get("message")) for n in _notices()],
+        "spooled_events": _spooled(),
+        "flagged_memories": flagged(ws),
+    }
+
+
+def flagged(ws: Workspace, limit: int = 20) -> dict[str, Any]:
+    """Memories flagged as instruction-shaped (memory/base/fence.py): never injected automatically, listed here
+    for a person to review (`memory get ID`, then `memory forget ID` or keep)."""
+    from memory.base.fence import FLAG, row_label
+
+    if not os.path.exists(ws.db_path):  # doctor creates no database
+        return {"count": 0}
+    try:
+        n = ws.db.execute("SELECT count(*) FROM memories WHERE project = ? AND flags != ''",
+                          (ws.project.key,)).fetchone()[0]
+        rows = ws.db.execute("SELECT * FROM memories WHERE project = ? AND flags != '' "
+                             "ORDER BY created_at DESC LIMIT ?", (ws.project.key, limit)).fetchall()
+    except Exception as exc:  # noqa: BLE001 - a damaged database is reported by check_db
+        return {"error": repr(exc)}
+    out: dict[str, Any] = {"count": n, "flag": f"{FLAG}: reads as orders to the agent; never injected "
+                           "automatically; review with `memory get ID`, remove with `memory forget ID`"}
+    for r in rows:
+        day = time.strftime("%Y-%m-%d", time.localtime(r["created_at"]))
+        out[f"#{r['id']}"] = f"{r['title'][:100]} ({row_label(r)}, {day})"
+    return out
+
+
+def _setup(home: str, venv: str | None) -> str:
+    """The installed plugin's venv setup (memory/base/bootstrap.py): done, under way, or what stopped it."""
+    setup_log = os.path.join(home, "logs", "setup.log")
+    if setup_running(home):
+        return f"running (about a minute; log: {setup_log})"
+    if venv:
+        return "done"
+    if os.path.exists(setup_log):
+        return f"not finished: see {setup_log}, or run {ROOT}/scripts/setup"
+    return "not started (the first session starts it)"
+
+
+def _worker(home: str) -> str:
+    """Alive, or why not: a failed start is recorded (memory/worker.py) and hooks wait before retrying."""
+    from memory.base import worker_client
+
+    if not worker_client.enabled():
+        return "disabled (MEMORY_WORKER)"
+    if worker_client.alive(home):
+        return "running"
+    try:
+        with open(worker_client.failed_path(home), encoding="utf-8") as fh:
+            info = json.load(fh)
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(info.get("at", 0))))
+        return (f"failed to start at {when} on {info.get('python')}: {info.get('error')}; hooks retry "
+                f"{worker_client.FAILED_BACKOFF_S // 60} min later, or run `memory worker start`")
+    except (OSError, ValueError, TypeError, AttributeError):
+        return "not running (hooks start it when there is work)"
+
+
+def _spooled() -> dict[str, Any]:
+    """Events a locked database or a full disk refused, waiting for a later hook (or `--repair`) to write
+    them, in the data dir's spool and the temp dir's; and the reserve kept for a full disk."""
+    from memory.hook import spool
+
+    waiting = bad = 0
+    for folder in spool.folders():
+        try:
+            bad += sum(1 for n in os.listdir(folder) if n.endswith(".bad"))
+        except OSError:
+            pass
+        waiting += len(spool.pending(folder))
+    out: dict[str, Any] = {"waiting": waiting, "unreadable": bad}
+    elsewhere = spool.fallback_spool_dir()
+    if elsewhere and spool.pending(elsewhere):
+        out["in the temp dir (the data dir's disk refused them)"] = f"{len(spool.pending(elsewhere))} in {elsewhere}"
+    home = data_home()
+    reserve = os.path.exists(os.path.join(home, spool.RESERVE_NAME))
+    out["disk reserve"] = "kept (1 MB, freed when the disk fills)" if reserve else \
+        "freed or not made yet: the disk was full, or no session has started (remade at SessionStart)"
+    try:
+        st = os.statvfs(home)
+        out["free space on the data dir's disk"] = f"{st.f_bavail * st.f_frsize / 2**20:,.1f} MiB"
+    except OSError:
+        pass
+    return out
+
+
+def repair(ws: Workspace) -> list[str]:
+    """Bring a project's store back to health; returns what was done. Nothing is deleted: a database that
+    fails its integrity check is salvaged row by row into a fresh one and the old file is kept aside."""
+    from memory.base import notices
+    from memory.store.db import Tx, quarantine
+
+    done: list[str] = []
+    path = ws.db_path
+    health = check_db(path)
+    if health.get("exists") and not health.get("ok"):
+        if health.get("integrity") == "ok" and not health.get("fts_ok"):
+            db = connect(path)
+            db.execute("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')")
+            db.close()
+            done.append("rebuilt the full-text index from the memories table")
+        else:
+            salvaged = _salvage(path)
+            moved = quarantine(path)
+            os.replace(salvaged, path)
+            done.append(f"salvaged what could be read into a fresh database; the damaged file is at {moved}")
+    ws.close()
+    db = ws.db
+    with Tx(db):
+        stale = db.execute(
+            "UPDATE queue SET status = 'pending', locked_by = NULL WHERE status = 'running' AND locked_at < ?",
+            (time.time() - 300,)).rowcount
+    if stale:
+        done.append(f"released {count(stale, 'queue job')} left running by a dead worker")
+    from memory.hook import spool
+
+    for folder in spool.folders():
+        waiting = len(spool.pending(folder))
+        if waiting:
+            written = spool.replay(budget_s=60.0, folder=folder)
+            done.append(f"wrote {written} of {count(waiting, 'spooled event')} from {folder}")
+    items = notices.pending()
+    if items:
+        done.append(f"cleared {count(len(items), 'notice')}: " + notices.summary(items).replace("\n", "; "))
+        notices.clear()
+    return done or ["nothing to repair"]
+
+
+def _salvage(path: str) -> str:
+    """Copy every readable row of every table into a new database (schema from the migrations)."""
+    target = f"{path}.salvage-{os.getpid()}"
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(target + suffix):
+            os.remove(target + suffix)
+    fresh = connect(target)
+    try:
+        old = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        old.row_factory = sqlite3.Row
+        tables = [r[0] for r in fresh.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'memories_fts%' "
+            "AND name NOT LIKE 'sqlite_%'")]
+        for table in tables:
+            columns = [r[1] for r in fresh.execute(f"PRAGMA table_info({table})")]
+            try:
+                cursor = old.execute(f"SELECT * FROM {table}")
+            except sqlite3.DatabaseError:
+                continue
+            while True:
+                try:
+                    row = cursor.fetchone()
+                except sqlite3.DatabaseError:
+                    break  # the rest of this table is unreadable
+                if row is None:
+                    break
+                keep = [c for c in row.keys() if c in columns]
+                try:
+                    fresh.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(keep)}) VALUES "
+                                  f"({', '.join('?' * len(keep))})", [row[c] for c in keep])
+                except sqlite3.DatabaseError:
+                    continue
+        old.close()
+    except sqlite3.DatabaseError:
+        pass  # not even the schema could be read: the fresh database stays empty
+    fresh.close()
+    return target

@@ -1,0 +1,73 @@
+"""A memory's neighbours: the memories of the same session recorded just before and after it.
+
+Short memories rarely say everything about themselves ("it passes now"), and what they are about is often
+in the memory before or after. So each memory is indexed with its neighbours as context: an extra FTS
+column (memories_ctx.ctx) and a window embedding. On LoCoMo, BM25 recall@10 goes from 0.63 (the memory
+alone) to 0.74 with two neighbours on each side (scripts/bench_recall.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+
+from memory.base.config import env_int
+
+# A window of five memories must fit the embedding models' input (all-MiniLM-L6-v2 reads 256 word
+# pieces): each member's text is cut to this many characters in the window.
+WINDOW_MEMBER_CHARS = 400
+
+
+def radius() -> int:
+    return max(0, min(5, env_int("MEMORY_CONTEXT_NEIGHBOURS")))
+
+
+def own_text(row: sqlite3.Row) -> str:
+    """What a memory says: its title, then its content unless the content merely repeats the title."""
+    title, content = (row["title"] or "").strip(), (row["content"] or "").strip()
+    if content.lower().startswith(title.lower()):
+        return content
+    return f"{title}\n{content}" if content else title
+
+
+def neighbours(db: sqlite3.Connection, session_id: str | None, created_at: float, memory_id: int,
+               n: int) -> tuple[list[sqlite3.Row], list[sqlite3.Row]]:
+    """Up to n memories of the session before (nearest last) and after (nearest first) a position."""
+    if not session_id or n <= 0:
+        return [], []
+    before = db.execute(
+        """SELECT id, title, content, tags, session_id, created_at FROM memories
+           WHERE session_id = ? AND (created_at < ? OR (created_at = ? AND id < ?))
+           ORDER BY created_at DESC, id DESC LIMIT ?""",
+        (session_id, created_at, created_at, memory_id, n),
+    ).fetchall()
+    after = db.execute(
+        """SELECT id, title, content, tags, session_id, created_at FROM memories
+           WHERE session_id = ? AND (created_at > ? OR (created_at = ? AND id > ?))
+           ORDER BY created_at, id LIMIT ?""",
+        (session_id, created_at, created_at, memory_id, n),
+    ).fetchall()
+    return list(reversed(before)), list(after)
+
+
+class Document:
+    """Everything the worker indexes for one memory."""
+
+    __slots__ = ("row", "own", "ctx", "window", "hash")
+
+    def __init__(self, row: sqlite3.Row, before: list[sqlite3.Row], after: list[sqlite3.Row], provider: str) -> None:
+        self.row = row
+        self.own = own_text(row)
+        self.ctx = "\n".join(own_text(r) for r in [*before, *after])
+        members = [own_text(r)[:WINDOW_MEMBER_CHARS] for r in before]
+        members += [self.own[:WINDOW_MEMBER_CHARS * 2]]
+        members += [own_text(r)[:WINDOW_MEMBER_CHARS] for r in after]
+        self.window = "\n".join(members)
+        # What was indexed, and by which provider: the same hash means nothing to redo.
+        self.hash = hashlib.sha1("\x00".join((provider, self.own, self.ctx, row["tags"] or "",
+                                              row["type"] or "", str(row["expires_at"]))).encode()).hexdigest()
+
+
+def document(db: sqlite3.Connection, row: sqlite3.Row, provider: str, n: int | None = None) -> Document:
+    before, after = neighbours(db, row["session_id"], row["created_at"], row["id"], radius() if n is None else n)
+    return Document(row, before, after, provider)

@@ -1,0 +1,298 @@
+"""What the model is told: handoffs and memories at session start, relevant memories per prompt.
+
+Phrased as facts (Claude Code advises against text framed as commands), kept under the injection cap, and
+always inside the one untrusted block (memory/base/fence.py): each memory line names where it came from and
+when; memories flagged as instruction-shaped, and such lines of handoffs and summaries, are withheld.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from memory import store
+from memory.base import fence
+from memory.base.config import env, env_int
+from memory.capture import handoff
+from memory.recall.search import Filters, Hit, _shared_terms, keyword_search, terms, useful_memories
+from memory.store import state as session_state
+from memory.store.workspace import Workspace
+
+
+def _date(ts: float) -> str:
+    return time.strftime("%Y-%m-%d", time.localtime(ts))
+
+
+def provenance(ws: Workspace, ids: list[int]) -> dict[int, sqlite3.Row]:
+    return store.provenance(ws.db, ids)
+
+
+def label(row: sqlite3.Row | None) -> str:
+    return fence.row_label(row)
+
+
+def flagged(h: Hit, row: sqlite3.Row | None) -> bool:
+    return fence.is_flagged(row, h.title, h.content)
+
+
+def _unflagged(hits: list[Hit], prov: dict[int, sqlite3.Row], want: int) -> tuple[int, list[Hit]]:
+    """(how many of the first `want` hits are flagged, the first `want` hits that are not). Each hit is
+    checked once and only until `want` pass: at startup, checking all 2 x want candidates (the first
+    `want` twice) was over half of the hook's work past its imports."""
+    verdicts: dict[int, bool] = {}
+
+    def is_flagged(h: Hit) -> bool:
+        if h.id not in verdicts:
+            verdicts[h.id] = flagged(h, prov.get(h.id))
+        return verdicts[h.id]
+
+    withheld = sum(1 for h in hits[:want] if is_flagged(h))
+    kept: list[Hit] = []
+    for h in hits:
+        if len(kept) == want:
+            break
+        if not is_flagged(h):
+            kept.append(h)
+    return withheld, kept
+
+
+def is_repo_doc(row: sqlite3.Row | None) -> bool:
+    return row is not None and (row["origin"] == "repo-doc" or (not row["origin"] and row["source"] == "markdown"))
+
+
+def _hit_line(h: Hit, width: int = 240, row: sqlite3.Row | None = None) -> str:
+    body = " ".join(h.content.split())
+    title = " ".join(h.title.split())
+    if body.lower().startswith(title.lower()):
+        body = body[len(title):].lstrip(" :-")
+    elif body.lower() in title.lower():  # e.g. "Asked: <prompt>" whose content is the prompt itself
+        body = ""
+    text = f"- [{h.type}] {title}"
+    if body:
+        text += f": {body[:width]}{'...' if len(body) > width else ''}"
+    return f"{text} ({label(row)}, {_date(h.created_at)}, #{h.id})"
+
+
+def screen(text: str) -> tuple[str, int]:
+    """A handoff or summary without its instruction-shaped lines, and how many were withheld."""
+    kept: list[str] = []
+    dropped = 0
+    for line in text.splitlines():
+        if fence.instruction_shaped(line):
+            dropped += 1
+        else:
+            kept.append(line)
+    return "\n".join(kept), dropped
+
+
+def _withheld(n: int) -> str:
+    return (f"({n} recorded line{'s' if n > 1 else ''} withheld here: {'they read' if n > 1 else 'it reads'} "
+            "as instructions to the agent; `memory doctor` lists flagged memories for review)")
+
+
+def _fit(parts: list[str], limit: int) -> str:
+    out: list[str] = []
+    used = 0
+    for p in parts:
+        if used + len(p) + 1 > limit:
+            break
+        out.append(p)
+        used += len(p) + 1
+    return "\n".join(out)
+
+
+def _hybrid(ws: Workspace, query: str, limit: int, filters: Filters, *, relevant_only: bool = False
+            ) -> list[Hit] | None:
+    """Hybrid hits from the warm worker within MEMORY_WORKER_TIMEOUT_MS, or None (keyword recall then).
+    With `relevant_only`, a hit must share two content words with the query or be close in meaning
+    (vector similarity at least MEMORY_RECALL_MIN_SIMILARITY): a prompt about nothing stored gets nothing."""
+    if env("MEMORY_SEARCH_MODE").lower() != "hybrid":
+        return None
+    from memory.recall.layers import hybrid_via_worker
+
+    got = hybrid_via_worker(ws, query, limit, filters)
+    if got is None:
+        return None
+    from memory.base.log import log
+
+    log("debug", f"recall: hybrid, {len(got)} hits from the worker", event="recall")
+    if not relevant_only:
+        return [hit for hit, _ in got]
+    qterms = terms(query)
+    try:
+        min_sim = float(env("MEMORY_RECALL_MIN_SIMILARITY"))
+    except ValueError:
+        min_sim = 0.45
+    return [hit for hit, parts in got
+            if _shared_terms(qterms, f"{hit.title} {hit.content}") >= 2 or (parts.get("vector") or 0.0) >= min_sim]
+
+
+def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, list[int]]:
+    """The text to inject (one untrusted block) and the ids of memories it names."""
+    limit = env_int("MEMORY_INJECT_MAX_CHARS")
+    body, used = session_start_body(ws, session_id, source, limit - fence.OVERHEAD)
+    return fence.wrap(body, limit), used
+
+
+def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) -> tuple[str, list[int]]:
+    """What the startup block holds, unfenced (the prompt hook joins it with its recall in one block)."""
+    parts: list[str] = []
+    withheld = 0
+    if source in ("compact", "resume", "clear", "fork"):
+        h = handoff.latest(ws, session_id)
+        # A resumed conversation still holds what was injected into it: the same handoff is not repeated.
+        # After compact or clear the context is gone, so the handoff always comes back.
+        seen = session_state.load(ws, session_id).get("injected_handoffs", []) if source in ("resume", "fork") else []
+        if h and h["content"].strip() and h["id"] not in seen:
+            parts.append(_own_handoff(ws, session_id, h, source))
+        elif source == "compact":
+            handoff.compact_delivered(ws, session_id)
+    else:
+        max_age = env_int("MEMORY_HANDOFF_MAX_AGE_HOURS") * 3600
+        h, later = handoff.for_startup(ws, session_id, max_age_s=max_age)
+        if h and h["content"].strip():
+            which = "the last session that did work in this project" if later else \
+                "the previous session in this project"
+            after = f"; {later} later session{'s' if later > 1 else ''} did none" if later else ""
+            parts.append(_handoff_text(f"Handoff from the memory plugin (where {which} stopped, "
+                                       f"{_date(h['created_at'])}{after}){HANDOFF_SOURCES}", h["content"]))
+    want = env_int("MEMORY_STARTUP_MEMORIES")
+    hits = [x for x in useful_memories(ws.db, ws.project.key, want * 3)
+            if x.session_id != session_id and x.importance >= 0.4]
+    if h and h["content"].strip():
+        # What the handoff is about, found by hybrid search when the worker answers in time: the most
+        # related memories take up to half the places.
+        related = _hybrid(ws, h["content"][:600], want // 2, Filters(exclude_session=session_id))
+        if related:
+            seen_ids = {x.id for x in related}
+            hits = related + [x for x in hits if x.id not in seen_ids]
+    # Repository docs nobody read are not memories of earlier sessions (prompt recall shows them, labelled),
+    # and instruction-shaped memories are never injected on their own.
+    prov = provenance(ws, [x.id for x in hits])
+    shown = [x for x in hits if not is_repo_doc(prov.get(x.id))]
+    left_out, hits = _unflagged(shown, prov, want)
+    withheld += left_out
+    if hits:
+        parts.append(f"Memories of project {ws.project.name} from earlier sessions:")
+        parts += [_hit_line(x, row=prov.get(x.id)) for x in hits]
+    if source in ("startup", "clear"):  # last: the first part dropped when the cap is reached
+        from memory.capture.summary import recent
+
+        # The session whose handoff is injected above is already described by it.
+        lines = recent(ws.db, ws.project.key, (session_id, h["session_id"] if h else ""),
+                       env_int("MEMORY_SESSION_SUMMARIES"))
+        kept = [ln for ln in lines if not fence.instruction_shaped(ln)]
+        withheld += len(lines) - len(kept)
+        if kept:
+            parts += ["Recent sessions in this project (what was asked, done, learned, left):\n" + kept[0],
+                      *kept[1:]]
+    if withheld and parts:
+        parts.append(_withheld(withheld))
+    if not parts:
+        return "", []
+    text = _fit(parts, limit)
+    used = [x.id for x in hits if f"#{x.id})" in text]
+    store.log_access(ws.db, used, "inject-start", session_id)
+    return text, used
+
+
+# Where each line of a handoff (memory/capture/handoff.py render) comes from, by its key: the handoff is one text,
+# so its provenance is told once, in its heading.
+HANDOFF_SOURCES = ("; Task, Later requests, Compaction focus and Decisions are the user's prompts; Last action, "
+                   "Files, Todos, errors, fixes and commands come from tool input and output and the assistant; "
+                   "Recorded this session lists that session's memories")
+
+
+def _handoff_text(head: str, content: str) -> str:
+    body, dropped = screen(content)
+    return f"{head}:\n{body}" + (f"\n{_withheld(dropped)}" if dropped else "")
+
+
+def _own_handoff(ws: Workspace, session_id: str, h: sqlite3.Row, source: str) -> str:
+    """This session's handoff, recorded as injected. It is the session's latest, so whatever a compaction
+    left pending is delivered with it (by SessionStart compact, resume or fork, or the next prompt)."""
+    def mark(s: session_state.State) -> None:
+        session_state.push_unique(s, "injected_handoffs", h["id"])
+        s.pop(handoff.COMPACT_PENDING, None)
+
+    session_state.update(ws, session_id, mark)
+    return _handoff_text(f"Handoff from the memory plugin (state of the work before the {source}, "
+                         f"{_date(h['created_at'])}){HANDOFF_SOURCES}", h["content"])
+
+
+def lost_compact_handoff(ws: Workspace, session_id: str) -> str:
+    """The handoff of a compaction whose SessionStart(compact) context never ran or came back empty
+    (Claude Code drops it at times; the first-prompt fallback does not fire, as a compaction keeps the
+    session id): the next prompt carries it, once."""
+    if not handoff.compact_pending(ws, session_id):
+        return ""
+    h = handoff.latest(ws, session_id)
+    if h is None or h["session_id"] != session_id or not h["content"].strip():
+        handoff.compact_delivered(ws, session_id)
+        return ""
+    return _own_handoff(ws, session_id, h, "compact")
+
+
+# Hybrid hits asked for beyond the recall limit, to replace those this session was already shown. A fixed
+# number: asking for one more per memory shown made a session's 80th prompt cost 1.49x its first.
+OVERFETCH = 10
+
+
+def _already_shown(ws: Workspace, session_id: str, ids: list[int]) -> set[int]:
+    """Which of these memories were injected in this session (an index range on access_log_session)."""
+    if not ids:
+        return set()
+    return {r[0] for r in ws.db.execute(
+        f"SELECT memory_id FROM access_log WHERE session_id = ? AND memory_id IN ({','.join('?' * len(ids))}) "
+        "AND kind LIKE 'inject%'", [session_id, *ids])}
+
+
+def prompt_recall(ws: Workspace, session_id: str, prompt: str) -> tuple[str, list[int]]:
+    """Memories relevant to a prompt, from other sessions, not already injected in this one: one untrusted
+    block."""
+    limit = min(4000, env_int("MEMORY_INJECT_MAX_CHARS"))
+    body, ids = prompt_recall_body(ws, session_id, prompt, limit - fence.OVERHEAD)
+    return fence.wrap(body, limit), ids
+
+
+# Keyword hits asked for beyond the recall limit: flagged (instruction-shaped) hits are left out below.
+FLAGGED_ROOM = 3
+
+
+def prompt_recall_body(ws: Workspace, session_id: str, prompt: str, width: int) -> tuple[str, list[int]]:
+    """The recall block's body, unfenced. The work is bounded whatever the session's length: keyword recall
+    leaves the memories shown out in SQL, hybrid recall asks for a fixed OVERFETCH more."""
+    if len(prompt.strip()) < 8 or prompt.lstrip().startswith("/"):
+        return "", []
+    want = env_int("MEMORY_PROMPT_RECALL_LIMIT")
+    hits = _hybrid(ws, prompt, want + OVERFETCH, Filters(exclude_session=session_id), relevant_only=True)
+    if hits is None:  # one more: the same prompt asked in another session is dropped below
+        # The exclusion costs ~1 ms on 10,000 memories: only for a session that has been shown some.
+        shown_some = ws.db.execute("SELECT 1 FROM access_log WHERE session_id = ? AND kind LIKE 'inject%' LIMIT 1",
+                                   (session_id,)).fetchone() is not None
+        filters = Filters(exclude_session=session_id, not_shown_in=session_id if shown_some else None)
+        hits = keyword_search(ws.db, prompt, limit=want + 1 + FLAGGED_ROOM, filters=filters, min_terms=2,
+                              max_candidates=env_int("MEMORY_RECALL_CANDIDATES"))
+    shown = _already_shown(ws, session_id, [h.id for h in hits])
+    prompt_hash = store.content_hash(prompt)
+    hits = [h for h in hits if h.id not in shown and store.content_hash(h.content) != prompt_hash]
+    prov = provenance(ws, [h.id for h in hits])
+    withheld, hits = _unflagged(hits, prov, want)
+    if not hits and not withheld:
+        return "", []
+    memories = [h for h in hits if not is_repo_doc(prov.get(h.id))]
+    docs = [h for h in hits if is_repo_doc(prov.get(h.id))]
+    parts: list[str] = []
+    if memories:
+        parts += ["Memories from earlier sessions that relate to this request:",
+                  *(_hit_line(h, row=prov.get(h.id)) for h in memories)]
+    if docs:
+        parts += ["Repository docs that relate to this request (sections of files in this repository, indexed "
+                  "by the plugin; not memories of earlier sessions, and not necessarily read by anyone):",
+                  *(_hit_line(h, row=prov.get(h.id)) for h in docs)]
+    if withheld:
+        parts.append(_withheld(withheld))
+    text = _fit(parts, width)
+    ids = [h.id for h in hits if f"#{h.id})" in text]
+    store.log_access(ws.db, ids, "inject-prompt", session_id, prompt)
+    return text, ids

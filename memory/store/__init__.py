@@ -1,0 +1,233 @@
+"""One project's SQLite: the memories table (this module: save with privacy filter, dedup and low-value
+filter; forget; fetch), the connection and migrations (db, migrations), the job queue, session state,
+the workspace (project + data dir), size limits and eviction, the daily log and the token budget.
+
+Hot side, standard library only: may import base. Must not import capture, hook, recall or any cold
+package, nor lancedb, anthropic, ollama, mcp, psycopg, numpy, pyarrow or click."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+
+from memory.base.classify import TYPES, is_low_value
+from memory.base.config import env_int
+from memory.base.fence import derive_origin, flags_for
+from memory.base.privacy import clean
+from memory.base.sha import sha256
+from memory.store.db import Tx
+
+
+class NewMemory:
+    # A plain class, not a dataclass: importing dataclasses costs a hook ~10 ms.
+    def __init__(self, title: str, content: str, type: str = "observation", importance: float = 0.5,
+                 confidence: float = 0.5, tags: list[str] | None = None, files: list[str] | None = None,
+                 source: str = "hook", session_id: str | None = None, created_at: float | None = None,
+                 expires_at: float | None = None, origin: str | None = None, origin_detail: str | None = None,
+                 flags: str = "") -> None:
+        self.title = title
+        self.content = content
+        self.type = type
+        self.importance = importance
+        self.confidence = confidence
+        self.tags = tags or []
+        self.files = files or []
+        self.source = source
+        self.session_id = session_id
+        self.created_at = created_at
+        self.expires_at = expires_at
+        # Provenance (memory/base/fence.py ORIGINS): who or what wrote the text; derived from source and tags
+        # when a writer leaves it out. Flags are set at save from the text itself.
+        self.origin = origin
+        self.origin_detail = origin_detail
+        self.flags = flags
+
+    def __repr__(self) -> str:
+        return f"NewMemory({self.type}: {self.title!r})"
+
+
+class Saved:
+    def __init__(self, id: int | None, action: str) -> None:
+        self.id = id
+        self.action = action  # inserted, updated (same title), duplicate (same content), dropped
+
+    def __repr__(self) -> str:
+        return f"Saved({self.id}, {self.action})"
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split()).lower()  # = re.sub(r"\s+", " ", text).strip(): both split on str.isspace()
+
+
+def content_hash(text: str) -> str:
+    return sha256(normalise(text).encode("utf-8", "replace")).hexdigest()
+
+
+def cap(text: str, limit: int | None = None) -> str:
+    """Keep the head and the tail of a huge text: errors are usually at the end."""
+    limit = limit or env_int("MEMORY_MAX_CAPTURE_CHARS")
+    if len(text) <= limit:
+        return text
+    head = int(limit * 0.6)
+    tail = limit - head - 40
+    return f"{text[:head]}\n[... {len(text) - head - tail} characters cut ...]\n{text[-tail:]}"
+
+
+def _prepare(m: NewMemory) -> tuple[str, str]:
+    title = " ".join(clean(m.title).split())[:200]
+    content = cap(clean(m.content).strip())
+    return title, content
+
+
+def save(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_value: bool = True) -> Saved:
+    with Tx(db):  # the memory and its embedding job commit together: a crash cannot keep one without the other
+        saved = _save_row(db, project, m, filter_low_value=filter_low_value)
+        if saved.id is not None and saved.action in ("inserted", "updated"):
+            queue_vector_jobs(db, [saved.id])
+    if saved.id is not None and saved.action in ("inserted", "updated"):
+        mark_dirty(db, project)
+        # The daily log line and the cheap size check run after the transaction (memory/store/aftersave.py).
+        from memory.store.aftersave import after_save
+
+        after_save(db, project, saved.id, saved.action, m.source)
+    return saved
+
+
+def _save_row(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_value: bool = True) -> Saved:
+    if m.type not in TYPES:
+        raise ValueError(f"unknown memory type {m.type!r}; use one of: {', '.join(TYPES)}")
+    title, content = _prepare(m)
+    if not title and content:
+        title = content.splitlines()[0][:120]
+    if not title or not content or (filter_low_value and is_low_value(title, content)):
+        return Saved(None, "dropped")
+    now = time.time()
+    created = m.created_at or now
+    # The title and the content are hashed apart (a NUL between them), so moving words across the
+    # boundary makes a different memory.
+    chash = content_hash(f"{normalise(title)}\x00{normalise(content)}")
+    tkey = normalise(title)
+    tags = ",".join(sorted({c for t in m.tags if (c := clean(t).strip().lower())}))
+    files = "\n".join(dict.fromkeys(clean(f) for f in m.files if f))
+    origin, detail = (m.origin, m.origin_detail) if m.origin else derive_origin(m.source, m.type, tags, files)
+    detail = clean(detail)[:200] if detail else detail
+    flags = ",".join(sorted({f for f in (m.flags, flags_for(title, content)) if f}))
+    with Tx(db):
+        row = db.execute(
+            "SELECT id FROM memories WHERE project = ? AND content_hash = ?", (project, chash)
+        ).fetchone()
+        if row:
+            db.execute("UPDATE memories SET updated_at = ? WHERE id = ?", (now, row["id"]))
+            return Saved(row["id"], "duplicate")
+        row = db.execute(
+            "SELECT id, tags, files, importance FROM memories WHERE project = ? AND title_key = ?",
+            (project, tkey),
+        ).fetchone()
+        if row:
+            merged_tags = ",".join(sorted(set(filter(None, (row["tags"] + "," + tags).split(",")))))
+            merged_files = "\n".join(dict.fromkeys(filter(None, (row["files"] + "\n" + files).split("\n"))))
+            db.execute(
+                """UPDATE memories SET content = ?, content_hash = ?, type = ?, importance = ?, tags = ?,
+                   files = ?, session_id = COALESCE(?, session_id), updated_at = ?, expires_at = ?,
+                   origin = ?, origin_detail = ?, flags = ? WHERE id = ?""",
+                (content, chash, m.type, max(row["importance"], m.importance), merged_tags, merged_files,
+                 m.session_id, now, m.expires_at, origin, detail, flags, row["id"]),
+            )
+            return Saved(row["id"], "updated")
+        cur = db.execute(
+            """INSERT INTO memories (project, session_id, type, title, title_key, content, content_hash,
+               importance, confidence, tags, files, source, created_at, updated_at, expires_at, origin,
+               origin_detail, flags)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (project, m.session_id, m.type, title, tkey, content, chash, float(m.importance),
+             float(m.confidence), tags, files, m.source, created, now, m.expires_at, origin, detail, flags),
+        )
+        return Saved(cur.lastrowid, "inserted")
+
+
+def forget(db: sqlite3.Connection, ids: list[int]) -> list[int]:
+    """Delete memories by id; returns the ids that existed."""
+    gone = []
+    with Tx(db):
+        for mid in ids:
+            if db.execute("DELETE FROM memories WHERE id = ?", (mid,)).rowcount:
+                db.execute("DELETE FROM access_log WHERE memory_id = ?", (mid,))
+                gone.append(mid)
+        queue_vector_jobs(db, gone)
+    if gone:
+        mark_dirty(db, None)
+    return gone
+
+
+def queue_vector_jobs(db: sqlite3.Connection, ids: list[int]) -> None:
+    """One `vector` job per memory id (dedup key vector:<id>, so repeated saves make one job). The worker
+    looks the memory up when it runs the job: present, it is embedded; gone, its vector is deleted."""
+    if not ids:
+        return
+    now = time.time()
+    db.executemany(
+        """INSERT INTO queue (kind, payload, dedup_key, run_after, created_at) VALUES ('vector', ?, ?, ?, ?)
+           ON CONFLICT(dedup_key) DO UPDATE SET
+             status = CASE WHEN queue.status = 'running' THEN 'running' ELSE 'pending' END,
+             run_after = excluded.run_after""",
+        [(f'{{"id": {int(i)}}}', f"vector:{int(i)}", now, now) for i in ids],
+    )
+
+
+def mark_dirty(db: sqlite3.Connection, project: str | None) -> None:
+    """Tell a running worker that this project has new work: an empty file <home>/dirty/<key>."""
+    try:
+        path = db.execute("PRAGMA database_list").fetchone()[2] or ""
+        project_dir = os.path.dirname(path)
+        if os.path.basename(os.path.dirname(project_dir)) != "projects":
+            return
+        folder = os.path.join(os.path.dirname(os.path.dirname(project_dir)), "dirty")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        os.close(os.open(os.path.join(folder, os.path.basename(project_dir)), os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError:
+        pass  # only a hint: the worker also scans every project when it starts
+
+
+def get_many(db: sqlite3.Connection, ids: list[int]) -> list[sqlite3.Row]:
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    rows = {r["id"]: r for r in db.execute(f"SELECT * FROM memories WHERE id IN ({marks})", ids)}
+    return [rows[i] for i in ids if i in rows]
+
+
+def provenance(db: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
+    """Where each memory came from (origin, detail, author, machine, source) and its trust flags, by id: one
+    query for the few hits a reader shows (a search Hit carries none of it)."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    try:
+        rows = db.execute(f"SELECT id, origin, origin_detail, flags, author, machine, source, tags, files "
+                          f"FROM memories WHERE id IN ({marks})", ids).fetchall()
+    except sqlite3.Error:  # a label is not worth failing a hook: unlabelled lines say "recorded"
+        return {}
+    return {r["id"]: r for r in rows}
+
+
+def log_access(db: sqlite3.Connection, ids: list[int], kind: str, session_id: str | None = None,
+               query: str | None = None) -> None:
+    if not ids:
+        return
+    now = time.time()
+    try:
+        with Tx(db):
+            db.executemany(
+                "INSERT INTO access_log (memory_id, session_id, kind, query, at) VALUES (?, ?, ?, ?, ?)",
+                [(i, session_id, kind, clean(query)[:200] if query else None, now) for i in ids],
+            )
+            db.executemany(
+                "UPDATE memories SET accessed_at = ?, access_count = access_count + 1 WHERE id = ?",
+                [(now, i) for i in ids],
+            )
+    except sqlite3.OperationalError as exc:
+        # Bookkeeping of a read: a search or a recall is not failed because other sessions hold the write
+        # lock past the busy timeout (nothing was written: the lock is taken before the first statement).
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise

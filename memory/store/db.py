@@ -1,0 +1,120 @@
+"""Opening a project's SQLite database: WAL, busy timeout, owner-only files, migrations applied once."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+
+
+def _busy_timeout_ms() -> int:
+    try:
+        return max(0, int(os.environ.get("MEMORY_BUSY_TIMEOUT_MS") or 5000))
+    except ValueError:
+        return 5000
+
+
+# Past it a hook spools its event (memory/hook/spool.py) rather than lose it.
+BUSY_TIMEOUT_MS = _busy_timeout_ms()
+# len(migrations.MIGRATIONS); kept here so that opening an up-to-date database does not import them
+# (a test checks the two agree).
+SCHEMA_VERSION = 6
+
+
+class DatabaseCorrupt(Exception):
+    """The database file could not be opened as SQLite; it has been moved aside."""
+
+
+def connect(path: str, *, migrate: bool = True) -> sqlite3.Connection:
+    os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+    old = os.umask(0o077)  # the db, its -wal and -shm: owner-only
+    try:
+        db = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    finally:
+        os.umask(old)
+    db.row_factory = sqlite3.Row
+    try:
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        _ensure_wal(db)
+        db.execute("PRAGMA synchronous=NORMAL")
+        if migrate:
+            apply_migrations(db)
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        if "not a database" in str(exc) or "malformed" in str(exc):
+            moved = quarantine(path)
+            raise DatabaseCorrupt(f"database {path} was corrupt and was moved to {moved}") from exc
+        raise
+    return db
+
+
+def _ensure_wal(db: sqlite3.Connection) -> None:
+    """Switch to WAL once. Switching needs an exclusive lock and SQLite may answer "database is locked"
+    without waiting when several processes open a new file at once: retry until the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def apply_migrations(db: sqlite3.Connection) -> int:
+    if schema_version(db) >= SCHEMA_VERSION:
+        return 0
+    from memory.store.migrations import MIGRATIONS
+
+    applied = 0
+    db.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it done
+    try:
+        version = schema_version(db)
+        for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+            migration(db)  # migrations use run_script, never executescript (it would COMMIT early)
+            db.execute(f"PRAGMA user_version={number}")
+            applied += 1
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return applied
+
+
+def quarantine(path: str) -> str:
+    """Move a corrupt database (and its WAL) aside so that a fresh one can be created. Nothing is deleted."""
+    base = f"{path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+    target, n = base, 1
+    while os.path.exists(target):  # never overwrite an earlier corrupt copy
+        target, n = f"{base}-{n}", n + 1
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.rename(path + suffix, target + suffix)
+    return target
+
+
+class Tx:
+    """`with Tx(db):` runs a write transaction that takes the write lock up front (no upgrade deadlocks).
+
+    Re-entrant: inside another Tx it joins it, so a hook can make all its writes one commit (each commit
+    costs a hook ~1-2 ms)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.owner = False
+
+    def __enter__(self) -> sqlite3.Connection:
+        if not self.db.in_transaction:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.owner = True
+        return self.db
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self.owner:
+            self.db.execute("ROLLBACK" if exc_type else "COMMIT")

@@ -1,0 +1,396 @@
+"""Keeping the data dir under its limits: expired memories removed, then least recently used ones evicted.
+
+Run by the worker for an `evict` job (queued by store.save when memory/store/limits.py's cheap check fires) and
+by `memory cleanup`. The byte limit (MEMORY_MAX_BYTES) covers the whole data dir, every project's database
+and the vectors, because that is what a disk cap means to the user; the count limit (MEMORY_MAX_MEMORIES)
+is per project, because it bounds how large one project's recall gets.
+
+Order: least recently accessed first (a memory never accessed counts from its creation), then oldest.
+Never evicted: decisions, and memories of a session still active (seen within ACTIVE_SESSION_HOURS).
+Deletions go in batches of 100 until the usage is under 85% of the limit; each batch takes its vectors
+with it; then the FTS index is optimised and the freed pages are given back to the filesystem.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import sqlite3
+import time
+from typing import Any
+
+from memory import store
+from memory.base.config import data_home
+from memory.base.project import Project
+from memory.store import limits, queue
+from memory.store.db import Tx
+from memory.store.expiry import expired_ids
+from memory.store.workspace import Workspace, all_projects
+
+BATCH = 100
+ACTIVE_SESSION_HOURS = 24  # a session that sent no event for a day is over, even without a SessionEnd
+PROTECTED_TYPES = ("decision",)
+MAX_ROUNDS = 8
+QUEUE_KEEP_DAYS = 7
+VECTOR_DIR = "vectors.lance"  # memory/recall/vectors.py keeps each project's LanceDB there
+
+
+# -- measuring --------------------------------------------------------------------------------------
+
+
+def _tree_bytes(path: str) -> int:
+    total = 0
+    for folder, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def usage(home: str) -> dict[str, int]:
+    """Bytes on disk that count towards MEMORY_MAX_BYTES: every project folder (database, WAL, state, and
+    the vector store beside the database). The venv, the logs and the daily log are not memory, and
+    neither is a database's -shm file: SQLite's 32 KiB index of the WAL, made by any open connection
+    (this measurement's own included) and removed when the last one closes."""
+    total = vectors = 0
+    base = os.path.join(home, "projects")
+    for key in os.listdir(base) if os.path.isdir(base) else []:
+        folder = os.path.join(base, key)
+        for entry in os.scandir(folder) if os.path.isdir(folder) else []:
+            if entry.name.endswith("-shm"):
+                continue
+            size = _tree_bytes(entry.path) if entry.is_dir(follow_symlinks=False) else entry.stat(
+                follow_symlinks=False).st_size
+            total += size
+            if entry.name == VECTOR_DIR:
+                vectors += size
+    return {"bytes": total, "databases": total - vectors, "vectors": vectors}
+
+
+def _workspaces(home: str) -> list[Workspace]:
+    out = []
+    for meta in all_projects(home):
+        if os.path.exists(os.path.join(home, "projects", str(meta.get("key")), "memory.db")):
+            out.append(Workspace(Project(meta["key"], meta.get("name") or meta["key"], meta.get("root") or "",
+                                         meta.get("remote")), home))
+    return out
+
+
+# -- choosing ---------------------------------------------------------------------------------------
+
+
+def _protection(now: float) -> tuple[str, list[Any]]:
+    marks = ",".join("?" * len(PROTECTED_TYPES))
+    where = (f"type NOT IN ({marks}) AND (session_id IS NULL OR session_id NOT IN "
+             "(SELECT id FROM sessions WHERE status = 'active' AND COALESCE(last_event_at, started_at) > ?))")
+    return where, [*PROTECTED_TYPES, now - ACTIVE_SESSION_HOURS * 3600]
+
+
+_PAYLOAD = "length(title) + length(content) + length(tags) + length(files) + length(title_key) + 120"
+
+
+def candidates(db: sqlite3.Connection, limit: int, now: float) -> list[sqlite3.Row]:
+    """Evictable memories of one database, least recently used first, then oldest."""
+    where, args = _protection(now)
+    return db.execute(
+        f"""SELECT id, type, title, COALESCE(accessed_at, created_at) AS last_used, created_at,
+                   {_PAYLOAD} AS payload
+            FROM memories WHERE {where} ORDER BY last_used, created_at, id LIMIT ?""",
+        [*args, limit],
+    ).fetchall()
+
+
+def _bytes_per_payload(db: sqlite3.Connection) -> float:
+    """How many database bytes one byte of memory text stands for (FTS index, indexes, page slack),
+    measured on this database: deleting a memory frees about payload * this."""
+    page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    live = (db.execute("PRAGMA page_count").fetchone()[0] - db.execute("PRAGMA freelist_count").fetchone()[0])
+    # An empty database still holds a page per table and index (~230 KiB here): no eviction frees those.
+    live -= db.execute("SELECT count(*) FROM sqlite_master WHERE rootpage > 0").fetchone()[0]
+    payload = db.execute(f"SELECT COALESCE(sum({_PAYLOAD}), 0) FROM memories").fetchone()[0]
+    return max(1.0, live * page_size / payload) if payload else 1.0
+
+
+# -- deleting ---------------------------------------------------------------------------------------
+
+
+def _delete_vectors(ws: Workspace, ids: list[int]) -> str:
+    """The vector store's delete when memory/recall/vectors.py provides one, else a queued job for the worker."""
+    try:
+        from memory.recall import vectors  # type: ignore[attr-defined]
+    except ImportError:
+        vectors = None
+    delete = getattr(vectors, "delete", None) if vectors is not None else None
+    if callable(delete):
+        try:
+            delete(ws, ids)
+            return "deleted"
+        except Exception as exc:  # the store can be rebuilt from SQLite: a failure here is not fatal
+            from memory.base.log import log
+
+            log("warning", f"vector delete failed, queued instead: {exc!r}", event="evict")
+    queue.enqueue(ws.db, "delete_vectors", {"ids": ids})
+    return "queued"
+
+
+def _drop_derived(ws: Workspace, ids: list[int]) -> None:
+    """The worker's neighbour-aware FTS rows (memories_ctx) of deleted memories go now, so the space is
+    freed in this run; the vector rows and the ledger are the worker's to update (it re-indexes the
+    neighbours from the ledger), through the jobs store.forget queued."""
+    if not ids or not ws.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_ctx'").fetchone():
+        return
+    with Tx(ws.db):
+        ws.db.executemany("DELETE FROM memories_ctx WHERE rowid = ?", [(i,) for i in ids])
+
+
+def remove(ws: Workspace, ids: list[int]) -> tuple[int, str]:
+    """Delete memories (FTS rows go with them through the delete trigger) and their vectors, 100 at a time."""
+    removed = 0
+    how = "none"
+    for start in range(0, len(ids), BATCH):
+        batch = ids[start : start + BATCH]
+        gone = store.forget(ws.db, batch)
+        removed += len(gone)
+        _drop_derived(ws, gone)
+        if gone:
+            how = _delete_vectors(ws, gone)
+    return removed, how
+
+
+def reclaim(db: sqlite3.Connection) -> None:
+    """Optimise the FTS index and give free pages back. A database made before auto_vacuum was set is
+    converted once with a full VACUUM; after that an incremental vacuum is enough."""
+    try:
+        db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_ctx'").fetchone():
+            db.execute("INSERT INTO memories_ctx(memories_ctx) VALUES ('optimize')")
+        if db.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+            db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            db.execute("VACUUM")
+        else:
+            # Each step frees one page, and the sqlite3 module steps a row-less statement only once;
+            # executescript steps it to the end (there is no open transaction here for it to commit).
+            db.executescript("PRAGMA incremental_vacuum;")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.OperationalError as exc:  # busy: another process holds the database; next run frees it
+        from memory.base.log import log
+
+        log("warning", f"could not reclaim space yet: {exc}", event="evict")
+
+
+def _reclaimable(ws: Workspace) -> int:
+    """Bytes a reclaim would give back: the free pages and the WAL."""
+    db = ws.db
+    free = db.execute("PRAGMA freelist_count").fetchone()[0] * db.execute("PRAGMA page_size").fetchone()[0]
+    try:
+        wal = os.path.getsize(ws.db_path + "-wal")
+    except OSError:
+        wal = 0
+    return free + wal
+
+
+def purge_queue(db: sqlite3.Connection, now: float) -> int:
+    cur = db.execute("DELETE FROM queue WHERE status IN ('done', 'failed') AND finished_at < ?",
+                     (now - QUEUE_KEEP_DAYS * 86400,))
+    return cur.rowcount
+
+
+# -- the run ----------------------------------------------------------------------------------------
+
+
+class Run:
+    """What one cleanup did (or, dry, would do)."""
+
+    def __init__(self, home: str, max_bytes: int, max_memories: int, dry_run: bool) -> None:
+        self.home, self.dry_run = home, dry_run
+        self.max_bytes, self.max_memories = max_bytes, max_memories
+        self.target_bytes = int(max_bytes * limits.TARGET_RATIO)
+        self.before: dict[str, int] = {}
+        self.after: dict[str, int] = {}
+        self.expired = 0
+        self.evicted_for_count = 0
+        self.evicted_for_bytes = 0
+        self.by_project: dict[str, int] = {}
+        self.sample: list[dict[str, Any]] = []
+        self.vectors = "none"
+        self.rounds = 0
+        self.queue_rows = 0
+        self.memories_before = 0
+        self.memories_after = 0
+        self.note = ""
+
+    def chose(self, ws: Workspace, rows: list[Any]) -> None:
+        self.by_project[ws.project.name] = self.by_project.get(ws.project.name, 0) + len(rows)
+        for r in rows[: max(0, 10 - len(self.sample))]:
+            self.sample.append({"project": ws.project.name, "id": r["id"], "type": r["type"], "title": r["title"]})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run, "home": self.home,
+            "limits": {"max_bytes": self.max_bytes, "target_bytes": self.target_bytes,
+                       "max_memories_per_project": self.max_memories},
+            "before": self.before, "after": self.after,
+            "freed_bytes": max(0, self.before.get("bytes", 0) - self.after.get("bytes", 0)),
+            "memories_before": self.memories_before, "memories_after": self.memories_after,
+            "expired": self.expired, "evicted_for_count": self.evicted_for_count,
+            "evicted_for_bytes": self.evicted_for_bytes, "by_project": self.by_project, "sample": self.sample,
+            "vectors": self.vectors, "rounds": self.rounds, "queue_rows_purged": self.queue_rows, "note": self.note,
+        }
+
+
+def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: int | None = None,
+        dry_run: bool = False, now: float | None = None) -> dict[str, Any]:
+    home = home or data_home()
+    now = time.time() if now is None else now
+    r = Run(home, limits.max_bytes() if max_bytes is None else max_bytes,
+            limits.max_memories() if max_memories is None else max_memories, dry_run)
+    spaces = _workspaces(home)
+    try:
+        r.before = usage(home)
+        r.memories_before = sum(ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] for ws in spaces)
+        touched: set[str] = set()
+        gone: dict[str, set[int]] = {ws.project.key: set() for ws in spaces}  # for the dry run's bookkeeping
+
+        # 1. Expired memories go whatever the limits.
+        for ws in spaces:
+            ids = expired_ids(ws.db, now)
+            r.expired += len(ids)
+            if ids and not dry_run:
+                _, how = remove(ws, ids)
+                r.vectors = how
+                touched.add(ws.project.key)
+            gone[ws.project.key].update(ids)
+
+        # 2. The per-project count limit.
+        if r.max_memories:
+            keep = int(r.max_memories * limits.TARGET_RATIO)
+            for ws in spaces:
+                count = ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] - len(gone[ws.project.key])
+                if count <= r.max_memories:
+                    continue
+                rows = [c for c in candidates(ws.db, count - keep + len(gone[ws.project.key]), now)
+                        if c["id"] not in gone[ws.project.key]][: count - keep]
+                r.evicted_for_count += len(rows)
+                r.chose(ws, rows)
+                gone[ws.project.key].update(c["id"] for c in rows)
+                if not dry_run:
+                    _, r.vectors = remove(ws, [c["id"] for c in rows])
+                    touched.add(ws.project.key)
+
+        if not dry_run:
+            for ws in spaces:
+                if ws.project.key in touched:
+                    reclaim(ws.db)
+                r.queue_rows += purge_queue(ws.db, now)
+
+        # 3. The byte limit: estimate what each memory frees, evict the least recently used across all
+        # projects until the estimate reaches the excess, give the space back, measure, repeat if needed.
+        # The excess is measured once the free pages and the WAL are given back (or, dry, subtracted):
+        # counting them would evict memories for space that costs nothing to recover.
+        def measured() -> int:
+            # LanceDB frees deleted rows only when the worker compacts the table (after it has run the
+            # delete jobs): count the vectors of the memories that are left, not the files as they are.
+            u = usage(home)
+            if not u["vectors"] or not r.memories_before:
+                return u["bytes"]
+            left = sum(ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] for ws in spaces)
+            return u["databases"] + min(u["vectors"], int(r.before["vectors"] * left / r.memories_before))
+
+        used = measured()
+        if dry_run:  # what the removals above would give back (a real run has them done and measured)
+            used -= _estimate_freed(r, spaces, gone)
+        if used > r.max_bytes:
+            if dry_run:
+                used -= sum(_reclaimable(ws) for ws in spaces)
+            else:
+                for ws in spaces:
+                    reclaim(ws.db)
+                used = measured()
+            while used > r.target_bytes and r.rounds < MAX_ROUNDS:
+                r.rounds += 1
+                freed = _evict_bytes(r, spaces, used - r.target_bytes, now, gone)
+                if freed == 0:
+                    r.note = ("could not get under the target: what is left is protected (decisions, "
+                              "active sessions) or not memory")
+                    break
+                if dry_run:
+                    if freed < used - r.target_bytes:  # every candidate taken and still over
+                        r.note = ("a cleanup could not get under the target: what is left is protected "
+                                  "(decisions, active sessions) or not memory")
+                    used -= freed
+                    break
+                used = measured()
+        r.after = usage(home) if not dry_run else {**r.before, "bytes": max(0, used)}
+        if not dry_run and r.after["bytes"] > used:
+            r.note = (r.note + " " if r.note else "") + (
+                f"the vector files shrink to about {used} bytes in all once the worker has deleted the "
+                "evicted vectors and compacted its tables")
+        r.memories_after = sum(ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] for ws in spaces)
+        if dry_run:
+            r.memories_after -= sum(len(v) for v in gone.values())
+        return r.as_dict()
+    finally:
+        for ws in spaces:
+            ws.close()
+
+
+def _per_vector(home: str, spaces: list[Workspace]) -> float:
+    """Bytes of the vector store per memory (its files spread evenly over the memories)."""
+    total = sum(ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] for ws in spaces) or 1
+    return usage(home)["vectors"] / total
+
+
+def _estimate_freed(r: Run, spaces: list[Workspace], gone: dict[str, set[int]]) -> int:
+    """Bytes that deleting the chosen memories would free: their text times each database's bytes per
+    byte of text, plus their share of the vector files (the estimate _evict_bytes makes per row)."""
+    if not any(gone.values()):
+        return 0
+    per_vector = _per_vector(r.home, spaces)
+    freed = 0.0
+    for ws in spaces:
+        ids = sorted(gone[ws.project.key])
+        factor = _bytes_per_payload(ws.db) if ids else 0.0
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            payload = ws.db.execute(f"SELECT COALESCE(sum({_PAYLOAD}), 0) FROM memories WHERE id IN "
+                                    f"({','.join('?' * len(chunk))})", chunk).fetchone()[0]
+            freed += payload * factor + per_vector * len(chunk)
+    return int(freed)
+
+
+def _evict_bytes(r: Run, spaces: list[Workspace], excess: int, now: float, gone: dict[str, set[int]]) -> int:
+    """One round: pick across projects (merged LRU order) until the estimated bytes freed cover `excess`.
+    Returns the estimate of what was (or, dry, would be) freed."""
+    per_vector = _per_vector(r.home, spaces)
+    streams = []
+    factors: dict[str, float] = {}
+    for ws in spaces:
+        factors[ws.project.key] = _bytes_per_payload(ws.db)
+        rows = [c for c in candidates(ws.db, 20000, now) if c["id"] not in gone[ws.project.key]]
+        streams.append([(c["last_used"], c["created_at"], c["id"], ws.project.key, c) for c in rows])
+    by_key = {ws.project.key: ws for ws in spaces}
+    chosen: dict[str, list[Any]] = {}
+    estimate = 0.0
+    for _last, _created, _id, key, row in heapq.merge(*streams):
+        if estimate >= excess * 1.02:  # a 2% margin: the estimate is an average
+            break
+        chosen.setdefault(key, []).append(row)
+        estimate += row["payload"] * factors[key] + per_vector
+    for key, rows in chosen.items():
+        ws = by_key[key]
+        r.evicted_for_bytes += len(rows)
+        r.chose(ws, rows)
+        gone[key].update(c["id"] for c in rows)
+        if not r.dry_run:
+            _, r.vectors = remove(ws, [c["id"] for c in rows])
+            reclaim(ws.db)
+    return int(estimate)
+
+
+def handle_job(ws: Workspace, payload: dict[str, Any]) -> dict[str, Any]:
+    """The worker's entry point for an `evict` job (payload: {"reason": ...}); runs over the whole data
+    dir the workspace lives in."""
+    return run(ws.home)

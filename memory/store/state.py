@@ -1,0 +1,68 @@
+"""Live session state (task, files, decisions, todos, errors, last action), kept in SQLite and exported
+as session-state.json beside the database."""
+
+from __future__ import annotations
+
+import time
+
+from memory.base import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
+from memory.base.privacy import clean_obj
+from memory.store.db import Tx
+from memory.store.workspace import Workspace, write_private
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from collections.abc import Callable
+    from typing import Any
+
+State = dict  # dict[str, Any]: a plain alias, evaluating the generic would import typing
+LIST_CAPS = {"files_modified": 60, "files_read": 60, "decisions": 20, "errors": 10, "fixed": 10,
+             "prompts": 8, "commands": 15, "blockers": 10, "outlined": 500, "injected_handoffs": 50}
+
+
+def empty_state(session_id: str, project: str) -> State:
+    return {"session_id": session_id, "project": project, "task": "", "status": "active", "prompts": [],
+            "files_modified": [], "files_read": [], "decisions": [], "todos": [], "errors": [], "fixed": [],
+            "blockers": [], "commands": [], "last_action": "", "tool_calls": 0, "updated_at": 0.0}
+
+
+def load(ws: Workspace, session_id: str) -> State:
+    row = ws.db.execute("SELECT state FROM session_state WHERE session_id = ?", (session_id,)).fetchone()
+    state = empty_state(session_id, ws.project.key)
+    if row:
+        try:
+            state.update(json.loads(row["state"]))
+        except ValueError:
+            pass
+    return state
+
+
+def push_unique(state: State, key: str, value: Any) -> None:
+    """Append, moving an existing equal value to the end, and keep the list bounded."""
+    items = [v for v in state.get(key, []) if v != value]
+    items.append(value)
+    state[key] = items[-LIST_CAPS.get(key, 30):]
+
+
+def update(ws: Workspace, session_id: str, change: Callable[[State], None], *, export: bool = True) -> State:
+    """Read-modify-write under the write lock: parallel tool hooks of one session do not lose updates."""
+    with Tx(ws.db):
+        state = load(ws, session_id)
+        change(state)
+        state = clean_obj(state)  # type: ignore[assignment]
+        state["updated_at"] = time.time()
+        ws.db.execute(
+            """INSERT INTO session_state (session_id, project, state, updated_at) VALUES (?, ?, ?, ?)
+               ON CONFLICT(session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at""",
+            (session_id, ws.project.key, json.dumps(state), state["updated_at"]),
+        )
+    if export:
+        _export(ws, state)
+    return state
+
+
+def export(ws: Workspace, state: State) -> None:
+    write_private(ws.state_path, json.dumps(state, indent=2, ensure_ascii=False))
+
+
+_export = export  # `update` has a parameter named export
