@@ -27,7 +27,7 @@ def test_hooks_json_uses_exec_form_and_existing_entrypoints() -> None:
                 assert hook["command"] == "${CLAUDE_PLUGIN_ROOT}/hooks/run"
                 (entry,) = hook["args"]
                 assert (ROOT / "hooks" / f"{entry}.py").is_file()
-                assert (ROOT / "memory" / "handlers" / f"{entry}.py").is_file()
+                assert (ROOT / "memory" / "hook" / f"{entry}.py").is_file()
     launcher = ROOT / "hooks" / "run"
     assert os.stat(launcher).st_mode & stat.S_IXUSR
 

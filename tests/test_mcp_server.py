@@ -334,7 +334,7 @@ def test_a_cached_handshake_never_goes_stale(world: dict[str, Any], monkeypatch:
     assert Path(path).parent == world["home"] / "cache"
     # The fingerprint covers the server's code: another version of it is another cache file.
     real = mcp_front.fingerprint()
-    monkeypatch.setattr(mcp_front, "HERE", str(world["project"]))
+    monkeypatch.setattr(mcp_front, "ROOT", str(world["project"]))
     assert mcp_front.fingerprint() != real
     # A listing with a cursor, or a request without the stateless protocol's version, is never cached.
     assert mcp_front._key({"id": 1, "method": "tools/list", "params": {**META, "cursor": "x"}}) is None
