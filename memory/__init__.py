@@ -6,6 +6,6 @@ recall's embeddings and vectors, worker, learn, team, present, cli, mcp."""
 
 import os
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one home of the version: pyproject.toml reads it, scripts/gen_docs.py copies it
 # The plugin's folder (hooks/, scripts/, pyproject.toml beside this package): one place computes it.
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memory import ROOT  # the plugin folder
+from memory import ROOT, __version__  # the plugin folder
 from memory.base.config import env
 from memory.base.sha import sha256  # not hashlib: it loads OpenSSL (~3 ms of every SessionStart)
 
@@ -20,9 +20,11 @@ RUNNING = "venv.setup-running"
 
 
 def _fingerprint() -> str:
+    """What a setup was made for: the dependencies (pyproject.toml) and the release (its version, which
+    pyproject.toml reads from memory/__init__.py): an update of either sets the venv up again."""
     try:
         with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
-            return sha256(fh.read()).hexdigest()[:16]
+            return sha256(fh.read() + __version__.encode()).hexdigest()[:16]
     except OSError:
         return "unknown"
 
