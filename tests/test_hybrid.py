@@ -16,7 +16,7 @@ from semantic_fixture import QUESTIONS, RUSSIAN, RUSSIAN_QUESTIONS, SESSIONS
 
 from memory import store
 from memory.base.project import Project
-from memory.recall import embed, layers
+from memory.recall import embed, hybrid, layers
 from memory.recall.search import Filters, keyword_search
 from memory.store import queue
 from memory.store.workspace import Workspace
@@ -183,7 +183,7 @@ def test_three_layers_fall_back_to_keyword_without_a_worker(home: Path) -> None:
     hits, mode = layers.search(ws, "stale prices redis", limit=2)
     assert mode == "keyword" and hits and set(hits[0].compact()) == {"id", "title", "type", "score", "date"}
     indexed(home, ws)
-    hits, mode = layers.search(ws, "stale prices", limit=3, in_process=True)
+    hits, mode = layers.search(ws, "stale prices", limit=3, in_process=hybrid.in_process)
     assert mode == "hybrid" and ids[("s-cache", 0)] in [h.id for h in hits]
     line = layers.timeline(ws, ids[("s-cache", 1)], 1, 1)
     assert [x["id"] for x in line] == [ids[("s-cache", j)] for j in range(3)] and line[1]["anchor"]

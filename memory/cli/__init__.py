@@ -166,9 +166,10 @@ def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: st
     ws = _existing(_workspace(project), as_json, [])
     if ws is None:
         return
-    from memory.recall import layers
+    from memory.recall import hybrid, layers
 
-    hits, used = layers.search(ws, text, limit=limit, mode=mode, timeout=2.0, in_process=True, filters=filters)
+    hits, used = layers.search(ws, text, limit=limit, mode=mode, timeout=2.0, in_process=hybrid.in_process,
+                               filters=filters)
     if used != (mode or used) and not as_json:
         click.echo(f"memory: no semantic index answered (the background worker answers once it is warm); "
                    f"{used} results", err=True)

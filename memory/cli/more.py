@@ -174,6 +174,7 @@ def _cleanup_text(r: dict[str, Any]) -> list[str]:
 @json_option
 def cleanup(dry_run: bool, max_bytes: str | None, max_memories: int | None, as_json: bool) -> None:
     """Remove expired memories and evict the least recently used ones past the limits (all projects)."""
+    from memory.recall import vectors
     from memory.store import evict
     from memory.store.limits import parse_size
 
@@ -181,7 +182,7 @@ def cleanup(dry_run: bool, max_bytes: str | None, max_memories: int | None, as_j
         cap = parse_size(max_bytes) if max_bytes else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--max-bytes") from None
-    result = evict.run(max_bytes=cap, max_memories=max_memories, dry_run=dry_run)
+    result = evict.run(max_bytes=cap, max_memories=max_memories, dry_run=dry_run, delete_vectors=vectors.delete)
     if as_json:
         _emit(result)
     else:

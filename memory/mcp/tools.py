@@ -322,10 +322,11 @@ def delete(places: Places, ids: list[int], project: str | None = None) -> str:
     wanted = _ids(ids, 100)
     ws, close = places.resolve(project)
     try:
+        from memory.recall import vectors
         from memory.store.evict import remove
 
         present = [r["id"] for r in store.get_many(ws.db, wanted)]
-        remove(ws, present)
+        remove(ws, present, vectors.delete)
         missing = [i for i in wanted if i not in present]
         if not present:
             raise ToolInputError(f"no memory with id {', '.join(f'#{i}' for i in missing)} in project "

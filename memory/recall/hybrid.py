@@ -19,7 +19,9 @@ from concurrent.futures import Executor
 from typing import Any
 
 from memory.base.config import env, env_int
-from memory.recall.search import Filters, fts_query, relevance
+from memory.recall import layers
+from memory.recall.search import Filters, Hit, fts_query, hit_from_row, relevance
+from memory.store.workspace import Workspace
 
 CANDIDATES = 200  # per list; the fused top-k is taken from their union (100: -1.5 points recall@10)
 BM25_WEIGHTS = "3.0, 1.0, 0.5, 0.5"  # title, content, tags, ctx (neighbours)
@@ -207,3 +209,24 @@ def _rows(db: sqlite3.Connection, ids: list[int], where: str, args: list[object]
                             f"WHERE m.id IN ({','.join('?' * len(chunk))}){where}", [*chunk, *args]):
             rows[r[0]] = (r[1], r[2])
     return rows
+
+
+def in_process(ws: Workspace, query: str, limit: int, filters: Filters) -> list[tuple[Hit, dict[str, Any]]]:
+    """The hybrid search without a worker, for the CLI (memory/recall/layers.py's `in_process`): loads the
+    embedder and the vector table in this process (seconds with a model)."""
+    from memory.recall import embed
+    from memory.recall.vectors import VectorStore, where_clause
+
+    e = embed.choose()
+    vector_search = None
+    if layers.indexed_provider(ws) == embed.key(e):
+        vs = VectorStore(ws.dir, embed.key(e), e.dim)
+
+        def vector_search(q: str, k: int, f: Filters) -> dict[int, float]:
+            where = where_clause(f.types, f.since, f.until, f.session_id)
+            return dict(vs.search(e.embed_query(q), k, where))
+
+    scored = search(ws.db, query, limit=limit, filters=filters, vector_search=vector_search,
+                    weights=Weights.from_env(e.name))
+    rows = layers.rows_by_id(ws.db, [s.id for s in scored])
+    return [(hit_from_row(rows[s.id], s.score), s.as_dict()) for s in scored if s.id in rows]

@@ -1,7 +1,7 @@
 """The 3-layer search API, shared by the CLI and the MCP server.
 
 Layer 1 `search`: compact hits (id, title, type, score, date), hybrid when the worker (or, for the CLI,
-an in-process index) can answer, keyword otherwise. Layer 2 `timeline`: what was recorded around one
+an in-process index it passes in) can answer, keyword otherwise. Layer 2 `timeline`: what was recorded around one
 memory. Layer 3 `details`: the full memories for chosen ids. Each layer logs what it showed.
 """
 
@@ -14,13 +14,17 @@ import time
 from memory import store
 from memory.base import worker_client
 from memory.base.config import env
-from memory.recall.search import Filters, Hit, _hit, keyword_search
+from memory.recall.search import Filters, Hit, hit_from_row, keyword_search
 from memory.recall.search import timeline as keyword_timeline
 from memory.store.workspace import Workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook ~4 ms (hooks import this module)
+    from collections.abc import Callable
     from typing import Any
+
+    # A hybrid search run in this process (memory/recall/hybrid.py's in_process): hits with their parts.
+    InProcess = Callable[[Workspace, str, int, Filters], list[tuple[Hit, dict[str, Any]]]]
 
 MODES = ("hybrid", "keyword")
 
@@ -34,7 +38,7 @@ def filters_json(f: Filters) -> dict[str, Any]:
             "exclude_session": f.exclude_session, "include_expired": f.include_expired}
 
 
-def _rows(db: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
+def rows_by_id(db: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
     return {r["id"]: r for r in store.get_many(db, ids)}
 
 
@@ -47,33 +51,11 @@ def hybrid_via_worker(ws: Workspace, query: str, limit: int, filters: Filters,
     if answer is None:
         return None
     parts = answer.get("hits") or []
-    rows = _rows(ws.db, [int(p["id"]) for p in parts])
-    return [(_hit(rows[int(p["id"])], float(p["score"])), p) for p in parts if int(p["id"]) in rows]
+    rows = rows_by_id(ws.db, [int(p["id"]) for p in parts])
+    return [(hit_from_row(rows[int(p["id"])], float(p["score"])), p) for p in parts if int(p["id"]) in rows]
 
 
-def hybrid_in_process(ws: Workspace, query: str, limit: int, filters: Filters) -> list[tuple[Hit, dict[str, Any]]]:
-    """The same search without a worker (CLI): loads the embedder and the vector table here (seconds)."""
-    from memory.recall import embed
-    from memory.recall.hybrid import Weights
-    from memory.recall.hybrid import search as hybrid_search
-    from memory.recall.vectors import VectorStore, where_clause
-
-    e = embed.choose()
-    vector_search = None
-    if _indexed_provider(ws) == embed.key(e):
-        vs = VectorStore(ws.dir, embed.key(e), e.dim)
-
-        def vector_search(q: str, k: int, f: Filters) -> dict[int, float]:
-            where = where_clause(f.types, f.since, f.until, f.session_id)
-            return dict(vs.search(e.embed_query(q), k, where))
-
-    scored = hybrid_search(ws.db, query, limit=limit, filters=filters, vector_search=vector_search,
-                           weights=Weights.from_env(e.name))
-    rows = _rows(ws.db, [s.id for s in scored])
-    return [(_hit(rows[s.id], s.score), s.as_dict()) for s in scored if s.id in rows]
-
-
-def _indexed_provider(ws: Workspace) -> str | None:
+def indexed_provider(ws: Workspace) -> str | None:
     """The provider key (name:model:dim) that built the project's vector index, as the worker records it."""
     row = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
     return str(row[0]) if row else None
@@ -81,7 +63,7 @@ def _indexed_provider(ws: Workspace) -> str | None:
 
 def _indexed_cheaply(ws: Workspace) -> bool:
     """The vector index was built by the built-in hashing embedder, which needs no model to load."""
-    return (_indexed_provider(ws) or "").startswith("hashing")
+    return (indexed_provider(ws) or "").startswith("hashing")
 
 
 def _start_worker(ws: Workspace) -> None:
@@ -96,16 +78,17 @@ def has_semantic_index(ws: Workspace) -> bool:
 
 
 def search(ws: Workspace, query: str, *, limit: int = 10, filters: Filters | None = None, mode: str | None = None,
-           timeout: float | None = None, in_process: bool = False) -> tuple[list[Hit], str]:
+           timeout: float | None = None, in_process: InProcess | None = None) -> tuple[list[Hit], str]:
     """Layer 1. Returns the hits and the mode that produced them: hybrid, or keyword (asked for, or the
-    fallback when neither the worker nor, with `in_process`, a local index could answer)."""
+    fallback when neither the worker nor `in_process` (the CLI passes memory/recall/hybrid.py's, which
+    this hot module cannot import) could answer)."""
     filters = filters or Filters()
     mode = (mode or env("MEMORY_SEARCH_MODE")).lower()
     if mode == "hybrid":
         got = hybrid_via_worker(ws, query, limit, filters, timeout)
         if got is None and in_process and has_semantic_index(ws):
             if _indexed_cheaply(ws):
-                got = hybrid_in_process(ws, query, limit, filters)
+                got = in_process(ws, query, limit, filters)
             else:
                 # A model (MiniLM, Ollama) would take seconds to load here at every search: start the
                 # worker instead, which keeps it warm; this search answers with BM25, the next with both.

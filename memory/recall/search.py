@@ -123,7 +123,7 @@ class Filters:
         return (" AND " + " AND ".join(where)) if where else "", args
 
 
-def _hit(row: sqlite3.Row, score: float) -> Hit:
+def hit_from_row(row: sqlite3.Row, score: float) -> Hit:
     return Hit(row["id"], row["title"], row["type"], score, row["created_at"], row["session_id"],
                row["content"], row["importance"], row["project"])
 
@@ -164,7 +164,7 @@ def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filte
     for row in rows:
         if min_terms > 1 and _shared_terms(qterms, f"{row['title']} {row['content']} {row['tags']}") < min_terms:
             continue
-        hits.append(_hit(row, relevance(-row["rank"] / top, row["importance"])))
+        hits.append(hit_from_row(row, relevance(-row["rank"] / top, row["importance"])))
     hits.sort(key=lambda h: -h.score)
     return hits[:limit]
 
@@ -225,4 +225,4 @@ def useful_memories(db: sqlite3.Connection, project: str, limit: int, *,
         return []
     rows = {r["id"]: r for r in db.execute(f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(best))})",
                                            best)}
-    return [_hit(rows[i], scores[i]) for i in best if i in rows]
+    return [hit_from_row(rows[i], scores[i]) for i in best if i in rows]

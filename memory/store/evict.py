@@ -17,6 +17,7 @@ import heapq
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from typing import Any
 
 from memory import store
@@ -33,6 +34,9 @@ PROTECTED_TYPES = ("decision",)
 MAX_ROUNDS = 8
 QUEUE_KEEP_DAYS = 7
 VECTOR_DIR = "vectors.lance"  # memory/recall/vectors.py keeps each project's LanceDB there
+# The vector store's delete (memory/recall/vectors.py's delete), which this hot module cannot import: the
+# cold callers (memory cleanup, the MCP delete tool, the worker's evict job) pass it in.
+VectorDelete = Callable[[Workspace, list[int]], None]
 
 
 # -- measuring --------------------------------------------------------------------------------------
@@ -116,14 +120,10 @@ def _bytes_per_payload(db: sqlite3.Connection) -> float:
 # -- deleting ---------------------------------------------------------------------------------------
 
 
-def _delete_vectors(ws: Workspace, ids: list[int]) -> str:
-    """The vector store's delete when memory/recall/vectors.py provides one, else a queued job for the worker."""
-    try:
-        from memory.recall import vectors  # type: ignore[attr-defined]
-    except ImportError:
-        vectors = None
-    delete = getattr(vectors, "delete", None) if vectors is not None else None
-    if callable(delete):
+def _delete_vectors(ws: Workspace, ids: list[int], delete: VectorDelete | None) -> str:
+    """The vector store's delete when the (cold) caller passed one in (memory/recall/vectors.py's), else a
+    queued `delete_vectors` job for the worker."""
+    if delete is not None:
         try:
             delete(ws, ids)
             return "deleted"
@@ -146,8 +146,9 @@ def _drop_derived(ws: Workspace, ids: list[int]) -> None:
         ws.db.executemany("DELETE FROM memories_ctx WHERE rowid = ?", [(i,) for i in ids])
 
 
-def remove(ws: Workspace, ids: list[int]) -> tuple[int, str]:
-    """Delete memories (FTS rows go with them through the delete trigger) and their vectors, 100 at a time."""
+def remove(ws: Workspace, ids: list[int], delete_vectors: VectorDelete | None = None) -> tuple[int, str]:
+    """Delete memories (FTS rows go with them through the delete trigger) and their vectors, 100 at a time,
+    through `delete_vectors` when given (else a queued job)."""
     removed = 0
     how = "none"
     for start in range(0, len(ids), BATCH):
@@ -156,7 +157,7 @@ def remove(ws: Workspace, ids: list[int]) -> tuple[int, str]:
         removed += len(gone)
         _drop_derived(ws, gone)
         if gone:
-            how = _delete_vectors(ws, gone)
+            how = _delete_vectors(ws, gone, delete_vectors)
     return removed, how
 
 
@@ -204,8 +205,9 @@ def purge_queue(db: sqlite3.Connection, now: float) -> int:
 class Run:
     """What one cleanup did (or, dry, would do)."""
 
-    def __init__(self, home: str, max_bytes: int, max_memories: int, dry_run: bool) -> None:
-        self.home, self.dry_run = home, dry_run
+    def __init__(self, home: str, max_bytes: int, max_memories: int, dry_run: bool,
+                 delete_vectors: VectorDelete | None = None) -> None:
+        self.home, self.dry_run, self.delete_vectors = home, dry_run, delete_vectors
         self.max_bytes, self.max_memories = max_bytes, max_memories
         self.target_bytes = int(max_bytes * limits.TARGET_RATIO)
         self.before: dict[str, int] = {}
@@ -242,11 +244,13 @@ class Run:
 
 
 def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: int | None = None,
-        dry_run: bool = False, now: float | None = None) -> dict[str, Any]:
+        dry_run: bool = False, now: float | None = None, delete_vectors: VectorDelete | None = None
+        ) -> dict[str, Any]:
+    """One cleanup of the data dir; `delete_vectors` as for remove()."""
     home = home or data_home()
     now = time.time() if now is None else now
     r = Run(home, limits.max_bytes() if max_bytes is None else max_bytes,
-            limits.max_memories() if max_memories is None else max_memories, dry_run)
+            limits.max_memories() if max_memories is None else max_memories, dry_run, delete_vectors)
     spaces = _workspaces(home)
     try:
         r.before = usage(home)
@@ -259,7 +263,7 @@ def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: 
             ids = expired_ids(ws.db, now)
             r.expired += len(ids)
             if ids and not dry_run:
-                _, how = remove(ws, ids)
+                _, how = remove(ws, ids, r.delete_vectors)
                 r.vectors = how
                 touched.add(ws.project.key)
             gone[ws.project.key].update(ids)
@@ -277,7 +281,7 @@ def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: 
                 r.chose(ws, rows)
                 gone[ws.project.key].update(c["id"] for c in rows)
                 if not dry_run:
-                    _, r.vectors = remove(ws, [c["id"] for c in rows])
+                    _, r.vectors = remove(ws, [c["id"] for c in rows], r.delete_vectors)
                     touched.add(ws.project.key)
 
         if not dry_run:
@@ -385,12 +389,13 @@ def _evict_bytes(r: Run, spaces: list[Workspace], excess: int, now: float, gone:
         r.chose(ws, rows)
         gone[key].update(c["id"] for c in rows)
         if not r.dry_run:
-            _, r.vectors = remove(ws, [c["id"] for c in rows])
+            _, r.vectors = remove(ws, [c["id"] for c in rows], r.delete_vectors)
             reclaim(ws.db)
     return int(estimate)
 
 
-def handle_job(ws: Workspace, payload: dict[str, Any]) -> dict[str, Any]:
-    """The worker's entry point for an `evict` job (payload: {"reason": ...}); runs over the whole data
-    dir the workspace lives in."""
-    return run(ws.home)
+def handle_job(ws: Workspace, payload: dict[str, Any], delete_vectors: VectorDelete | None = None
+               ) -> dict[str, Any]:
+    """An `evict` job (payload: {"reason": ...}) over the whole data dir the workspace lives in; the
+    worker runs it with the vector store's delete (memory/worker/__init__.py's evict_job)."""
+    return run(ws.home, delete_vectors=delete_vectors)

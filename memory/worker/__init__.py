@@ -55,7 +55,7 @@ BATCH = 32
 # A kind whose module is not there (yet) stays pending for a worker that has it.
 HANDLERS = {
     "index_markdown": "memory.capture.mdindex:handle_job",
-    "evict": "memory.store.evict:handle_job",
+    "evict": "memory.worker:evict_job",
     "extract": "memory.learn.job:handle_job",
     "team_sync": "memory.team.job:handle_job",
 }
@@ -70,6 +70,14 @@ def _log(message: str) -> None:
 
     sys.stderr.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} worker pid={os.getpid()} {clean(message)}\n")
     sys.stderr.flush()
+
+
+def evict_job(ws: Workspace, payload: dict[str, Any]) -> dict[str, Any]:
+    """An `evict` job, with the vector store's delete that memory/store/evict.py (hot) cannot import."""
+    from memory.recall import vectors
+    from memory.store import evict
+
+    return evict.handle_job(ws, payload, vectors.delete)
 
 
 def mix(own: list[float], window: list[float] | None) -> list[float]:
