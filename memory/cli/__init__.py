@@ -1,7 +1,7 @@
 """The `memory` command line: the same operations as the library, one command each.
 
-Cold side, top layer beside mcp: may import every other memory package and click. Nothing imports it
-except the entry points (bin/memory, `python -m memory`)."""
+Cold side, the top layer (above mcp, which `memory mcp` starts): may import every other memory package
+and click. Nothing imports it except the entry points (bin/memory, `python -m memory`)."""
 
 from __future__ import annotations
 

@@ -11,11 +11,24 @@ from memory.hook import spool
 from memory.hook.common import session_id, touch_session, wake_worker, workspace
 from memory.hook.run import context_output
 from memory.recall import inject
-from memory.store.workspace import secure_data_dir
+from memory.store.workspace import Workspace, secure_data_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
+
+
+def _queue_team_sync(ws: Workspace) -> bool:
+    """Queue a team_sync job when the project is linked to a team server, or MEMORY_TEAM_URL asks for one:
+    one indexed query; the worker does the rest. A memory's scope (personal or team) is set at insert by
+    the m005 trigger from `team_types` (memory/store/migrations.py)."""
+    linked = ws.db.execute("SELECT 1 FROM team_link").fetchone() is not None
+    if not linked and not os.environ.get("MEMORY_TEAM_URL", "").strip():
+        return False
+    from memory.store import queue  # only for a linked project: most sessions never load it
+
+    queue.enqueue(ws.db, "team_sync", {"key": "team_sync"}, dedup_key="team_sync")
+    return True
 
 
 def handle(event: dict[str, Any]) -> dict[str, Any] | None:
@@ -31,9 +44,7 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     except Exception as exc:  # indexing is a nicety: it must not cost the session its context
         log("warning", f"markdown indexing not queued: {exc!r}", event="SessionStart")
     try:  # team memory: the worker pushes and pulls (memory/team/job.py); a hook never touches the network
-        from memory.team.scope import maybe_enqueue_sync
-
-        maybe_enqueue_sync(ws)
+        _queue_team_sync(ws)
     except Exception as exc:
         log("warning", f"team sync not queued: {exc!r}", event="SessionStart")
     wake_worker(ws)  # warm for hybrid recall by the first prompt, and the queue gets drained

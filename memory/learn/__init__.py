@@ -3,7 +3,8 @@ an offline heuristic, plus a short session summary.
 
 Only the worker and the CLI import this package's providers: `anthropic` alone costs ~1.5 s to import,
 which no hook can afford. This module itself is cheap (no third-party imports). Also the transcript
-importer. Cold side: may import base, store, capture and recall; never worker, team, present, cli or mcp.
+importer, which replays transcripts through the hooks. Cold side: may import base, store, capture, recall,
+outline and hook; never worker, team, present, cli or mcp.
 """
 
 from __future__ import annotations
