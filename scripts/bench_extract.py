@@ -10,7 +10,7 @@ memory of the process (resource.getrusage).
 The extractor is MEMORY_EXTRACTOR (default here: heuristic, so the figures need no key and no server).
 
 --fake-anthropic runs the Claude provider instead, through the real `anthropic` client against a
-loopback fake Messages API (tests/fake_llm.py) that answers every request with two learnings: the
+loopback fake Messages API (tests/support/fake_llm.py) that answers every request with two learnings: the
 figures then include the client's import and HTTP round trips, not a real model's latency.
 
 Usage: python scripts/bench_extract.py [--transcripts DIR] [--fake-anthropic] [--json]
@@ -98,8 +98,7 @@ def main() -> int:
     args = ap.parse_args()
     os.environ.setdefault("MEMORY_EXTRACTOR", "heuristic")
     if args.fake_anthropic:
-        sys.path.insert(0, os.path.join(REPO, "tests"))
-        from fake_llm import FakeLLM, anthropic_tool_answer
+        from tests.support.fake_llm import FakeLLM, anthropic_tool_answer
 
         answer = {"learnings": [
             {"type": "fact", "title": f"Benchmark learning {i}", "content": f"Benchmark content {i} in `x{i}.py`.",

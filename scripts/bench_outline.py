@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark the outliner on real code found on this machine.
 
-For each language with source on disk (parser/corpus.py says where), over
+For each language with source on disk (tests/support/outline_corpus.py says where), over
 files of 300+ lines picked deterministically, prints:
 
 * token reduction of what a full Read returns (the hook's header plus the
@@ -38,9 +38,10 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)  # `parser` must be this repo's package
 
-from parser import corpus, estimate_tokens, outline_source  # noqa: E402
-from parser.oracle import CTAGS_LANGUAGE, ctags_available, ctags_tags, missing  # noqa: E402
+from parser import estimate_tokens, outline_source  # noqa: E402
 from parser.render import read_text  # noqa: E402
+from tests.support import outline_corpus as corpus  # noqa: E402
+from tests.support.ctags_oracle import CTAGS_LANGUAGE, ctags_available, ctags_tags, missing  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

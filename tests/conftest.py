@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # tests import `helpers` from here
+from tests.support.helpers import HookRunner, make_git_project
 
 # Any hook a test runs may start the background worker: keep it light (no model in memory) and short-lived.
 # Tests of the providers and of the worker's lifetime set their own values.
 os.environ.setdefault("MEMORY_EMBEDDER", "hashing")
 os.environ.setdefault("MEMORY_WORKER_IDLE_SECONDS", "10")
-
-from helpers import HookRunner, make_git_project  # noqa: E402
 
 
 @pytest.fixture

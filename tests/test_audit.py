@@ -12,10 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from helpers import ROOT, HookRunner, all_bytes_under
-from secrets_corpus import SECRETS
-
 from memory.base.project import identify
+from tests.support.helpers import ROOT, HookRunner, all_bytes_under
+from tests.support.secrets_corpus import SECRETS
 
 PLANTED = [(f, t, v) for f, t, v in SECRETS[::4]]  # every 4th entry: all families, a quick test
 # Found by detect-secrets' plugins and not by our filter: the library's part of the audit shows.

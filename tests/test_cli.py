@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import HookRunner, make_git_project
 
 from memory.base.project import identify
 from memory.store.migrations import MIGRATIONS
+from tests.support.helpers import HookRunner, make_git_project
 
 MEMORY = Path(sys.executable).parent / "memory"
 LAYER1 = {"id", "title", "type", "score", "date", "origin", "flags"}  # origin, flags: issue 14

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ROOT, HookRunner, make_git_project
+
+from tests.support.helpers import ROOT, HookRunner, make_git_project
 
 MEMORY = Path(sys.executable).parent / "memory"
 

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from helpers import ROOT
-
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from bench_stress import run  # noqa: E402
+from scripts.bench_stress import run
 
 
 def test_parallel_sessions_lose_nothing(tmp_path: Path) -> None:

@@ -18,7 +18,9 @@ import statistics
 import time
 from pathlib import Path
 
-from crash_common import (
+from memory import store
+from memory.store.workspace import Workspace
+from tests.support.crash import (
     bash_event,
     crash_env,
     db_path,
@@ -30,10 +32,7 @@ from crash_common import (
     start_hook,
     titles,
 )
-from helpers import make_git_project
-
-from memory import store
-from memory.store.workspace import Workspace
+from tests.support.helpers import make_git_project
 
 ROUNDS = int(os.environ.get("MEMORY_CRASH_KILLS", "45"))
 LANES = 3

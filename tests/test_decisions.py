@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_llm import FakeLLM, anthropic_tool_answer
-from helpers import ROOT, TRANSCRIPTS, HookRunner
 
 from memory.capture import decisions_in
 from memory.learn import importer, run
 from memory.store.workspace import Workspace
+from tests.support.fake_llm import FakeLLM, anthropic_tool_answer
+from tests.support.helpers import ROOT, TRANSCRIPTS, HookRunner
 
 # The user's own words, as prompts: each states a rule or a choice.
 USER_DECISIONS = [

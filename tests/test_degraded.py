@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, HookRunner
 
 from memory.base.project import identify
+from tests.support.helpers import ROOT, HookRunner
 
 CLI = str(Path(sys.executable).parent / "memory")
 

@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, make_git_project
 
 from memory import store
 from memory.store import evict, limits
 from memory.store.workspace import Workspace
+from tests.support.helpers import ROOT, make_git_project
 
 WORDS = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega".split()
 

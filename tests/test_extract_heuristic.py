@@ -8,11 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import TRANSCRIPTS
 
 from memory.capture import transcript
 from memory.learn import heuristic, signals
 from memory.learn.prompt import build_input, parse_answer
+from tests.support.helpers import TRANSCRIPTS
 
 ALL = sorted(TRANSCRIPTS.glob("*.jsonl"))
 BIG = TRANSCRIPTS / "spotter__ae4a77f8-aedd-4bc1-888f-c94edc91af04.prefix.jsonl"

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import TRANSCRIPTS, HookRunner
 
 from memory.base import worker_client
 from memory.learn import importer, run
 from memory.recall import inject
 from memory.store.workspace import Workspace
+from tests.support.helpers import TRANSCRIPTS, HookRunner
 
 MEMORY = Path(sys.executable).parent / "memory"
 PLAN = TRANSCRIPTS / "spotter__subagent.jsonl"

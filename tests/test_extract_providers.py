@@ -11,7 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_llm import (
+
+from memory.learn import importer, run
+from memory.store import budget
+from memory.store.workspace import Workspace
+from tests.support.fake_llm import (
     Answer,
     FakeLLM,
     anthropic_error,
@@ -19,11 +23,7 @@ from fake_llm import (
     anthropic_tool_answer,
     ollama_answer,
 )
-from helpers import TRANSCRIPTS
-
-from memory.learn import importer, run
-from memory.store import budget
-from memory.store.workspace import Workspace
+from tests.support.helpers import TRANSCRIPTS
 
 SMALL = TRANSCRIPTS / "spotter__subagent.jsonl"  # a session that ran commands and wrote a plan
 BIG = TRANSCRIPTS / "spotter__ae4a77f8-aedd-4bc1-888f-c94edc91af04.prefix.jsonl"

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, HookRunner, all_bytes_under
 
 from memory.base.project import identify
+from tests.support.helpers import ROOT, HookRunner, all_bytes_under
 
 SECRET = "AKIAIOSFODNN7EXAMPLE"
 CLI = [sys.executable, "-m", "memory"]  # this checkout's code, whichever the venv's `memory` points at

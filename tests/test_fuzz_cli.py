@@ -18,12 +18,12 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from fuzz_common import DATES, PRIVATE, SECRET, Sandbox, hostile_text, make_sandbox, sandbox_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.cli import cli
 from memory.cli.slash import VERBS
+from tests.support.fuzz import DATES, PRIVATE, SECRET, Sandbox, hostile_text, make_sandbox, sandbox_env
 
 # Every command of the CLI, but `mcp` (a stdio server: tests/test_fuzz_mcp.py speaks to it) and groups
 # other issues add. `worker run` would run the worker in the foreground until it idles: left out.

@@ -8,9 +8,10 @@ import os
 import subprocess
 from pathlib import Path
 
-from helpers import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.support.helpers import ROOT
 
 ENTRIES = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit",
            "PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use", "PostToolUseFailure": "post_tool_use",

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fuzz_common import BINARY, DATES, FTS, PRIVATE, SECRET, Sandbox, hostile_text, make_sandbox, sandbox_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.support.fuzz import BINARY, DATES, FTS, PRIVATE, SECRET, Sandbox, hostile_text, make_sandbox, sandbox_env
 
 pytest.importorskip("mcp")
 from mcp import ClientSession  # noqa: E402

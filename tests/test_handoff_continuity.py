@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import HookRunner
-
 from memory.base import fence
+from tests.support.helpers import HookRunner
 
 
 def unfenced(text: str) -> str:

@@ -9,9 +9,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from helpers import PAYLOADS, PAYLOADS_NEW, ROOT, HookRunner, all_bytes_under, load_payload
 
 from memory.base.project import identify
+from tests.support.helpers import PAYLOADS, PAYLOADS_NEW, ROOT, HookRunner, all_bytes_under, load_payload
 
 ENTRIES = ["session_start", "user_prompt_submit", "pre_tool_use", "post_tool_use", "pre_compact", "stop",
            "session_end"]
@@ -267,7 +267,7 @@ def test_private_text_and_secrets_never_reach_the_disk(hooks: HookRunner, home: 
 
 
 def test_project_identity_is_the_git_root_not_the_folder_name(tmp_path: Path, home: Path) -> None:
-    from helpers import make_git_project
+    from tests.support.helpers import make_git_project
 
     a = make_git_project(tmp_path / "one" / "app")
     b = make_git_project(tmp_path / "two" / "app")

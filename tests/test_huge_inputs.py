@@ -8,10 +8,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from helpers import HookRunner, all_bytes_under
-
 from memory.base import bounds
 from memory.base.project import identify
+from tests.support.helpers import HookRunner, all_bytes_under
 
 MB20 = 20 * 1024 * 1024
 SECRET = "ghp_" + "Q7xK2mN9pL4vR8sT1wY6zB3cD5fG0hJ"  # a GitHub token shape the filter knows

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from semantic_fixture import QUESTIONS, RUSSIAN, RUSSIAN_QUESTIONS, SESSIONS
 
 from memory import store
 from memory.base.project import Project
@@ -21,6 +20,7 @@ from memory.recall.search import Filters, keyword_search
 from memory.store import queue
 from memory.store.workspace import Workspace
 from memory.worker import ProjectIndex
+from tests.support.semantic_fixture import QUESTIONS, RUSSIAN, RUSSIAN_QUESTIONS, SESSIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
 
 from memory.base import bootstrap, worker_client
+from tests.support.helpers import ROOT
 
 MEMORY = [sys.executable, "-m", "memory"]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ROOT, HookRunner, make_git_project
 
 from memory.cli import slash
+from tests.support.helpers import ROOT, HookRunner, make_git_project
 
 LAUNCHER = str(ROOT / "bin" / "memory")
 

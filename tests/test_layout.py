@@ -6,7 +6,7 @@ import json
 import os
 import stat
 
-from helpers import ROOT
+from tests.support.helpers import ROOT
 
 
 def test_plugin_json_is_identical_to_the_one_claude_code_reads() -> None:

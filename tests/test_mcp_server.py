@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ROOT, make_git_project
+
+from tests.support.helpers import ROOT, make_git_project
 
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402

@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import HookRunner
 
 from memory import store
 from memory.capture import mdindex
 from memory.recall.search import keyword_search
 from memory.store import daily_log
 from memory.store.workspace import Workspace
+from tests.support.helpers import HookRunner
 
 CLAUDE_MD = """# Project rules
 

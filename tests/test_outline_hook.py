@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import HookRunner
 
 from memory.base.project import identify
+from tests.support.helpers import HookRunner
 
 PY_SOURCE = (Path(__file__).parent / "fixtures" / "outline_sample_py.txt").read_text()  # a real module, frozen
 

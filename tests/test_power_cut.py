@@ -21,7 +21,8 @@ import threading
 import time
 from pathlib import Path
 
-from crash_common import (
+from memory.base import worker_client
+from tests.support.crash import (
     bash_event,
     crash_env,
     healthy_or_repaired,
@@ -31,9 +32,7 @@ from crash_common import (
     start_hook,
     titles,
 )
-from helpers import make_git_project
-
-from memory.base import worker_client
+from tests.support.helpers import make_git_project
 
 COPIES = 3
 

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import HookRunner
+
+from tests.support.helpers import HookRunner
 
 
 def session(hooks: HookRunner) -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import PAYLOADS, PAYLOADS_NEW, ROOT, TRANSCRIPTS, make_git_project
 
 from memory.base.project import identify
+from tests.support.helpers import PAYLOADS, PAYLOADS_NEW, ROOT, TRANSCRIPTS, make_git_project
 
 MEMORY = Path(sys.executable).parent / "memory"
 HOOKED = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact",

@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, HookRunner
-from secrets_corpus import ORDINARY, SECRETS
 
 from memory.base import privacy
 from memory.base.project import identify
+from tests.support.helpers import ROOT, HookRunner
+from tests.support.secrets_corpus import ORDINARY, SECRETS
 
 BATCH = 20  # corpus entries per event: 17 batches keep the hook count (and the runtime) small
 

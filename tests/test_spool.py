@@ -7,9 +7,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers import HookRunner, all_bytes_under
 
 from memory.base.project import identify
+from tests.support.helpers import HookRunner, all_bytes_under
 
 SECRET = "AKIAIOSFODNN7EXAMPLE"
 
@@ -122,7 +122,7 @@ def test_hooks_leave_no_write_ahead_log_behind(hooks: HookRunner, home: Path) ->
 def test_a_spooled_event_is_replayed_into_its_own_project(
         hooks: HookRunner, home: Path, locked: sqlite3.Connection, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from helpers import make_git_project
+    from tests.support.helpers import make_git_project
 
     hooks.tool("Bash", {"command": "pytest tests/test_tax.py"}, {"stdout": "FAILED test_vat_rounding", "stderr": ""})
     locked.rollback()

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, HookRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +24,7 @@ from memory.store import NewMemory, queue
 from memory.store.db import BUSY_TIMEOUT_MS, DatabaseCorrupt, apply_migrations, connect, schema_version
 from memory.store.migrations import MIGRATIONS
 from memory.store.workspace import Workspace
+from tests.support.helpers import ROOT, HookRunner
 
 P = "proj-a"
 GARBAGE = b"this is certainly not an SQLite database\x00\xff\xfe" * 400

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from pg_server import (
+
+from tests.support.pg_server import (
     ROLES,
     PgServer,
     emulated_postgres,
@@ -26,7 +27,7 @@ from pg_server import (
     vector_roundtrip,
     with_database,
 )
-from team_machines import PROJECT_ID, Machine
+from tests.support.team_machines import PROJECT_ID, Machine
 
 
 @pytest.fixture(scope="session")

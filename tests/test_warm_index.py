@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-from semantic_fixture import QUESTIONS, RUSSIAN, RUSSIAN_QUESTIONS, SESSIONS
 from test_hybrid import indexed, load, make_ws
 
 from memory import store
@@ -22,6 +21,7 @@ from memory.recall.hybrid import BM25_WEIGHTS
 from memory.recall.search import Filters, fts_query
 from memory.recall.warm_index import WarmIndex
 from memory.worker import ProjectIndex
+from tests.support.semantic_fixture import QUESTIONS, RUSSIAN, RUSSIAN_QUESTIONS, SESSIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, HookRunner
 
 from memory import store
 from memory.base import worker_client
 from memory.base.project import identify
 from memory.store.workspace import Workspace
+from tests.support.helpers import ROOT, HookRunner
 
 
 @pytest.fixture

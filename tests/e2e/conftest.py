@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import REPO, ClaudeRun, RunClaude, find_transcript
-from fake_anthropic import FakeAnthropic, Json, Script
+
+from tests.support.e2e_harness import REPO, ClaudeRun, RunClaude, find_transcript
+from tests.support.fake_anthropic import FakeAnthropic, Json, Script
 
 DEFAULT_BIN = REPO / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude"
 # Variables of an enclosing Claude Code session or a real account must not leak into the runs.
@@ -58,7 +59,7 @@ def _base_env(home: Path, fake: FakeAnthropic, memory_home: Path) -> dict[str, s
     env = {k: v for k, v in os.environ.items() if not k.startswith(_STRIPPED_PREFIXES)}
     env.update(
         HOME=str(home),
-        ANTHROPIC_BASE_URL=fake.base_url,
+        ANTHROPIC_BASE_URL=fake.url,
         ANTHROPIC_API_KEY="sk-ant-e2e-dummy-key",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
         DISABLE_AUTOUPDATER="1",

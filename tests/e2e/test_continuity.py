@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from e2e_harness import REPO, ClaudeRun, RunClaude, hook_timings, make_git_repo, transcript_entries
-from fake_anthropic import Turns, all_text, is_compaction, text, tool_use
+
+from tests.support.e2e_harness import REPO, ClaudeRun, RunClaude, hook_timings, make_git_repo, transcript_entries
+from tests.support.fake_anthropic import Turns, all_text, is_compaction, text, tool_use
 
 pytestmark = pytest.mark.e2e
 

@@ -22,8 +22,10 @@ from pathlib import Path
 
 import pytest
 from conftest import _STRIPPED_PREFIXES
-from e2e_harness import REPO, make_git_repo
-from fake_anthropic import (
+
+from memory.base import worker_client
+from tests.support.e2e_harness import REPO, make_git_repo
+from tests.support.fake_anthropic import (
     FakeAnthropic,
     Script,
     Turns,
@@ -34,8 +36,6 @@ from fake_anthropic import (
     tool_results,
     tool_use,
 )
-
-from memory.base import worker_client
 
 pytestmark = pytest.mark.e2e
 
@@ -63,7 +63,7 @@ class Claude:
         self.bin, self.home, self.fake = claude_bin, home, fake
         home.mkdir(parents=True, exist_ok=True)
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(_STRIPPED_PREFIXES)}
-        self.env.update(HOME=str(home), ANTHROPIC_BASE_URL=fake.base_url, ANTHROPIC_API_KEY="sk-ant-e2e-dummy",
+        self.env.update(HOME=str(home), ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-ant-e2e-dummy",
                         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", NO_COLOR="1",
                         MEMORY_EMBEDDER="hashing", MEMORY_WORKER_IDLE_SECONDS="60")
 

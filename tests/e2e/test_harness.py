@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from e2e_harness import RunClaude, event_label, hook_timings, make_probe_plugin, probe_events
-from fake_anthropic import Turns, all_text, is_compaction, text, tool_result_text, tool_results, tool_use
+
+from tests.support.e2e_harness import RunClaude, event_label, hook_timings, make_probe_plugin, probe_events
+from tests.support.fake_anthropic import Turns, all_text, is_compaction, text, tool_result_text, tool_results, tool_use
 
 pytestmark = pytest.mark.e2e
 

@@ -12,10 +12,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_harness import REPO, RunClaude, make_git_repo
-from fake_anthropic import Turns, all_text, text, tool_result_text, tool_results, tool_use
 
 from memory.base import fence
+from tests.support.e2e_harness import REPO, RunClaude, make_git_repo
+from tests.support.fake_anthropic import Turns, all_text, text, tool_result_text, tool_results, tool_use
 
 pytestmark = pytest.mark.e2e
 

@@ -13,8 +13,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_harness import REPO, ClaudeRun, RunClaude, make_git_repo
-from fake_anthropic import Turns, all_text, text, tool_names, tool_result_text, tool_results, tool_use
+
+from tests.support.e2e_harness import REPO, ClaudeRun, RunClaude, make_git_repo
+from tests.support.fake_anthropic import Turns, all_text, text, tool_names, tool_result_text, tool_results, tool_use
 
 pytestmark = pytest.mark.e2e
 

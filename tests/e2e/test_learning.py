@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import REPO, RunClaude, make_git_repo
-from fake_anthropic import Json, Reply, Turns, all_text, text, tool_names, tool_use
 
 from memory.base import worker_client
+from tests.support.e2e_harness import REPO, RunClaude, make_git_repo
+from tests.support.fake_anthropic import Json, Reply, Turns, all_text, text, tool_names, tool_use
 
 pytestmark = pytest.mark.e2e
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from e2e_harness import REPO, RunClaude, make_git_repo
-from fake_anthropic import Turns, text, tool_result_text, tool_results, tool_use
+
+from tests.support.e2e_harness import REPO, RunClaude, make_git_repo
+from tests.support.fake_anthropic import Turns, text, tool_result_text, tool_results, tool_use
 
 pytestmark = pytest.mark.e2e
 

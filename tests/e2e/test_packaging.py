@@ -9,7 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_harness import REPO
+
+from tests.support.e2e_harness import REPO
 
 pytestmark = pytest.mark.e2e
 

@@ -198,7 +198,6 @@ def test_imports_stay_lazy() -> None:
     """Importing the package loads no tree-sitter; outlining loads one grammar."""
     code = (
         "import sys\n"
-        f"sys.path.insert(0, {REPO!r})\n"
         "import parser\n"
         "assert not [m for m in sys.modules if m.startswith('tree_sitter')], sorted(sys.modules)\n"
         "parser.outline_source(b'def f():\\n    pass\\n', 'x.py')\n"
@@ -207,7 +206,8 @@ def test_imports_stay_lazy() -> None:
         "heavy = {'numpy', 'pyarrow', 'lancedb', 'anthropic', 'torch', 'importlib.resources'}\n"
         "assert not heavy & set(sys.modules), heavy & set(sys.modules)\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    env = {**os.environ, "PYTHONPATH": REPO}  # this repository's `parser`, whatever the venv installed
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60, env=env)
 
 
 def test_the_ascii_counter_agrees_with_the_token_pattern() -> None:
@@ -232,7 +232,8 @@ def test_the_ascii_counter_agrees_with_the_token_pattern() -> None:
 def test_the_cpp_walk_finds_what_the_cpp_query_finds(monkeypatch: pytest.MonkeyPatch) -> None:
     """C++ captures come from a tree walk (parser/walk.py), not the compiled query: the same outlines, but
     for aliases a lambda declares in a function body (libstdc++'s ranges_algo.h), which the walk skips."""
-    from parser import corpus, walk
+    from parser import walk
+    from tests.support import outline_corpus as corpus
 
     assert "cpp" in walk.WALKED
     paths = [os.path.join(REPO, "tests", "parser", "fixtures", "sample.hpp"), *corpus.find_files("cpp", 12)]

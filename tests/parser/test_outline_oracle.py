@@ -1,7 +1,7 @@
 """Against real code on this machine: Universal Ctags as the oracle for which
 definitions exist, and the token reduction of the rendered outline.
 
-Files come from parser/corpus.py: the Python standard library, npm's own
+Files come from tests/support/outline_corpus.py: the Python standard library, npm's own
 JavaScript, Go's and Rust's sources when installed (golang-1.19-src,
 rust-src); a sample of files of 300+ lines, picked deterministically.
 """
@@ -12,8 +12,9 @@ import statistics
 
 import pytest
 
-from parser import corpus, estimate_tokens, outline_source
-from parser.oracle import ctags_available, ctags_tags, missing
+from parser import estimate_tokens, outline_source
+from tests.support import outline_corpus as corpus
+from tests.support.ctags_oracle import ctags_available, ctags_tags, missing
 
 LANGUAGES = ["python", "javascript", "go", "rust"]
 # C and C++ headers (CPython's, LLVM's, libstdc++'s) and PHP: recall only; C++ headers are mostly

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from fake_anthropic import Json, Script, is_main
+from tests.support.fake_anthropic import Json, Script, is_main
 
 REPO = Path(__file__).resolve().parents[2]
 

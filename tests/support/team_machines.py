@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from helpers import ROOT, HookRunner, make_git_project
+from tests.support.helpers import ROOT, HookRunner, make_git_project
 
 REMOTE = "git@github.com:acme/app.git"
 PROJECT_ID = "github.com/acme/app"

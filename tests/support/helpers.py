@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("MEMORY_SHARED_DIR", ROOT.parent / "shared"))
 PAYLOADS = SHARED / "data" / "claude-code" / "hook-payloads"
 PAYLOADS_NEW = SHARED / "data" / "claude-code" / "hook-payloads-2.1.197"

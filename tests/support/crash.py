@@ -12,13 +12,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from helpers import ROOT
-
 from memory.base import worker_client
 from memory.base.project import identify
-
-sys.path.insert(0, str(ROOT / "scripts"))
-from bench_stress import vector_consistency  # noqa: E402
+from scripts.bench_stress import vector_consistency
+from tests.support.helpers import ROOT
 
 LAUNCHER = str(ROOT / "hooks" / "run")
 MEMORY = str(Path(sys.executable).parent / "memory")

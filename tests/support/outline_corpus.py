@@ -1,5 +1,4 @@
-"""Real source files on this machine, picked deterministically (tests and
-benchmark only; never imported by the hook).
+"""Real source files on this machine, picked deterministically, for the outline tests and benchmark.
 
 Each language has a list of roots where a Debian/pyenv/npm machine keeps
 source; the first existing root wins. Files of at least ``min_lines`` lines

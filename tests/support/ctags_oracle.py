@@ -1,6 +1,6 @@
-"""Compare outlines with Universal Ctags (tests and benchmark only).
+"""Compare outlines with Universal Ctags, for the outline tests and benchmark.
 
-Never imported by the hook. ctags is the reference for "which definitions
+ctags is the reference for "which definitions
 exist"; an outline should contain every function, method, class, struct,
 interface and enum that ctags reports, at the same place.
 """

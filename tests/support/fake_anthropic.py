@@ -1,7 +1,7 @@
 """A scripted fake Anthropic Messages API for driving the real Claude Code CLI offline.
 
-The server listens on 127.0.0.1 (ephemeral port), records every request body in order, and
-answers ``POST /v1/messages`` with whatever the test's *script* returns for that request, as
+The server (tests/support/loopback.py) listens on 127.0.0.1 (ephemeral port), records every request
+in order, and answers ``POST /v1/messages`` with whatever the test's *script* returns for that request, as
 Anthropic SSE when ``stream`` is true and as one JSON message otherwise. Any other path is logged
 and answered with a small 404 JSON error, which the CLI tolerates.
 
@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Json = dict[str, Any]
+from tests.support.loopback import Handler, Json, LoopbackServer, Request
 
 COMPACT_MARKER = "summary of the conversation"
 """Phrase the CLI puts in the last user message of its compaction request (lower-cased match)."""
@@ -167,55 +165,21 @@ class Turns:
 # Server
 
 
-@dataclass
-class Logged:
-    method: str
-    path: str
-    body: Json | None
-
-
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer):
     """Threaded fake Messages API. Use as a context manager or call start()/stop()."""
 
     def __init__(self, script: Script | None = None) -> None:
+        super().__init__()
         self.script: Script = script or Turns([text("ok")])
-        self.requests: list[Json] = []  # bodies of POST /v1/messages, in order
-        self.log: list[Logged] = []  # every request, any path
         self.errors: list[str] = []  # exceptions raised by the script
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> FakeAnthropic:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def requests(self) -> list[Json]:
+        """Bodies of POST /v1/messages, in order."""
+        return [r.body for r in self.log if r.method == "POST" and r.route == "/v1/messages" and r.body is not None]
 
     def main_requests(self, start: int = 0) -> list[Json]:
         return [b for b in self.requests[start:] if is_main(b)]
-
-    # -- request handling -----------------------------------------------------------------------
-
-    def _record(self, method: str, path: str, body: Json | None) -> None:
-        with self._lock:
-            self.log.append(Logged(method, path, body))
-            if body is not None and method == "POST" and path.split("?")[0] == "/v1/messages":
-                self.requests.append(body)
 
     def _reply_for(self, body: Json) -> Reply:
         try:
@@ -225,74 +189,30 @@ class FakeAnthropic:
                 self.errors.append(repr(exc))
             return text(f"fake-api script error: {exc!r}")
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        fake = self
+    def answer(self, http: Handler, request: Request) -> None:
+        body = request.body
+        if request.method == "POST" and request.route == "/v1/messages/count_tokens":
+            http.send_json(200, {"input_tokens": len(json.dumps(body)) // 4})
+        elif request.method == "POST" and request.route == "/v1/messages" and body is not None:
+            message = _message(body, self._reply_for(body))
+            if body.get("stream"):
+                _stream(http, message)
+            else:
+                http.send_json(200, message)
+        else:  # the CLI tolerates a 404 on the paths it probes
+            http.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "fake"}})
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                pass
-
-            def _read_body(self) -> Json | None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    parsed = json.loads(raw) if raw else None
-                except ValueError:
-                    return {"_raw": raw.decode("utf-8", "replace")}
-                return parsed if isinstance(parsed, dict) else {"_json": parsed}
-
-            def _send_json(self, status: int, payload: Json) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _not_found(self) -> None:
-                self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "fake"}})
-
-            def do_GET(self) -> None:
-                fake._record("GET", self.path, None)
-                self._not_found()
-
-            def do_HEAD(self) -> None:
-                fake._record("HEAD", self.path, None)
-                self.send_response(200)
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def do_POST(self) -> None:
-                body = self._read_body()
-                fake._record("POST", self.path, body)
-                route = self.path.split("?")[0]
-                if route == "/v1/messages/count_tokens":
-                    self._send_json(200, {"input_tokens": len(json.dumps(body)) // 4})
-                elif route == "/v1/messages" and body is not None:
-                    reply = fake._reply_for(body)
-                    message = _message(body, reply)
-                    if body.get("stream"):
-                        self._stream(message)
-                    else:
-                        self._send_json(200, message)
-                else:
-                    self._not_found()
-
-            def _stream(self, message: Json) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.send_header("connection", "close")
-                self.end_headers()
-                for event, data in _sse_events(message):
-                    chunk = f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
-                    self.wfile.write(chunk)
-                self.wfile.flush()
-                self.close_connection = True
-
-        return Handler
+def _stream(http: Handler, message: Json) -> None:
+    http.send_response(200)
+    http.send_header("content-type", "text/event-stream")
+    http.send_header("cache-control", "no-cache")
+    http.send_header("connection", "close")
+    http.end_headers()
+    for event, data in _sse_events(message):
+        http.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+    http.wfile.flush()
+    http.close_connection = True
 
 
 _msg_ids = itertools.count(1)
