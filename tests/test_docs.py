@@ -1,12 +1,24 @@
-"""The docs say what the code does: generated pages are current."""
+"""The docs say what the code does: generated pages are current, every command is documented, links hold."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
+import click
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _docs_text() -> str:
+    return "\n".join(page.read_text() for page in PAGES)
 
 
 def test_generated_files_are_current() -> None:
@@ -26,9 +38,6 @@ def test_configuration_page_lists_every_variable() -> None:
 
 def test_the_version_has_one_home() -> None:
     """memory.__version__ is the version: pyproject.toml reads it, the manifests are written from it."""
-    import json
-    import tomllib
-
     import memory
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -38,3 +47,76 @@ def test_the_version_has_one_home() -> None:
     market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
     versions = {m["version"] for m in manifests} | {p["version"] for p in market["plugins"]}
     assert versions == {memory.__version__}
+
+
+def _cli_commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = []
+    for name, command in group.commands.items():
+        found.append((*prefix, name))
+        if isinstance(command, click.Group):
+            found += _cli_commands(command, (*prefix, name))
+    return found
+
+
+def _documented(path: tuple[str, ...], text: str) -> bool:
+    """`memory team pull` is documented as itself or inside an alternation: `memory team push|pull|sync`."""
+    *parents, name = path
+    head = r"\s+".join(["memory", *map(re.escape, parents)])
+    return re.search(rf"{head}\s+(?:[\w-]+\\?\|)*{re.escape(name)}(?![\w-])", text) is not None
+
+
+def test_every_cli_command_is_documented() -> None:
+    from memory.cli import cli
+
+    text = _docs_text()
+    commands = _cli_commands(cli)
+    assert ("team", "pull") in commands and ("search",) in commands
+    missing = [" ".join(path) for path in commands if not _documented(path, text)]
+    assert not missing, f"memory commands in no doc: {missing}"
+
+
+def test_every_mcp_tool_is_documented(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_HOME", str(tmp_path))
+    from memory.mcp.server import build
+
+    names = [tool.name for tool in asyncio.run(build().list_tools())]
+    assert "search" in names
+    text = _docs_text()
+    missing = [name for name in names if f"| `{name}` |" not in text]
+    assert not missing, f"MCP tools in no doc's table: {missing}"
+
+
+def test_every_slash_command_is_documented() -> None:
+    names = [path.stem for path in (ROOT / "commands").glob("*.md")]
+    assert "search" in names
+    text = _docs_text()
+    missing = [name for name in names if f"/memory:{name}" not in text]
+    assert not missing, f"slash commands in no doc: {missing}"
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    out = set()
+    for line in page.read_text().splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            out.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return out
+
+
+def test_every_link_leads_to_a_file_of_the_repository() -> None:
+    bad = []
+    for page in PAGES:
+        text = page.read_text()
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue  # a web address
+            rel, _, anchor = target.partition("#")
+            dest = (page.parent / rel).resolve() if rel else page
+            if not dest.is_relative_to(ROOT) or not dest.exists():
+                bad.append(f"{page.name}: {target}")
+            elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+                bad.append(f"{page.name}: {target} (no such heading)")
+        if "../" in text:
+            bad.append(f"{page.name}: names a path outside the repository (../)")
+    assert not bad, bad
