@@ -120,3 +120,20 @@ def test_every_link_leads_to_a_file_of_the_repository() -> None:
         if "../" in text:
             bad.append(f"{page.name}: names a path outside the repository (../)")
     assert not bad, bad
+
+
+def test_every_path_the_docs_name_exists() -> None:
+    """memory/..., tests/..., scripts/... named in the docs exist (the benchmark log and the changelog may
+    name what a file was called then)."""
+    bad = []
+    for page in PAGES:
+        if page.name in ("benchmarks.md", "CHANGELOG.md"):
+            continue
+        for path in re.findall(r"(?<![\w./~-])(?:memory|parser|tests|scripts|hooks|bin|commands)/[\w./-]*",
+                               page.read_text()):
+            path = path.rstrip(".")
+            if any(c in path for c in "<*{") or not path:
+                continue
+            if not (ROOT / path).exists():
+                bad.append(f"{page.name}: {path}")
+    assert not bad, bad

@@ -1,7 +1,7 @@
 """The plugin's MCP server (stdio): the 3-layer memory tools for the model, on the official `mcp` SDK.
 
 Claude Code starts it from plugin.json's mcpServers through bin/memory (which picks the plugin's venv). Importing the
-SDK is most of its start time (see the README); the memory library is imported with it but opens no
+SDK is most of its start time (see docs/commands.md, MCP server); the memory library is imported with it but opens no
 database until the first call, and the vector side (memory/recall/hybrid.py) only when a search needs it.
 Run by hand: `memory mcp` (stdin/stdout speak JSON-RPC).
 """

@@ -1,6 +1,6 @@
 """A full Read of a large code file: the model gets the file's outline instead of its body.
 
-Mechanism (chosen by testing the real client, see the README): PostToolUse `updatedToolOutput`. The Read
+Mechanism (chosen by testing the real client, see docs/outlines.md): PostToolUse `updatedToolOutput`. The Read
 really runs, so Claude Code's read-state holds the whole file and a following Edit works; only the text the
 model sees is replaced. Reads with offset/limit pass through, and so does a second full Read of a file
 already outlined in this session (or subagent): the agent insisted."""
