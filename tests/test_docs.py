@@ -137,3 +137,29 @@ def test_every_path_the_docs_name_exists() -> None:
             if not (ROOT / path).exists():
                 bad.append(f"{page.name}: {path}")
     assert not bad, bad
+
+
+def _variables_read() -> dict[str, str]:
+    """The plugin's own environment variables (MEMORY_*, CLAUDE_*, ANTHROPIC_*, OLLAMA_*) its code reads,
+    each with one file that reads it: Python through os.environ/env()/env_int(), the launchers as $NAME."""
+    python = re.compile(r"""(?:environ\.get|environ\.pop|environ\[|getenv|\benv|\benv_int)\(?\s*"""
+                        r"""["']([A-Z][A-Z0-9_]+)["']""")
+    shell = re.compile(r"\$\{?([A-Z][A-Z0-9_]+)")
+    found: dict[str, str] = {}
+    sources = [(p, python) for folder in ("memory", "parser", "hooks") for p in (ROOT / folder).rglob("*.py")]
+    sources += [(ROOT / rel, shell) for rel in ("hooks/run", "bin/memory", "scripts/setup")]
+    for path, pattern in sources:
+        for name in pattern.findall(path.read_text()):
+            if name.startswith(("MEMORY_", "CLAUDE_", "ANTHROPIC_", "OLLAMA_")):
+                found.setdefault(name, str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_variable_the_code_reads_is_in_the_configuration_page() -> None:
+    """ENV_VARS is the home of the settings; what else the code reads (variables the plugin passes to its own
+    processes, ANTHROPIC_AUTH_TOKEN) is at least named on the generated page."""
+    read = _variables_read()
+    assert {"MEMORY_HOME", "MEMORY_PYTHON", "MEMORY_OUTLINE", "MEMORY_SPOOL_REPLAY"} <= set(read)
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    missing = [f"{name} ({where})" for name, where in read.items() if f"`{name}`" not in page]
+    assert not missing, f"read by the code, named nowhere in docs/configuration.md: {missing}"

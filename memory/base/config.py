@@ -11,6 +11,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_PROJECT_DIR": ("", "project folder to use instead of the event's cwd (CLI and tests)"),
     "CLAUDE_PROJECT_DIR": ("", "project folder Claude Code gives hooks and the MCP server; unlike the event's cwd it "
                                "stays put when the agent `cd`s (used when `MEMORY_PROJECT_DIR` is unset)"),
+    "CLAUDE_CODE_SESSION_ID": ("", "the session id Claude Code gives hook processes; used when an event has no "
+                                   "`session_id`"),
     "MEMORY_INJECT_MAX_CHARS": ("9000", "cap on text injected by one hook (Claude Code spills above 10,000)"),
     "MEMORY_PROMPT_RECALL_LIMIT": ("5", "memories injected for one prompt at most"),
     "MEMORY_RECALL_CANDIDATES": ("1000", "newest keyword matches ranked by a hook (bounds its time on big stores)"),
