@@ -645,7 +645,7 @@ def test_a_sync_migrates_a_schema_the_owner_linked_under_the_previous_release(
         pg: PgServer, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Pushes without the server's stamps would keep an old cursor: the next sync of the owner migrates
     first, and the pushed row carries the server's author."""
-    from memory.cli import _open
+    from memory.cli.common import open_project
     from memory.team import job, pg_schema
 
     database = pg.new_database(owner="alice")
@@ -654,7 +654,7 @@ def test_a_sync_migrates_a_schema_the_owner_linked_under_the_previous_release(
         m.setattr(pg_schema, "MIGRATIONS", pg_schema.MIGRATIONS[:1])
         m.chdir(a.project)
         m.setenv("MEMORY_HOME", str(a.home))
-        ws = _open(None)
+        ws = open_project(None)
         try:
             job.init(ws, a.url)
         finally:
@@ -666,3 +666,13 @@ def test_a_sync_migrates_a_schema_the_owner_linked_under_the_previous_release(
     assert pg.sql(database, "SELECT author::text FROM memory.memories WHERE content LIKE '%staging bucket%'") == [
         ("alice",)]
     assert pg.sql(database, "SELECT author::text FROM memory.machines") == [("alice",)]
+
+
+def test_team_json_keeps_non_ascii_text_as_every_json_does(pg: PgServer, tmp_path: Path, home: Path) -> None:
+    """`memory team ... --json` prints text as written (no \\u escapes), like every other --json."""
+    database = pg.new_database(owner="alice")
+    a = Machine(tmp_path, "a", pg.url("alice", database))
+    linked = a.cli("team", "init", a.url, "--project-id", "café-équipe", "--json").stdout
+    assert '"project_id": "café-équipe"' in linked and "\\u" not in linked
+    status = a.cli("team", "status", "--json").stdout
+    assert '"project_id": "café-équipe"' in status and json.loads(status)["project_id"] == "café-équipe"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from memory.cli import _emit, json_option
+from memory.cli.common import emit, json_option
 
 
 @click.command()
@@ -27,7 +27,7 @@ def audit(redact: bool, as_json: bool) -> None:
     data["home"] = home
     data["redacted"] = redact
     if as_json:
-        _emit(data)
+        emit(data)
     else:
         click.echo(f"data dir: {home}")
         click.echo(f"scanned: {report.databases} database(s), {report.scanned_values} text values, "

@@ -1,5 +1,4 @@
-"""`memory import` (past Claude Code transcripts) and `memory extract` (learnings of a session, now).
-Registered on the group at the end of memory/cli.py."""
+"""`memory import` (past Claude Code transcripts) and `memory extract` (learnings of a session, now)."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ import time
 import click
 
 from memory.base.words import count
-from memory.cli import _emit, _open, json_option, project_option
+from memory.cli.common import emit, json_option, open_project, project_option
 
 
 @click.command(name="import")
@@ -30,7 +29,7 @@ def import_cmd(path: str | None, extract: bool, force: bool, no_progress: bool, 
     from memory.capture.transcript import project_transcript_dir
     from memory.learn.importer import find_transcripts, import_paths
 
-    ws = _open(project)
+    ws = open_project(project)
     source = path or project_transcript_dir(project if project and os.path.isdir(project) else os.getcwd())
     files = find_transcripts(source)
     if not files:
@@ -46,7 +45,7 @@ def import_cmd(path: str | None, extract: bool, force: bool, no_progress: bool, 
               "learnings": sum(r["learnings"] for r in results),
               "seconds": round(time.perf_counter() - began, 2)}
     if as_json:
-        _emit({**totals, "results": results})
+        emit({**totals, "results": results})
         return
     for r in results:
         if r["status"] == "failed" or (r["status"] == "skipped" and r["reason"] != "already imported"):
@@ -67,7 +66,7 @@ def extract_cmd(session_ids: tuple[str, ...], force: bool, project: str | None, 
     """Extract the learnings of sessions now (default: the latest session), as the worker would."""
     from memory.learn.run import extract_session
 
-    ws = _open(project)
+    ws = open_project(project)
     ids = list(session_ids)
     if not ids:
         row = ws.db.execute("SELECT id FROM sessions WHERE project = ? ORDER BY coalesce(ended_at, last_event_at, "
@@ -84,7 +83,7 @@ def extract_cmd(session_ids: tuple[str, ...], force: bool, project: str | None, 
         outcome = extract_session(ws, full, trigger="cli", force=force, settle=False)
         out.append({"session_id": full, **outcome.to_json(), "summary": outcome.summary})
     if as_json:
-        _emit(out)
+        emit(out)
         return
     for o in out:
         click.echo(f"{o['session_id'][:8]}  {o['status']:<8} {o['provider'] or '-':<10} "

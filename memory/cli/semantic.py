@@ -1,4 +1,4 @@
-"""`memory reindex` and `memory worker`: the semantic-recall commands (registered by memory/cli.py)."""
+"""`memory reindex` and `memory worker`: the semantic-recall commands."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import click
 from memory.base import worker_client
 from memory.base.config import data_home
 from memory.base.words import count
+from memory.cli.common import emit, json_option, opened, project_option, workspace
 
 
 def stop_worker(home: str, wait: float = 30.0) -> bool:
@@ -65,15 +66,14 @@ def reindex_project(home: str, key: str, embedder: Any, progress: bool = True) -
 
 
 @click.command()
-@click.option("--project", "-p", help="Project folder, or a project key or name (default: cwd).")
+@project_option
 @click.option("--all", "all_projects", is_flag=True, help="Every project in the data dir.")
 @click.option("--embedder", type=click.Choice(["auto", "ollama", "sentence-transformers", "minilm", "hashing"]),
               help="Provider to use (default: MEMORY_EMBEDDER).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 def reindex(project: str | None, all_projects: bool, embedder: str | None, as_json: bool) -> None:
     """Re-embed memories and rebuild the vector and context indexes from SQLite (after a change of
     embedding provider or model, or to repair them)."""
-    from memory.cli import _workspace
     from memory.recall import embed
     from memory.worker import Worker
 
@@ -82,7 +82,7 @@ def reindex(project: str | None, all_projects: bool, embedder: str | None, as_js
         os.environ["MEMORY_EMBEDDER"] = embedder
     keys = ([d for d in sorted(os.listdir(os.path.join(home, "projects")))
              if os.path.exists(os.path.join(home, "projects", d, "memory.db"))]
-            if all_projects else [_workspace(project).project.key])
+            if all_projects else [workspace(project).project.key])
     if not stop_worker(home):
         raise click.ClickException("the worker did not stop; try again, or `memory worker stop`")
     holder = Worker(home)
@@ -97,7 +97,7 @@ def reindex(project: str | None, all_projects: bool, embedder: str | None, as_js
     finally:
         holder.close()
     if as_json:
-        click.echo(json.dumps(results, indent=2))
+        emit(results)
     else:
         for r in results:
             click.echo(f"{r['project']}: {count(r['memories'], 'memory')}, {r['embedded']} embedded with "
@@ -139,7 +139,7 @@ def _start_worker(home: str, wait_s: float = 30.0) -> str:
 
 @click.command()
 @click.argument("action", type=click.Choice(["status", "start", "stop", "run"]), default="status")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 def worker(action: str, as_json: bool) -> None:
     """The background worker: status, start (detached), stop, or run in the foreground."""
     home = data_home()
@@ -157,16 +157,14 @@ def worker(action: str, as_json: bool) -> None:
     info = worker_client.ask(home, {"op": "ping"}, timeout=2.0)
     data = {"alive": worker_client.alive(home), "answers": info is not None, **(info or {}),
             "socket": worker_client.socket_path(home), "log": worker_client.log_file(home)}
-    from memory.cli import _opened, _workspace
-
-    ws = _workspace(None)
+    ws = workspace(None)
     data["project"] = ws.project.key
     if not os.path.exists(ws.db_path):  # a status must not create the project's database
         data["project_indexed"] = "no memory for this project yet"
     else:
-        _project_index_status(_opened(ws), data)
+        _project_index_status(opened(ws), data)
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        emit(data)
     else:
         for k, v in data.items():
             click.echo(f"{k}: {v}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
 
 import click
 
@@ -152,8 +153,7 @@ def run(verb: str, raw: str, session: str | None) -> int:
 def _main(argv: list[str]) -> str:
     """Run one `memory` command; returns its error message ('' when it ran). Every outcome is printed and
     the exit code is 0 (a `!` command that fails aborts the slash command)."""
-    from memory.cli import cli
-
+    cli = click.get_current_context().find_root().command  # the `memory` group this runs in
     try:
         cli.main(args=argv, prog_name="memory", standalone_mode=False)
     except click.ClickException as exc:
@@ -164,3 +164,14 @@ def _main(argv: list[str]) -> str:
         if exc.code not in (0, None):
             return f"memory: exit status {exc.code}"
     return ""
+
+
+@click.command(hidden=True)
+@click.argument("verb")
+@click.option("--session", default="", help="The Claude Code session id (${CLAUDE_SESSION_ID}).")
+def slash(verb: str, session: str) -> None:
+    """Run what /memory:VERB asks, with its raw arguments on stdin (see memory/cli/slash.py)."""
+    sys.exit(run(verb, sys.stdin.read(), session or None))
+
+
+COMMANDS = [slash]

@@ -1,8 +1,7 @@
-"""`memory team ...`: team memory on PostgreSQL + pgvector (registered by memory/cli.py)."""
+"""`memory team ...`: team memory on PostgreSQL + pgvector."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from typing import Any
@@ -10,17 +9,8 @@ from typing import Any
 import click
 
 from memory.base.words import count
+from memory.cli.common import emit, json_option, open_project, project_option
 from memory.team.config import TeamError
-
-
-def _ws(project: str | None) -> Any:
-    from memory.cli import _open
-
-    return _open(project)
-
-
-def _emit(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
 
 
 def _when(ts: float | None) -> str:
@@ -29,10 +19,6 @@ def _when(ts: float | None) -> str:
 
 def _fail(exc: TeamError) -> click.ClickException:
     return click.ClickException(str(exc))
-
-
-project_option = click.option("--project", "-p", help="Project folder, or a project key or name (default: cwd).")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
 @click.group()
@@ -63,14 +49,14 @@ def init(url: str | None, project_id: str | None, share_handoffs: bool, project:
     if not url:
         raise click.UsageError("give the server's URL: memory team init postgresql://USER:PASSWORD@HOST/DB "
                                "(or `-` to read it from stdin, or set MEMORY_TEAM_URL)")
-    ws = _ws(project)
+    ws = open_project(project)
     try:
         check_url(url)
         out = job.init(ws, url, pid=project_id, share_handoffs=share_handoffs)
     except TeamError as exc:
         raise _fail(exc) from None
     if as_json:
-        _emit(out)
+        emit(out)
         return
     click.echo(f"linked {ws.project.name} to team project {out['project_id']} on {out['server']} "
                f"(pgvector {out['pgvector']}, {out['migrations_applied']} schema migrations applied)")
@@ -86,7 +72,7 @@ def status(offline: bool, project: str | None, as_json: bool) -> None:
     from memory.team import outbox
     from memory.team.config import url_for
 
-    ws = _ws(project)
+    ws = open_project(project)
     data = outbox.status(ws.db)
     url = url_for(ws)
     data["configured"] = bool(url)
@@ -99,7 +85,7 @@ def status(offline: bool, project: str | None, as_json: bool) -> None:
         except TeamError as exc:
             data["server_view"] = {"error": str(exc)}
     if as_json:
-        _emit(data)
+        emit(data)
         return
     if not data["linked"]:
         click.echo("team sync: off for this project (memory team init URL, or MEMORY_TEAM_URL)")
@@ -124,13 +110,13 @@ def status(offline: bool, project: str | None, as_json: bool) -> None:
 def _run(project: str | None, as_json: bool, **which: bool) -> None:
     from memory.team import job
 
-    ws = _ws(project)
+    ws = open_project(project)
     try:
         out = job.run(ws, **which)
     except TeamError as exc:
         raise _fail(exc) from None
     if as_json:
-        _emit(out)
+        emit(out)
         return
     if "push" in out:
         p = out["push"]
@@ -173,7 +159,7 @@ def forget(ids: tuple[int, ...], no_push: bool, project: str | None) -> None:
     """Delete memories for everyone: tombstones go to the team, the local rows go now."""
     from memory.team import outbox
 
-    ws = _ws(project)
+    ws = open_project(project)
     if outbox.link_row(ws.db) is None:
         raise click.ClickException("this project is not linked to a team server: `memory forget` deletes "
                                    "locally; `memory team init URL` first to delete for everyone")
@@ -205,7 +191,7 @@ def share(ids: tuple[int, ...], personal: bool, project: str | None) -> None:
     """Share memories with the team (or, with --personal, stop sharing them)."""
     from memory.team import outbox
 
-    ws = _ws(project)
+    ws = open_project(project)
     done = outbox.share(ws.db, list(ids), "personal" if personal else "team")
     missing = sorted(set(ids) - set(done))
     if done:
@@ -224,7 +210,7 @@ def search(query: tuple[str, ...], limit: int, project: str | None, as_json: boo
     from memory.team import outbox, sync
     from memory.team.config import url_for
 
-    ws = _ws(project)
+    ws = open_project(project)
     url, link = url_for(ws), outbox.link_row(ws.db)
     if not url or link is None:
         raise click.ClickException("this project is not linked to a team server: run `memory team init URL`")
@@ -242,7 +228,7 @@ def search(query: tuple[str, ...], limit: int, project: str | None, as_json: boo
         except TeamError as exc:
             raise _fail(exc) from None
     if as_json:
-        _emit(hits)
+        emit(hits)
         return
     if not hits:
         click.echo("no team memories match")
@@ -259,7 +245,7 @@ def handoffs(limit: int, project: str | None, as_json: bool) -> None:
     from memory.team import outbox, sync
     from memory.team.config import url_for
 
-    ws = _ws(project)
+    ws = open_project(project)
     url, link = url_for(ws), outbox.link_row(ws.db)
     if not url or link is None:
         raise click.ClickException("this project is not linked to a team server: run `memory team init URL`")
@@ -269,7 +255,7 @@ def handoffs(limit: int, project: str | None, as_json: bool) -> None:
     except TeamError as exc:
         raise _fail(exc) from None
     if as_json:
-        _emit(rows)
+        emit(rows)
         return
     if not rows:
         click.echo("no shared handoffs (handoffs are personal unless a member links with --share-handoffs)")
@@ -289,7 +275,7 @@ def grant(role: str, project_id: str | None, project: str | None) -> None:
     from memory.team.config import project_id as resolve_pid
     from memory.team.config import url_for
 
-    ws = _ws(project)
+    ws = open_project(project)
     url = url_for(ws)
     if not url:
         raise click.ClickException("no team server for this project: run `memory team init URL` first")

@@ -1,0 +1,441 @@
+"""The commands about what is remembered: search, timeline and get (the three layers), save, forget, recent,
+handoff, sessions, projects and stats."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import click
+
+from memory import store
+from memory.base.classify import TYPES
+from memory.base.timeparse import parse_when
+from memory.base.words import count
+from memory.cli.common import (
+    MEMORY_ID,
+    Fraction,
+    date,
+    emit,
+    existing,
+    existing_or_fail,
+    json_option,
+    open_project,
+    project_option,
+    when,
+    workspace,
+)
+from memory.recall.search import Filters, timeline
+from memory.store.workspace import Workspace, all_projects
+
+
+@click.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 200))
+@click.option("--type", "types", multiple=True, type=click.Choice(TYPES), help="Only these types (repeatable).")
+@click.option("--since", help="Only memories since a date (2026-11-01) or an age (7d, 12h).")
+@click.option("--until", help="Only memories before a date or an age.")
+@click.option("--session", help="Only memories of this session id.")
+@click.option("--all-projects", "-a", is_flag=True, help="Search every project's memory (hits labelled by project).")
+@click.option("--mode", type=click.Choice(["hybrid", "keyword"]), default=None,
+              help="hybrid: keyword and vectors fused (default, MEMORY_SEARCH_MODE); keyword: BM25 only.")
+@project_option
+@json_option
+def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: str | None, until: str | None,
+           session: str | None, all_projects: bool, mode: str | None, project: str | None, as_json: bool) -> None:
+    """Search memories (layer 1: id, title, type, score, date)."""
+    text = " ".join(query)
+    filters = Filters(types=list(types) or None, since=when(since), until=when(until), session_id=session)
+    if all_projects:
+        search_all_projects(text, limit, filters, project, as_json)
+        return
+    ws = existing(workspace(project), as_json, [])
+    if ws is None:
+        return
+    from memory.recall import hybrid, layers
+
+    hits, used = layers.search(ws, text, limit=limit, mode=mode, timeout=2.0, in_process=hybrid.in_process,
+                               filters=filters)
+    if used != (mode or used) and not as_json:
+        click.echo(f"memory: no semantic index answered (the background worker answers once it is warm); "
+                   f"{used} results", err=True)
+    store.log_access(ws.db, [h.id for h in hits], "search", None, text)
+    from memory.base import fence
+
+    prov = store.provenance(ws.db, [h.id for h in hits])
+    flagged = {h.id for h in hits if fence.is_flagged(prov.get(h.id), h.title, h.content)}
+    if as_json:
+        emit([{**h.compact(), "origin": fence.row_label(prov.get(h.id)),
+                "flags": [fence.FLAG] if h.id in flagged else []} for h in hits])
+        return
+    if not hits:
+        click.echo("no memories match")
+        return
+    for h in hits:
+        c = h.compact()
+        flag = f"  [flagged: {fence.FLAG}]" if h.id in flagged else ""
+        click.echo(f"#{c['id']:<6} {c['date']}  {c['type']:<11} {c['score']:>7.2f}  {h.title}{flag}")
+
+
+@click.command(name="timeline")
+@click.argument("memory_id", type=MEMORY_ID)
+@click.option("--before", default=5, show_default=True, type=click.IntRange(0, 100))
+@click.option("--after", default=5, show_default=True, type=click.IntRange(0, 100))
+@project_option
+@json_option
+def timeline_cmd(memory_id: int, before: int, after: int, project: str | None, as_json: bool) -> None:
+    """Memories recorded around one memory (layer 2)."""
+    ws = existing_or_fail(project, f"memory #{memory_id}")
+    rows = timeline(ws.db, memory_id, before, after)
+    if not rows:
+        raise click.ClickException(f"no memory #{memory_id} in project {ws.project.name}; "
+                                   "find ids with `memory search`")
+    if as_json:
+        emit([{"id": r["id"], "title": r["title"], "type": r["type"], "date": date(r["created_at"]),
+                "session_id": r["session_id"], "anchor": r["id"] == memory_id} for r in rows])
+        return
+    for r in rows:
+        mark = ">" if r["id"] == memory_id else " "
+        click.echo(f"{mark} #{r['id']:<6} {date(r['created_at'])}  {r['type']:<11} {r['title']}")
+
+
+@click.command()
+@click.argument("ids", nargs=-1, type=MEMORY_ID, required=True)
+@project_option
+@json_option
+def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
+    """Full content of memories by id (layer 3)."""
+    ws = existing_or_fail(project, f"memory with id {', '.join(map(str, ids))}")
+    rows = store.get_many(ws.db, list(ids))
+    missing = sorted(set(ids) - {r["id"] for r in rows})
+    store.log_access(ws.db, [r["id"] for r in rows], "get")
+    from memory.base import fence
+
+    if as_json:
+        emit([dict(r) for r in rows])
+    else:
+        for r in rows:
+            click.echo(f"#{r['id']} [{r['type']}] {r['title']}")
+            click.echo(f"  date: {date(r['created_at'])}  importance: {r['importance']:.2f}  "
+                       f"session: {r['session_id'] or '-'}  tags: {r['tags'] or '-'}")
+            if r["files"]:
+                click.echo(f"  files: {', '.join(r['files'].splitlines())}")
+            flag = f"  [flagged: {fence.FLAG}: not injected automatically]" \
+                if fence.is_flagged(r, r["title"], r["content"]) else ""
+            click.echo(f"  from: {fence.row_label(r)}{flag}")
+            click.echo("")
+            click.echo(r["content"])
+            click.echo("")
+    if missing:
+        raise click.ClickException(f"no memory with id {', '.join(map(str, missing))}")
+
+
+def _parse_jsonl_line(line: str, number: int, default_project: str | None) -> dict[str, Any]:
+    """One --jsonl line, checked and converted completely: every line is, before anything is saved."""
+    def bad(why: str) -> click.ClickException:
+        return click.ClickException(f"line {number}: {why}")
+
+    try:
+        obj = json.loads(line)
+    except ValueError as exc:
+        raise bad(f"not JSON ({exc.msg}); give one JSON object per line") from None
+    if not isinstance(obj, dict):
+        raise bad("needs a JSON object with a string \"content\" (and \"title\")")
+    content, title = obj.get("content"), obj.get("title")
+    if not isinstance(content if content is not None else title, str) or not (content or title):
+        raise bad("needs a non-empty string \"content\" (and \"title\")")
+    if title is not None and not isinstance(title, str):
+        raise bad("\"title\" must be a string")
+    content = str(content or title)
+    out: dict[str, Any] = {"content": content, "title": title or content.splitlines()[0][:120]}
+    out["type"] = obj.get("type", "observation")
+    if out["type"] not in TYPES:
+        raise bad(f"type must be one of {', '.join(TYPES)}")
+    importance = obj.get("importance", 0.5)
+    if isinstance(importance, bool) or not isinstance(importance, int | float) or not 0 <= importance <= 1:
+        raise bad("importance must be a number from 0 to 1")
+    out["importance"] = float(importance)
+    tags = obj.get("tags", [])
+    if isinstance(tags, str):
+        tags = [tags]
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise bad("tags must be a string or a list of strings")
+    out["tags"] = tags
+    created = obj.get("created_at")
+    if isinstance(created, str):
+        try:
+            created = parse_when(created)
+        except ValueError as exc:
+            raise bad(f"created_at: {exc}") from None
+    elif created is not None and (isinstance(created, bool) or not isinstance(created, int | float)):
+        raise bad("created_at must be a date string or a unix time in seconds")
+    out["created_at"] = created
+    session = obj.get("session_id")
+    if session is not None and not isinstance(session, str):
+        raise bad("session_id must be a string")
+    out["session_id"] = session
+    project = obj.get("project") or default_project
+    if project is not None and not isinstance(project, str):
+        raise bad("project must be a folder or a project key or name")
+    try:
+        out["workspace"] = open_project(project)
+    except click.UsageError as exc:
+        raise bad(exc.message) from None
+    return out
+
+
+@click.command()
+@click.argument("text", nargs=-1)
+@click.option("--title", "-t", help="Title (default: the first line of the content).")
+@click.option("--type", "type_", default="learning", show_default=True, type=click.Choice(TYPES))
+@click.option("--importance", default=0.7, show_default=True, type=Fraction(0, 1))
+@click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
+@click.option("--expires", help="Forget it after a duration (30d, 12h, 2w, 6mo) or on a date (2027-01-31).")
+@click.option("--jsonl", is_flag=True, help="Read many memories from stdin, one JSON object per line "
+              "(title, content, type, project, created_at optional); print their ids.")
+@project_option
+@json_option
+def save(text: tuple[str, ...], title: str | None, type_: str, importance: float, tags: tuple[str, ...],
+         expires: str | None, jsonl: bool, project: str | None, as_json: bool) -> None:
+    """Save a memory from the arguments or stdin."""
+    from memory.store.expiry import parse_expires
+
+    try:
+        expires_at = parse_expires(expires) if expires else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--expires") from None
+    if jsonl:
+        results = []
+        spaces: dict[str | None, Workspace] = {}
+        # Every line is checked before any is saved: a bad line leaves the store untouched.
+        objects = [(n, _parse_jsonl_line(line, n, project))
+                   for n, line in enumerate(sys.stdin, start=1) if line.strip()]
+        for number, obj in objects:
+            ws = obj["workspace"]
+            ws = spaces.setdefault(ws.project.key, ws)
+            saved = store.save(ws.db, ws.project.key, store.NewMemory(
+                title=obj["title"], content=obj["content"], type=obj["type"], importance=obj["importance"],
+                tags=obj["tags"], source="cli", created_at=obj["created_at"], session_id=obj["session_id"]),
+                filter_low_value=False)
+            results.append({"line": number, "id": saved.id, "action": saved.action})
+        if as_json:
+            emit(results)
+        else:
+            for r in results:
+                click.echo(f"{r['id']}\t{r['action']}")
+        return
+    content = " ".join(text).strip() or (sys.stdin.read().strip() if not sys.stdin.isatty() else "")
+    if not content:
+        raise click.UsageError("nothing to save: give the text as arguments or on stdin")
+    ws = open_project(project)
+    saved = store.save(ws.db, ws.project.key, store.NewMemory(
+        title=title or content.splitlines()[0][:120], content=content, type=type_, importance=importance,
+        tags=list(tags), source="cli", expires_at=expires_at), filter_low_value=False)
+    if saved.id is None:
+        raise click.ClickException("nothing left to save once private text and secrets were removed")
+    if as_json:
+        emit({"id": saved.id, "action": saved.action})
+    else:
+        click.echo(f"saved #{saved.id} ({saved.action})")
+
+
+@click.command()
+@click.argument("ids", nargs=-1, type=MEMORY_ID, required=True)
+@project_option
+def forget(ids: tuple[int, ...], project: str | None) -> None:
+    """Delete memories by id."""
+    ws = existing_or_fail(project, f"memory with id {', '.join(map(str, ids))}")
+    gone = store.forget(ws.db, list(ids))
+    missing = sorted(set(ids) - set(gone))
+    if gone:
+        click.echo(f"forgot {', '.join(f'#{i}' for i in gone)}")
+    if missing:
+        raise click.ClickException(f"no memory with id {', '.join(map(str, missing))}")
+
+
+@click.command()
+@project_option
+@json_option
+def stats(project: str | None, as_json: bool) -> None:
+    """Counts of memories, sessions, handoffs and queued work for the project."""
+    from memory.present.stats import project_stats
+
+    ws = workspace(project)
+    if existing(ws, as_json, {"project": ws.project.name, "project_key": ws.project.key, "root": ws.project.root,
+                               "database": None, "memories": 0}) is None:
+        return
+    data = project_stats(ws)
+    if as_json:
+        emit(data)
+        return
+    click.echo(f"project   {data['project']} ({data['root']})")
+    click.echo(f"database  {data['database']} ({data['database_bytes'] / 1024:.0f} KiB)")
+    click.echo(f"memories  {data['memories']}  " + "  ".join(f"{k}:{v}" for k, v in data["by_type"].items()))
+    click.echo("sessions  " + "  ".join(f"{k}:{v}" for k, v in data["sessions"].items()))
+    click.echo(f"tool calls {data['tool_calls']}  handoffs {data['handoffs']}  injections {data['injections']}")
+    click.echo("queue     " + ("  ".join(f"{k}:{v}" for k, v in data["queue"].items()) or "empty"))
+    for label, key in (("outlines (all sessions)", "outlines"), ("outlines (last session)", "outlines_last_session")):
+        o = data[key]
+        pct = 100 * o["tokens_saved"] / o["original_tokens"] if o["original_tokens"] else 0.0
+        click.echo(f"{label}: {count(o['outlined_reads'], 'read')}, {o['tokens_saved']:,} of "
+                   f"{count(o['original_tokens'], 'token')} saved ({pct:.0f}%)")
+    x = data["extraction"]
+    runs = "  ".join(f"{p}:{v['ok']} ok/{v['failed']} failed ({count(v['input_tokens'] + v['output_tokens'], 'token')})"
+                     for p, v in x["by_provider"].items()) or "none yet"
+    click.echo(f"extraction {count(x['sessions_extracted'], 'session')}, {count(x['learnings'], 'learning')}; {runs}")
+    click.echo(f"token budget {x['budget_spent_today_all_projects']:,} of "
+               f"{count(x['budget_daily_tokens'], 'paid token')} "
+               f"spent today (all projects; this project {x['paid_tokens_today']:,} today, "
+               f"{x['paid_tokens_total']:,} in total)")
+
+
+@click.command()
+@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
+@project_option
+@json_option
+def sessions(limit: int, project: str | None, as_json: bool) -> None:
+    """Recent sessions of the project with their summaries."""
+    ws = existing(workspace(project), as_json, [])
+    if ws is None:
+        return
+    rows = [dict(r) for r in ws.db.execute(
+        "SELECT * FROM sessions WHERE project = ? ORDER BY started_at DESC LIMIT ?", (ws.project.key, limit))]
+    if as_json:
+        emit(rows)
+        return
+    if not rows:
+        click.echo("no sessions recorded yet")
+    for r in rows:
+        click.echo(f"{r['id'][:8]}  {date(r['started_at'])}  {r['status']:<9} prompts:{r['prompt_count']} "
+                   f"tools:{r['tool_call_count']}  {r['summary'] or ''}")
+
+
+@click.command()
+@json_option
+def projects(as_json: bool) -> None:
+    """Every project that has a memory database."""
+    rows = all_projects()
+    if as_json:
+        emit(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['key']:<40} {r['root']}")
+
+
+def search_all_projects(text: str, limit: int, filters: Any, project: str | None, as_json: bool) -> None:
+    """`memory search --all-projects`: every project's database, hits labelled with their project."""
+    from memory.recall.finder import search_all
+
+    if project:
+        raise click.UsageError("give either --project or --all-projects, not both")
+    found = search_all(text, limit=limit, filters=filters)
+    if as_json:
+        emit([{**x.hit.compact(), "project": x.project, "project_key": x.key} for x in found])
+        return
+    if not found:
+        click.echo("no memories match in any project")
+        return
+    from memory.base.fence import FLAG, instruction_shaped
+
+    width = max(len(x.project) for x in found)
+    for x in found:
+        c = x.hit.compact()
+        flag = f"  [flagged: {FLAG}]" if instruction_shaped(f"{x.hit.title}\n{x.hit.content}") else ""
+        click.echo(f"{x.project:<{width}}  #{c['id']:<6} {c['date']}  {c['type']:<11} {c['score']:>7.2f}  "
+                   f"{x.hit.title}{flag}")
+
+
+def _session_id(ws: Any, given: str) -> str:
+    """The session a --session value names: an exact id, or the one session whose id starts with it. An
+    unknown or ambiguous value is an error: never another session's handoff in its place."""
+    known: dict[str, float] = {}
+    for sid, at in ws.db.execute(
+            """SELECT id, started_at FROM sessions WHERE project = ? AND substr(id, 1, ?) = ?
+               UNION ALL SELECT session_id, min(created_at) FROM handoffs WHERE project = ?
+               AND substr(session_id, 1, ?) = ? GROUP BY session_id""",
+            (ws.project.key, len(given), given, ws.project.key, len(given), given)):
+        if sid:
+            known[sid] = min(at or 0, known.get(sid, at or 0))
+    if given in known or len(known) == 1:
+        return given if given in known else next(iter(known))
+    if not known:
+        raise click.ClickException(f"no session {given!r} in project {ws.project.name}; "
+                                   "`memory sessions` lists them")
+    shown = sorted(known, key=lambda s: -known[s])
+    listed = ", ".join(f"{s} ({date(known[s])})" for s in shown[:10])
+    more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
+    raise click.ClickException(f"{given!r} starts {count(len(shown), 'session id')} in project {ws.project.name}: "
+                               f"{listed}{more}; give more of the id")
+
+
+@click.command(name="handoff")
+@click.option("--session", help="Show this session's handoff (its id, or the start of it); default: the "
+              "project's latest.")
+@click.option("--current-session", hidden=True, help="What /memory:handoff passes: this session's handoff "
+              "when it has one, else the project's latest.")
+@project_option
+@json_option
+def handoff_cmd(session: str | None, current_session: str | None, project: str | None, as_json: bool) -> None:
+    """The current handoff: the state of the work that a compaction or a new session starts from."""
+    from memory.capture import handoff
+
+    ws = existing(workspace(project), as_json)
+    if ws is None:
+        return
+    if session:
+        session = _session_id(ws, session)
+        row = ws.db.execute("SELECT * FROM handoffs WHERE project = ? AND session_id = ? "
+                            "ORDER BY created_at DESC, id DESC LIMIT 1", (ws.project.key, session)).fetchone()
+    else:
+        row = handoff.latest(ws, current_session or None)
+    if row is None:
+        if as_json:
+            emit(None)
+        elif session:
+            click.echo(f"session {session} has no handoff yet in project {ws.project.name}: one is written at "
+                       "the end of each turn, before a compaction and when a session ends")
+        else:
+            click.echo(f"no handoff yet for project {ws.project.name}: one is written at the end of each turn, "
+                       "before a compaction and when a session ends")
+        return
+    if as_json:
+        emit(dict(row))
+        return
+    mine = row["session_id"] in (session, current_session)
+    whose = "this session" if mine else f"session {row['session_id'][:8]}"
+    click.echo(f"Handoff of {whose} ({row['trigger']}, {date(row['created_at'])}), project {ws.project.name}:")
+    click.echo("")
+    click.echo(row["content"])
+
+
+@click.command()
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 200))
+@click.option("--type", "types", multiple=True, type=click.Choice(TYPES),
+              help="Only these types (repeatable; default: all but prompts).")
+@project_option
+@json_option
+def recent(limit: int, types: tuple[str, ...], project: str | None, as_json: bool) -> None:
+    """The most recent memories of the project, newest first."""
+    ws = existing(workspace(project), as_json, [])
+    if ws is None:
+        return
+    shown = list(types) or [t for t in TYPES if t != "prompt"]
+    marks = ",".join("?" * len(shown))
+    rows = ws.db.execute(
+        f"""SELECT id, type, title, created_at, session_id, flags FROM memories WHERE type IN ({marks})
+            AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC, id DESC LIMIT ?""",
+        [*shown, time.time(), limit]).fetchall()
+    if as_json:
+        emit([dict(r) for r in rows])
+        return
+    if not rows:
+        click.echo(f"no memories yet in project {ws.project.name}")
+        return
+    for r in rows:
+        flag = f"  [flagged: {r['flags']}]" if r["flags"] else ""  # memory/base/fence.py: a person reviews these
+        click.echo(f"#{r['id']:<6} {date(r['created_at'])}  {r['type']:<11} {r['title']}{flag}")
+
+
+COMMANDS = [search, timeline_cmd, get, save, forget, stats, sessions, projects, handoff_cmd, recent]
