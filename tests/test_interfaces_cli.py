@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memory.cli import slash
+from memory.cli import cli, slash
 from tests.support.helpers import ROOT, HookRunner, make_git_project
 
 LAUNCHER = str(ROOT / "bin" / "memory")
@@ -101,9 +101,22 @@ def test_handoff_and_recent(hooks: HookRunner, env: dict[str, str]) -> None:
     ("recent", "-n 3", ["recent", "-n", "3"]),
     ("stats", "", ["stats"]),
     ("rm", "-rf /", "unknown slash command"),
+    # Every option of the `memory` command works in its slash form (read from its click params):
+    ("search", "deploy --mode keyword", ["search", "--mode", "keyword", "--", "deploy"]),
+    ("search", "deploy --mode=keyword -a --json", ["search", "--mode=keyword", "-a", "--json", "--", "deploy"]),
+    ("search", "a -- --mode keyword", ["search", "--", "a", "--mode", "keyword"]),
+    ("timeline", "1 --json", ["timeline", "--json", "1"]),
+    ("timeline", "#7 --before 2 -p api", ["timeline", "--before", "2", "-p", "api", "7"]),
+    ("get", "3 --json", ["get", "--json", "3"]),
+    ("handoff", "--session abc --json", ["handoff", "--session", "abc", "--json", "--current-session", "S1"]),
+    ("recent", "--type decision --json", ["recent", "--type", "decision", "--json"]),
+    ("cleanup", "--dry-run --max-memories 5", ["cleanup", "--dry-run", "--max-memories", "5"]),
+    ("save", "--json --tag ops --importance=0.9 keep --json here",
+     ["save", "--json", "--tag", "ops", "--importance", "0.9", "--", "keep --json here"]),
+    ("save", "--jsonish text", ["save", "--", "--jsonish text"]),
 ])
 def test_slash_arguments(verb: str, raw: str, expected: list[str] | str) -> None:
-    got = slash.argv_for(verb, raw, "S1")
+    got = slash.argv_for(cli, verb, raw, "S1")
     if isinstance(expected, str):
         assert isinstance(got, str) and expected in got
     else:
@@ -124,6 +137,36 @@ def test_slash_runs_and_always_exits_0(two_projects: dict[str, Any], env: dict[s
     assert missing.returncode == 0 and "no memory with id 999999" in missing.stdout
     words = memory("slash", "forget", stdin="retry forever\n", cwd=web, env=env)
     assert "Nothing was forgotten" in words.stdout and "retry" in words.stdout
+
+
+def test_slash_options_are_the_commands_own(two_projects: dict[str, Any], env: dict[str, str]) -> None:
+    """Through the launcher, as commands/*.md run it: an option is an option, not words to search for
+    (`/memory:search deploy --mode keyword` once searched for "--mode keyword"), and `--json` is taken
+    after an id (`/memory:timeline 1 --json` once said "memory ids are numbers")."""
+    api = two_projects["api"]
+    found = memory("slash", "search", "--session", "S1", stdin="writes --mode keyword\n", cwd=api, env=env).stdout
+    assert "Retry database writes" in found and "Rate limits" not in found
+    memory("save", "Keyword mode is what the rate limiter logs", cwd=api, env=env).check_returncode()
+    found = memory("slash", "search", stdin="writes --mode keyword --json\n", cwd=api, env=env).stdout
+    assert [h["title"] for h in json.loads(found[found.index("["):found.rindex("]") + 1])] == [
+        "Retry database writes with exponential backoff in the API"]
+    around = memory("slash", "timeline", stdin="2 --json\n", cwd=api, env=env).stdout
+    rows = json.loads(around[around.index("["):around.rindex("]") + 1])
+    assert [r["id"] for r in rows if r["anchor"]] == [2] and len(rows) == 3
+
+
+def test_slash_usage_names_only_real_options() -> None:
+    """The usage lines slash.py prints and the argument hints of commands/*.md name options the `memory`
+    command has (its click params are the one home of the options)."""
+    import re
+
+    hints = {path.stem: re.search(r"^argument-hint: (.*)$", path.read_text(), re.M)[1]  # type: ignore[index]
+             for path in (ROOT / "commands").glob("*.md")}
+    assert set(hints) <= set(slash.VERBS)
+    for verb, text in [*slash.USAGE.items(), *hints.items()]:
+        values, flags = slash.option_names(cli.commands[verb])
+        named = re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", text)
+        assert named == [n for n in named if n in values | flags], (verb, text)
 
 
 def test_an_unsubstituted_placeholder_is_never_a_data_dir(project: Path, tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 Claude Code pastes $ARGUMENTS into the command's shell text as is, so `/memory:save don't` would break
 the shell (an unbalanced quote) and `$(...)` would run. The commands therefore pass the arguments
-through a quoted heredoc (never expanded by the shell) and this module splits them: known options are
+through a quoted heredoc (never expanded by the shell) and this module splits them: the options of the
+`memory` command of the same name (read from its click params, so each of them works here too) are
 taken out, the rest is the query, the ids or (for save) the text verbatim, quotes included.
 
 A `!` command that exits non-zero aborts the whole slash command, so every outcome, errors included,
@@ -18,25 +19,6 @@ import sys
 import click
 
 VERBS = ("search", "save", "forget", "handoff", "stats", "recent", "get", "timeline", "cleanup")
-VALUE_OPTIONS = {
-    "search": {"--type", "--since", "--until", "--limit", "-n", "--project", "-p", "--session"},
-    "save": {"--type", "--title", "--importance", "--tag", "--expires", "--project", "-p"},
-    "recent": {"--type", "--limit", "-n", "--project", "-p"},
-    "stats": {"--project", "-p"},
-    "get": {"--project", "-p"},
-    "forget": {"--project", "-p"},
-    "timeline": {"--before", "--after", "--project", "-p"},
-    "handoff": {"--project", "-p"},
-    "cleanup": {"--max-bytes", "--max-memories"},
-}
-FLAG_OPTIONS = {
-    "search": {"--all-projects", "-a", "--json"},
-    "recent": {"--json"},
-    "stats": {"--json"},
-    "get": {"--json"},
-    "handoff": {"--json"},
-    "cleanup": {"--dry-run", "--json"},
-}
 USAGE = {
     "search": "/memory:search QUERY [--type T] [--since 7d] [--all-projects]",
     "get": "/memory:get ID...",
@@ -44,7 +26,9 @@ USAGE = {
     "timeline": "/memory:timeline ID [--before N] [--after N]",
     "save": "/memory:save [--type decision] [--expires 30d] TEXT",
 }
-_LEADING_OPTION = re.compile(r"""\s*(--?[a-z][a-z-]*)(?:=|\s+)("(?:[^"\\]|\\.)*"|'[^']*'|\S+)""")
+# save's leading options: a name, then (for an option that takes one) its value, quoted or up to a space.
+_LEADING_NAME = re.compile(r"\s*(--?[a-z][a-z-]*)(?=[\s=]|$)")
+_VALUE = re.compile(r"""(?:=|\s+)("(?:[^"\\]|\\.)*"|'[^']*'|\S+)""")
 
 
 def tokens(raw: str) -> list[str]:
@@ -55,15 +39,29 @@ def tokens(raw: str) -> list[str]:
         return raw.split()
 
 
-def split_options(verb: str, words: list[str]) -> tuple[list[str], list[str]]:
-    values, flags = VALUE_OPTIONS.get(verb, set()), FLAG_OPTIONS.get(verb, set())
+def option_names(command: click.Command) -> tuple[set[str], set[str]]:
+    """The command's own options, from its click params: the names that take a value, and the flags."""
+    values: set[str] = set()
+    flags: set[str] = set()
+    for param in command.params:
+        if isinstance(param, click.Option):
+            (flags if param.is_flag or param.count else values).update([*param.opts, *param.secondary_opts])
+    return values, flags
+
+
+def split_options(command: click.Command, words: list[str]) -> tuple[list[str], list[str]]:
+    """The command's options (with their values) and the other words, in order. A word that is no option of
+    the command is a plain word (a query may hold `-v`); `--` ends the options, as in click."""
+    values, flags = option_names(command)
     options: list[str] = []
     rest: list[str] = []
     i = 0
     while i < len(words):
         word = words[i]
-        name = word.split("=", 1)[0]
-        if name in values and "=" in word:
+        if word == "--":
+            rest += words[i + 1:]
+            break
+        if word.split("=", 1)[0] in values and "=" in word:
             options.append(word)
         elif word in values and i + 1 < len(words):
             options += [word, words[i + 1]]
@@ -76,30 +74,39 @@ def split_options(verb: str, words: list[str]) -> tuple[list[str], list[str]]:
     return options, rest
 
 
-def save_arguments(raw: str) -> tuple[list[str], str]:
+def save_arguments(command: click.Command, raw: str) -> tuple[list[str], str]:
     """Leading options, then the text exactly as typed."""
-    allowed = VALUE_OPTIONS["save"]
+    values, flags = option_names(command)
     options: list[str] = []
     pos = 0
-    while (m := _LEADING_OPTION.match(raw, pos)) and m.group(1) in allowed:
-        value = m.group(2)
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        options += [m.group(1), value]
-        pos = m.end()
+    while name := _LEADING_NAME.match(raw, pos):
+        if name[1] in flags and not raw.startswith("=", name.end()):
+            options.append(name[1])
+            pos = name.end()
+            continue
+        value = _VALUE.match(raw, name.end()) if name[1] in values else None
+        if value is None:
+            break
+        word = value[1]
+        if len(word) >= 2 and word[0] == word[-1] and word[0] in "\"'":
+            word = word[1:-1]
+        options += [name[1], word]
+        pos = value.end()
     return options, raw[pos:].strip()
 
 
-def argv_for(verb: str, raw: str, session: str | None) -> list[str] | str:
-    """The `memory` arguments for a slash command, or a message to print instead."""
+def argv_for(cli: click.Group, verb: str, raw: str, session: str | None) -> list[str] | str:
+    """The `memory` arguments for a slash command, or a message to print instead. The options are those of
+    the `memory` command of the same name in the group `cli`."""
     if verb not in VERBS:
         return f"unknown slash command {verb!r}; the commands are {', '.join('/memory:' + v for v in VERBS)}"
+    command = cli.commands[verb]
     if verb == "save":
-        options, text = save_arguments(raw)
+        options, text = save_arguments(command, raw)
         if not text:
             return f"nothing to save. Usage: {USAGE['save']}"
         return ["save", *options, "--", text]
-    options, rest = split_options(verb, tokens(raw))
+    options, rest = split_options(command, tokens(raw))
     if verb in ("get", "forget", "timeline"):
         ids = [w.lstrip("#") for w in rest]
         if not ids:
@@ -123,15 +130,15 @@ def argv_for(verb: str, raw: str, session: str | None) -> list[str] | str:
 RECALLING = frozenset({"search", "get", "timeline", "recent", "handoff"})
 
 
-def run(verb: str, raw: str, session: str | None) -> int:
-    argv = argv_for(verb, raw.strip(), session)
+def run(cli: click.Group, verb: str, raw: str, session: str | None) -> int:
+    argv = argv_for(cli, verb, raw.strip(), session)
     if isinstance(argv, str):
         click.echo(f"memory: {argv}")
         return 0
     if verb == "forget" and argv[0] == "search":
         click.echo("Nothing was forgotten: /memory:forget takes memory ids. Memories that match:")
     if argv[0] not in RECALLING:
-        problem = _main(argv)
+        problem = _main(cli, argv)
         if problem:
             click.echo(problem)
         return 0
@@ -142,7 +149,7 @@ def run(verb: str, raw: str, session: str | None) -> int:
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        problem = _main(argv)
+        problem = _main(cli, argv)
     if out.getvalue().strip():
         click.echo(wrap(out.getvalue()))
     if problem:
@@ -150,10 +157,9 @@ def run(verb: str, raw: str, session: str | None) -> int:
     return 0
 
 
-def _main(argv: list[str]) -> str:
+def _main(cli: click.Group, argv: list[str]) -> str:
     """Run one `memory` command; returns its error message ('' when it ran). Every outcome is printed and
     the exit code is 0 (a `!` command that fails aborts the slash command)."""
-    cli = click.get_current_context().find_root().command  # the `memory` group this runs in
     try:
         cli.main(args=argv, prog_name="memory", standalone_mode=False)
     except click.ClickException as exc:
@@ -171,7 +177,9 @@ def _main(argv: list[str]) -> str:
 @click.option("--session", default="", help="The Claude Code session id (${CLAUDE_SESSION_ID}).")
 def slash(verb: str, session: str) -> None:
     """Run what /memory:VERB asks, with its raw arguments on stdin (see memory/cli/slash.py)."""
-    sys.exit(run(verb, sys.stdin.read(), session or None))
+    cli = click.get_current_context().find_root().command  # the `memory` group this command is part of
+    assert isinstance(cli, click.Group)
+    sys.exit(run(cli, verb, sys.stdin.read(), session or None))
 
 
 COMMANDS = [slash]
