@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from typing import Any
 
 import click
@@ -71,10 +70,6 @@ def existing_or_fail(project: str | None, what: str) -> Workspace:
     if not os.path.exists(ws.db_path):
         raise click.ClickException(f"no {what}: {no_memory_yet(ws)}")
     return opened(ws)
-
-
-def date(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
 
 
 def emit(data: Any) -> None:

@@ -12,29 +12,21 @@ import click
 
 from memory.base.words import count
 from memory.cli.common import emit, json_option, open_project, project_option, workspace
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
-
+from memory.present.text import size
 
 
 def _cleanup_text(r: dict[str, Any]) -> list[str]:
     dry = r["dry_run"]
     lim = r["limits"]
-    before, after = _size(r["before"]["bytes"]), _size(r["after"]["bytes"])
+    before, after = size(r["before"]["bytes"]), size(r["after"]["bytes"])
     if not dry:
-        size = f"{before} before, {after} after"
+        amount = f"{before} before, {after} after"
     elif r["after"]["bytes"] < r["before"]["bytes"]:
-        size = f"{before} now, about {after} after this cleanup"
+        amount = f"{before} now, about {after} after this cleanup"
     else:
-        size = f"{before} now, the same after this cleanup"
-    lines = [f"data dir {r['home']}: {size} (cap {_size(lim['max_bytes'])}; over it, a cleanup evicts down to "
-             f"{_size(lim['target_bytes'])})"]
+        amount = f"{before} now, the same after this cleanup"
+    lines = [f"data dir {r['home']}: {amount} (cap {size(lim['max_bytes'])}; over it, a cleanup evicts down to "
+             f"{size(lim['target_bytes'])})"]
     verb = "to remove" if dry else "removed"
     lines.append(f"expired memories {verb}: {r['expired']}")
     evicted = r["evicted_for_count"] + r["evicted_for_bytes"]
@@ -47,7 +39,7 @@ def _cleanup_text(r: dict[str, Any]) -> list[str]:
     if evicted > len(r["sample"]):
         lines.append(f"  ... and {evicted - len(r['sample'])} more")
     if not dry:
-        lines.append(f"freed {_size(r['freed_bytes'])}; memories {r['memories_before']} -> {r['memories_after']}; "
+        lines.append(f"freed {size(r['freed_bytes'])}; memories {r['memories_before']} -> {r['memories_after']}; "
                      f"vectors: {r['vectors']}; finished jobs purged: {r['queue_rows_purged']}")
     if r["note"]:
         lines.append(r["note"])
@@ -116,12 +108,12 @@ def mcp(warm: bool) -> None:
 
     if importlib.util.find_spec("mcp") is None:
         raise click.ClickException("the MCP server needs the `mcp` package; run scripts/setup")
-    from memory.mcp import front as mcp_front
+    from memory.mcp import front
 
     if warm:
-        click.echo(f"MCP handshake cached in {mcp_front.warm()}")
+        click.echo(f"MCP handshake cached in {front.warm()}")
         return
-    sys.exit(mcp_front.main())
+    sys.exit(front.main())
 
 
 @click.command()

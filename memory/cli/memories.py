@@ -17,7 +17,6 @@ from memory.base.words import count
 from memory.cli.common import (
     MEMORY_ID,
     Fraction,
-    date,
     emit,
     existing,
     existing_or_fail,
@@ -27,7 +26,8 @@ from memory.cli.common import (
     when,
     workspace,
 )
-from memory.recall.search import Filters, timeline
+from memory.present.text import minute
+from memory.recall.search import Filters, Hit, timeline
 from memory.store.workspace import Workspace, all_projects
 
 
@@ -74,9 +74,16 @@ def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: st
         click.echo("no memories match")
         return
     for h in hits:
-        c = h.compact()
-        flag = f"  [flagged: {fence.FLAG}]" if h.id in flagged else ""
-        click.echo(f"#{c['id']:<6} {c['date']}  {c['type']:<11} {c['score']:>7.2f}  {h.title}{flag}")
+        click.echo(_hit_line(h, h.id in flagged))
+
+
+def _hit_line(hit: Hit, flagged: bool) -> str:
+    """One search hit: id, date, type, score (0-1), title and, when it reads as orders, its flag."""
+    from memory.base.fence import FLAG
+
+    c = hit.compact()
+    flag = f"  [flagged: {FLAG}]" if flagged else ""
+    return f"#{c['id']:<6} {c['date']}  {c['type']:<11} {c['score']:>7.2f}  {hit.title}{flag}"
 
 
 @click.command(name="timeline")
@@ -93,12 +100,12 @@ def timeline_cmd(memory_id: int, before: int, after: int, project: str | None, a
         raise click.ClickException(f"no memory #{memory_id} in project {ws.project.name}; "
                                    "find ids with `memory search`")
     if as_json:
-        emit([{"id": r["id"], "title": r["title"], "type": r["type"], "date": date(r["created_at"]),
+        emit([{"id": r["id"], "title": r["title"], "type": r["type"], "date": minute(r["created_at"]),
                 "session_id": r["session_id"], "anchor": r["id"] == memory_id} for r in rows])
         return
     for r in rows:
         mark = ">" if r["id"] == memory_id else " "
-        click.echo(f"{mark} #{r['id']:<6} {date(r['created_at'])}  {r['type']:<11} {r['title']}")
+        click.echo(f"{mark} #{r['id']:<6} {minute(r['created_at'])}  {r['type']:<11} {r['title']}")
 
 
 @click.command()
@@ -118,7 +125,7 @@ def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
     else:
         for r in rows:
             click.echo(f"#{r['id']} [{r['type']}] {r['title']}")
-            click.echo(f"  date: {date(r['created_at'])}  importance: {r['importance']:.2f}  "
+            click.echo(f"  date: {minute(r['created_at'])}  importance: {r['importance']:.2f}  "
                        f"session: {r['session_id'] or '-'}  tags: {r['tags'] or '-'}")
             if r["files"]:
                 click.echo(f"  files: {', '.join(r['files'].splitlines())}")
@@ -308,7 +315,7 @@ def sessions(limit: int, project: str | None, as_json: bool) -> None:
     if not rows:
         click.echo("no sessions recorded yet")
     for r in rows:
-        click.echo(f"{r['id'][:8]}  {date(r['started_at'])}  {r['status']:<9} prompts:{r['prompt_count']} "
+        click.echo(f"{r['id'][:8]}  {minute(r['started_at'])}  {r['status']:<9} prompts:{r['prompt_count']} "
                    f"tools:{r['tool_call_count']}  {r['summary'] or ''}")
 
 
@@ -337,14 +344,12 @@ def search_all_projects(text: str, limit: int, filters: Any, project: str | None
     if not found:
         click.echo("no memories match in any project")
         return
-    from memory.base.fence import FLAG, instruction_shaped
+    from memory.base.fence import instruction_shaped
 
     width = max(len(x.project) for x in found)
     for x in found:
-        c = x.hit.compact()
-        flag = f"  [flagged: {FLAG}]" if instruction_shaped(f"{x.hit.title}\n{x.hit.content}") else ""
-        click.echo(f"{x.project:<{width}}  #{c['id']:<6} {c['date']}  {c['type']:<11} {c['score']:>7.2f}  "
-                   f"{x.hit.title}{flag}")
+        flagged = instruction_shaped(f"{x.hit.title}\n{x.hit.content}")
+        click.echo(f"{x.project:<{width}}  {_hit_line(x.hit, flagged)}")
 
 
 def _session_id(ws: Any, given: str) -> str:
@@ -364,7 +369,7 @@ def _session_id(ws: Any, given: str) -> str:
         raise click.ClickException(f"no session {given!r} in project {ws.project.name}; "
                                    "`memory sessions` lists them")
     shown = sorted(known, key=lambda s: -known[s])
-    listed = ", ".join(f"{s} ({date(known[s])})" for s in shown[:10])
+    listed = ", ".join(f"{s} ({minute(known[s])})" for s in shown[:10])
     more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
     raise click.ClickException(f"{given!r} starts {count(len(shown), 'session id')} in project {ws.project.name}: "
                                f"{listed}{more}; give more of the id")
@@ -405,7 +410,7 @@ def handoff_cmd(session: str | None, current_session: str | None, project: str |
         return
     mine = row["session_id"] in (session, current_session)
     whose = "this session" if mine else f"session {row['session_id'][:8]}"
-    click.echo(f"Handoff of {whose} ({row['trigger']}, {date(row['created_at'])}), project {ws.project.name}:")
+    click.echo(f"Handoff of {whose} ({row['trigger']}, {minute(row['created_at'])}), project {ws.project.name}:")
     click.echo("")
     click.echo(row["content"])
 
@@ -435,7 +440,7 @@ def recent(limit: int, types: tuple[str, ...], project: str | None, as_json: boo
         return
     for r in rows:
         flag = f"  [flagged: {r['flags']}]" if r["flags"] else ""  # memory/base/fence.py: a person reviews these
-        click.echo(f"#{r['id']:<6} {date(r['created_at'])}  {r['type']:<11} {r['title']}{flag}")
+        click.echo(f"#{r['id']:<6} {minute(r['created_at'])}  {r['type']:<11} {r['title']}{flag}")
 
 
 COMMANDS = [search, timeline_cmd, get, save, forget, stats, sessions, projects, handoff_cmd, recent]

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from memory.base.classify import TYPES
 from memory.base.safepath import PathRejected
-from memory.mcp import tools as mcp_tools
+from memory.mcp import tools
 
 TypeName = Literal[TYPES]  # type: ignore[valid-type]  # the memory types, as an enum in the schema
 
@@ -40,13 +40,13 @@ def _run(fn: object, *args: object, **kwargs: object) -> str:
     threads, and a SQLite connection may only be used by the thread that opened it. The queries take
     milliseconds, and there is one client."""
     try:
-        return fn(*map(mcp_tools.readable, args), **kwargs)  # type: ignore[operator, no-any-return]
-    except (mcp_tools.ToolInputError, PathRejected) as exc:
+        return fn(*map(tools.readable, args), **kwargs)  # type: ignore[operator, no-any-return]
+    except (tools.ToolInputError, PathRejected) as exc:
         raise ToolError(str(exc)) from None
 
 
-def build(places: mcp_tools.Places | None = None) -> MCPServer:
-    where = places or mcp_tools.Places()
+def build(places: tools.Places | None = None) -> MCPServer:
+    where = places or tools.Places()
     server: MCPServer = MCPServer(name="memory", instructions=INSTRUCTIONS, log_level="WARNING")
     read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 
@@ -65,7 +65,7 @@ def build(places: mcp_tools.Places | None = None) -> MCPServer:
     ) -> str:
         """Layer 1: find memories. One compact line each: id, date, type, title and the start of the content.
         Follow with timeline(id) for context or get(ids) for the full text."""
-        return _run(mcp_tools.search, where, query, limit, list(types) if types else None, project, since, until,
+        return _run(tools.search, where, query, limit, list(types) if types else None, project, since, until,
                     all_projects)
 
     @server.tool(annotations=read_only, structured_output=False)
@@ -78,12 +78,12 @@ def build(places: mcp_tools.Places | None = None) -> MCPServer:
         project: Project = None,
     ) -> str:
         """Layer 2: what was recorded just before and after one memory in the same project (oldest first)."""
-        return _run(mcp_tools.timeline_tool, where, id, query, before, after, project)
+        return _run(tools.timeline_tool, where, id, query, before, after, project)
 
     @server.tool(annotations=read_only, structured_output=False)
     async def get(ids: Ids, project: Project = None) -> str:
         """Layer 3: the full content and details of the chosen memories."""
-        return _run(mcp_tools.get, where, list(ids), project)
+        return _run(tools.get, where, list(ids), project)
 
     @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False),
                  structured_output=False)
@@ -103,20 +103,20 @@ def build(places: mcp_tools.Places | None = None) -> MCPServer:
         """Save a memory (a learning, fix or fact) for later sessions. It is recorded as the model's, below
         what the user said: a 'decision' is stored as an observation (only the user makes decisions, with
         /memory:save). Private text and secrets are removed before it is stored."""
-        return _run(mcp_tools.save, where, content, title, type, importance, tags, files, expires, project)
+        return _run(tools.save, where, content, title, type, importance, tags, files, expires, project)
 
     @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True,
                                              openWorldHint=False), structured_output=False)
     async def delete(ids: Annotated[list[int], Field(min_length=1, max_length=100, description="Memory ids.")],
                project: Project = None) -> str:
         """Delete memories by id (with their search index entries and vectors)."""
-        return _run(mcp_tools.delete, where, list(ids), project)
+        return _run(tools.delete, where, list(ids), project)
 
     @server.tool(annotations=read_only, structured_output=False)
     async def stats(project: Project = None,
               all_projects: Annotated[bool, Field(description="List every project instead.")] = False) -> str:
         """What is stored: counts by type, sessions, size against the cap; or every project with all_projects."""
-        return _run(mcp_tools.stats, where, project, all_projects)
+        return _run(tools.stats, where, project, all_projects)
 
     return server
 

@@ -20,6 +20,7 @@ from memory.base.safepath import PathRejected, confine
 from memory.base.timeparse import parse_when
 from memory.base.words import count
 from memory.capture.deciders import settle
+from memory.present.text import day, minute, size
 from memory.recall.finder import Labelled, project_workspaces, search_all, search_project
 from memory.recall.search import Filters, Hit, timeline
 from memory.store import expiry
@@ -111,14 +112,6 @@ class Places:
 # -- formatting -------------------------------------------------------------------------------------
 
 
-def _day(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d", time.localtime(ts)) if ts else "-"
-
-
-def _minute(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
-
-
 def _cut(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 3].rstrip() + "..."
@@ -140,7 +133,7 @@ def _trust(row: Any, title: str, content: str) -> str:
 
 def hit_line(h: Hit, project: str | None = None, row: Any = None) -> str:
     label = f" ({project})" if project else ""
-    line = f"#{h.id} {_day(h.created_at)} [{h.type}]{label} {_cut(h.title, TITLE_CHARS)}"
+    line = f"#{h.id} {day(h.created_at)} [{h.type}]{label} {_cut(h.title, TITLE_CHARS)}"
     body = snippet(h.title, h.content, SNIPPET_CHARS)
     return (f"{line} | {body}" if body else line) + _trust(row, h.title, h.content)
 
@@ -241,7 +234,7 @@ def timeline_tool(places: Places, id: int | None = None, query: str | None = Non
             mark = ">" if r["id"] == anchor else " "
             body = snippet(r["title"], r["content"], TIMELINE_SNIPPET_CHARS)
             sess = f" s:{str(r['session_id'])[:8]}" if r["session_id"] else ""
-            line = f"{mark} #{r['id']} {_minute(r['created_at'])}{sess} [{r['type']}] {_cut(r['title'], TITLE_CHARS)}"
+            line = f"{mark} #{r['id']} {minute(r['created_at'])}{sess} [{r['type']}] {_cut(r['title'], TITLE_CHARS)}"
             lines.append((f"{line} | {body}" if body else line) + _trust(r, r["title"], r["content"]))
         return fence.wrap("\n".join(lines))
     finally:
@@ -258,13 +251,13 @@ def get(places: Places, ids: list[int], project: str | None = None) -> str:
         parts = []
         for r in rows:
             head = (f"#{r['id']} [{r['type']}] {r['title']}\n"
-                    f"date: {_minute(r['created_at'])}  importance: {r['importance']:.2f}  "
+                    f"date: {minute(r['created_at'])}  importance: {r['importance']:.2f}  "
                     f"session: {r['session_id'] or '-'}  tags: {r['tags'] or '-'}\n"
                     f"from:{_trust(r, r['title'], r['content'])}")
             if r["files"]:
                 head += f"\nfiles: {', '.join(r['files'].splitlines())}"
             if r["expires_at"]:
-                head += f"\nexpires: {_minute(r['expires_at'])}"
+                head += f"\nexpires: {minute(r['expires_at'])}"
             parts.append(f"{head}\n\n{r['content']}")
         missing = [i for i in wanted if i not in {r["id"] for r in rows}]
         if missing:
@@ -311,7 +304,7 @@ def save(places: Places, content: str, title: str | None = None, type: str = "le
             tags=list(tags or []), files=rel_files, source="mcp", expires_at=until)), filter_low_value=False)
         if saved.id is None:
             raise ToolInputError("nothing left to save once private text and secrets were removed")
-        note = f", expires {_minute(until)}" if until else ""
+        note = f", expires {minute(until)}" if until else ""
         return f"Saved #{saved.id} ({saved.action}) in project {ws.project.name}{note}."
     finally:
         if close:
@@ -340,22 +333,14 @@ def delete(places: Places, ids: list[int], project: str | None = None) -> str:
             ws.close()
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
-
-
 def stats(places: Places, project: str | None = None, all_projects: bool = False) -> str:
     from memory.store.evict import usage
     from memory.store.limits import max_bytes, max_memories
 
     home = places.home or places.current.home
     used = usage(home)
-    lines = [f"Data dir {home}: {_size(used['bytes'])} of a {_size(max_bytes())} cap "
-             f"(databases {_size(used['databases'])}, vectors {_size(used['vectors'])}); "
+    lines = [f"Data dir {home}: {size(used['bytes'])} of a {size(max_bytes())} cap "
+             f"(databases {size(used['databases'])}, vectors {size(used['vectors'])}); "
              f"at most {count(max_memories(), 'memory') if max_memories() else 'unlimited memories'} per project."]
     if all_projects:
         if project:
@@ -364,7 +349,7 @@ def stats(places: Places, project: str | None = None, all_projects: bool = False
             try:
                 n = ws.db.execute("SELECT count(*) FROM memories").fetchone()[0]
                 last = ws.db.execute("SELECT max(created_at) FROM memories").fetchone()[0]
-                lines.append(f"- {ws.project.name} (key {ws.project.key}): {count(n, 'memory')}, last {_day(last)}, "
+                lines.append(f"- {ws.project.name} (key {ws.project.key}): {count(n, 'memory')}, last {day(last)}, "
                              f"root {ws.project.root}")
             finally:
                 ws.close()
@@ -379,7 +364,7 @@ def stats(places: Places, project: str | None = None, all_projects: bool = False
         queue = ", ".join(f"{k} {v}" for k, v in data["queue"].items()) or "empty"
         lines += [f"Project {data['project']} ({data['root']}): {count(data['memories'], 'memory')} ({by_type}).",
                   f"Sessions: {sessions}. Handoffs: {data['handoffs']}. Injections: {data['injections']}. "
-                  f"Queue: {queue}. Database: {_size(data['database_bytes'])}."]
+                  f"Queue: {queue}. Database: {size(data['database_bytes'])}."]
         return "\n".join(lines)
     finally:
         if close:

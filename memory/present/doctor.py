@@ -90,7 +90,6 @@ def report(ws: Workspace) -> dict[str, Any]:
     if os.path.exists(log):
         with open(log, encoding="utf-8", errors="replace") as fh:
             errors = sum(1 for line in fh if " ERROR " in line)
-    from memory import ROOT as root
     venv = venv_python()
     return {
         "version": __version__,
@@ -98,7 +97,7 @@ def report(ws: Workspace) -> dict[str, Any]:
         "hook_interpreter": venv or "python3 from PATH (no venv yet: stdlib-only hooks)",
         "setup": _setup(home, venv),
         "worker": _worker(home),
-        "plugin_root": root,
+        "plugin_root": ROOT,
         "data_dir": home,
         "data_dir_writable": os.access(home, os.W_OK) if os.path.exists(home) else os.access(
             os.path.dirname(home) or ".", os.W_OK),

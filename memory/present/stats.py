@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from memory.outline import cache as outline_cache
+from memory.outline.cache import savings
 from memory.store import queue
 from memory.store.workspace import Workspace
 
@@ -29,8 +29,8 @@ def project_stats(ws: Workspace) -> dict[str, Any]:
         "handoffs": db.execute("SELECT count(*) FROM handoffs").fetchone()[0],
         "injections": db.execute("SELECT count(*) FROM access_log WHERE kind LIKE 'inject%'").fetchone()[0],
         "queue": queue.counts(db),
-        "outlines": outline_cache.savings(db),
-        "outlines_last_session": outline_cache.savings(db, _last_session(ws)),
+        "outlines": savings(db),
+        "outlines_last_session": savings(db, _last_session(ws)),
         "outlines_cached_files": db.execute("SELECT count(*) FROM file_signatures").fetchone()[0],
         "extraction": _extraction(ws),
     }
