@@ -3,8 +3,10 @@
 import os
 import sys
 
-# The hooks run from the plugin root, which need not be pip-installed: import `memory` from there.
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The hooks run from the plugin root, which need not be pip-installed: import `memory` from there. The
+# plugin root takes the place of hooks/ (the script's folder, which Python put first and which nothing
+# needs once this module is found), so the path is not one entry longer for every import to search.
+sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class _LightSqlite3:

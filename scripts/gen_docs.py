@@ -40,9 +40,9 @@ memory/base/config.py: every variable the plugin reads, with its default).
 """
 
 OUTRO = """
-Set by the plugin between its own processes, not settings: `MEMORY_SPOOL_REPLAY` (a replayed SessionStart
-leaves the notices to a real one), `MEMORY_WORKER_IDLE_SINCE` and `MEMORY_WORKER_LOCK_FD` (what a worker
-passes to itself when it re-executes light, see [recall.md](recall.md)). Read by the tests and scripts only:
+Set by the plugin between its own processes, not settings: `MEMORY_WORKER_IDLE_SINCE` and
+`MEMORY_WORKER_LOCK_FD` (what a worker passes to itself when it re-executes light, see
+[recall.md](recall.md)). Read by the tests and scripts only:
 see [testing.md](testing.md#environment).
 """
 

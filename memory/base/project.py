@@ -23,6 +23,19 @@ class Project:
         return f"Project({self.key!r}, root={self.root!r})"
 
 
+def project_folder(fallback: str | None = None) -> str | None:
+    """The folder whose project is meant: MEMORY_PROJECT_DIR, else CLAUDE_PROJECT_DIR (as Claude Code sets
+    it for hooks, the MCP server and the Bash tool; it stays put when the agent cds), else `fallback` (an
+    event's cwd, the current directory)."""
+    return os.environ.get("MEMORY_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR") or fallback
+
+
+def event_folder(event: dict[str, object]) -> str | None:
+    """The folder whose project a hook event belongs to: project_folder, with the event's cwd last."""
+    cwd = event.get("cwd")
+    return project_folder(cwd if isinstance(cwd, str) and cwd else None)
+
+
 def _read(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:

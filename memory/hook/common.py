@@ -7,8 +7,10 @@ import time
 
 from memory import store
 from memory.base.privacy import clean
+from memory.base.project import event_folder
 from memory.capture import Capture
 from memory.capture.deciders import settle
+from memory.hook.run import at_exit
 from memory.store import state as session_state
 from memory.store.db import Tx
 from memory.store.workspace import Workspace
@@ -17,23 +19,20 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory.hook.run import Call
 
-# The workspaces this hook process opened: hookrun closes them before it exits (close_workspaces).
+
+# The workspaces this hook process opened: memory/hook/run.py closes them before it exits (close_workspaces).
 _OPENED: list[Workspace] = []
-
-
-def project_folder(event: dict[str, Any]) -> str | None:
-    """The folder whose project an event belongs to: as Claude Code set it for the hook, else the event's cwd."""
-    folder = os.environ.get("MEMORY_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR") or event.get("cwd")
-    return folder if isinstance(folder, str) and folder else None
 
 
 class NotAProject(Exception):
     """The event's folder is `/` or not a folder: the hook records nothing (no project database made)."""
 
 
-def workspace(event: dict[str, Any]) -> Workspace:
-    folder = project_folder(event)
+def workspace(event: dict[str, Any], call: Call | None = None) -> Workspace:
+    """The event's project workspace: the folder a replayed event was recorded in, else event_folder."""
+    folder = call.project_dir if call is not None and call.project_dir else event_folder(event)
     try:
         real = os.path.realpath(folder or os.getcwd())
     except OSError as exc:  # the process's own cwd was removed
@@ -41,6 +40,8 @@ def workspace(event: dict[str, Any]) -> Workspace:
     if real == "/" or not os.path.isdir(real):
         raise NotAProject(f"cwd {real[:200]!r} is not a project folder: nothing recorded")
     ws = Workspace.for_dir(real)
+    if not _OPENED:
+        at_exit(close_workspaces)
     _OPENED.append(ws)
     return ws
 

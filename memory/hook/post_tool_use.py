@@ -11,11 +11,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory.hook.run import Call
 
-def handle(event: dict[str, Any]) -> dict[str, Any] | None:
+
+def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     if not event.get("tool_name"):
         return None
-    ws = workspace(event)
+    ws = workspace(event, call)
     sid = session_id(event)
     cap = capture.tool_event(event, ws.project.root)
     if event.get("tool_name") == "Bash":

@@ -12,9 +12,41 @@ from memory.base.log import log, log_exception
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from collections.abc import Callable
     from typing import Any
 
+# Each entrypoint (hooks/<name>.py, the `args` of hooks/hooks.json) and the module whose handle(event, call)
+# answers it; only the one module a hook needs is imported.
+HANDLERS = {
+    "session_start": "memory.hook.session_start",
+    "user_prompt_submit": "memory.hook.user_prompt_submit",
+    "pre_tool_use": "memory.hook.pre_tool_use",
+    "post_tool_use": "memory.hook.post_tool_use",
+    "pre_compact": "memory.hook.pre_compact",
+    "stop": "memory.hook.stop",
+    "session_end": "memory.hook.session_end",
+}
 MAX_STDIN = 64 * 1024 * 1024  # parsing 64 MB costs ~150 ms; memory/base/bounds.py then cuts the event to ~256 KB
+
+
+class Call:
+    """How a handler is run: for Claude Code's own event (project_dir None: the project comes from the
+    environment and the event), or replayed from the spool with the project folder recorded then."""
+
+    __slots__ = ("project_dir", "replayed")
+
+    def __init__(self, project_dir: str | None = None, replayed: bool = False) -> None:
+        self.project_dir, self.replayed = project_dir, replayed
+
+
+# What a handler leaves to do once the answer is out (memory/hook/common.py: close its databases).
+_AT_EXIT: list[Callable[[], None]] = []
+
+
+def at_exit(fn: Callable[[], None]) -> None:
+    """Run `fn` after this hook's answer and spool replay, before the process exits (os._exit runs nothing)."""
+    if fn not in _AT_EXIT:
+        _AT_EXIT.append(fn)
 
 
 class TooLarge(Exception):
@@ -65,9 +97,11 @@ def run(name: str) -> None:
     except BaseException:  # noqa: BLE001
         pass
     _replay_spool()
-    common = sys.modules.get("memory.hook.common")
-    if common is not None:
-        common.close_workspaces()  # the WAL checkpointed and removed now, not re-scanned by every later hook
+    for fn in _AT_EXIT:
+        try:
+            fn()
+        except BaseException as exc:  # noqa: BLE001
+            log_exception(f"{name} (at exit)", exc)
     os._exit(0)  # skip interpreter teardown: it is pure cost here, and the exit code must be 0
 
 
@@ -81,11 +115,13 @@ def _bounded(name: str, event: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
-def dispatch(name: str, event: dict[str, Any]) -> dict[str, Any] | None:
-    """Run the handler of a hook entry (memory/hook/<name>.py) on one event."""
-    module = f"memory.hook.{name}"
-    __import__(module)  # not importlib.import_module: importing importlib costs a hook ~0.5 ms
-    return sys.modules[module].handle(event)
+def dispatch(name: str, event: dict[str, Any], project_dir: str | None = None, replayed: bool = False
+             ) -> dict[str, Any] | None:
+    """Run the handler of a hook entry (HANDLERS) on one event; a spool replay gives the project folder the
+    event was recorded in."""
+    # __import__ with a fromlist returns the module itself; not importlib.import_module: importing
+    # importlib costs a hook ~0.5 ms.
+    return __import__(HANDLERS[name], fromlist=("handle",)).handle(event, Call(project_dir, replayed))
 
 
 def _spool_if_locked(name: str, event: dict[str, Any], exc: BaseException) -> bool:
@@ -147,7 +183,7 @@ def _replay_spool() -> None:
 
         deadline = time.monotonic() + spool.REPLAY_BUDGET_S
         for folder in spool.folders():
-            spool.replay(budget_s=deadline - time.monotonic(), folder=folder)
+            spool.replay(dispatch, budget_s=deadline - time.monotonic(), folder=folder)
     except BaseException as exc:  # noqa: BLE001
         log_exception("spool replay", exc)
 

@@ -15,9 +15,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory.hook.run import Call
 
-def handle(event: dict[str, Any]) -> dict[str, Any] | None:
-    ws = workspace(event)
+
+def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
+    ws = workspace(event, call)
     sid = session_id(event)
     with Tx(ws.db):  # one commit
         touch_session(ws, event)

@@ -17,6 +17,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory.hook.run import Call
+
 
 def _queue_team_sync(ws: Workspace) -> bool:
     """Queue a team_sync job when the project is linked to a team server, or MEMORY_TEAM_URL asks for one:
@@ -31,9 +33,9 @@ def _queue_team_sync(ws: Workspace) -> bool:
     return True
 
 
-def handle(event: dict[str, Any]) -> dict[str, Any] | None:
+def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     bootstrap.ensure_venv()
-    ws = workspace(event)
+    ws = workspace(event, call)
     secure_data_dir(ws.home)  # an older install's 0755 folders made owner-only (two stat calls when done)
     sid = session_id(event)
     source = str(event.get("source") or "startup")
@@ -50,7 +52,7 @@ def handle(event: dict[str, Any]) -> dict[str, Any] | None:
     wake_worker(ws)  # warm for hybrid recall by the first prompt, and the queue gets drained
     text, _ = inject.session_start(ws, sid, source)
     out = context_output("SessionStart", text) or {}
-    problems = [] if os.environ.get("MEMORY_SPOOL_REPLAY") else notices.pending()
+    problems = [] if call.replayed else notices.pending()  # a replayed SessionStart leaves them to a real one
     if problems:  # shown to the user, not the model, once
         out["systemMessage"] = notices.summary(problems)
         notices.clear()

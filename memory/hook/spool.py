@@ -21,7 +21,12 @@ from memory.base.config import data_home
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from collections.abc import Callable
     from typing import Any
+
+    # memory/hook/run.py's dispatch(name, event, project_dir, replayed), passed in: run imports this
+    # module, so this one does not import it back.
+    Dispatch = Callable[[str, dict[str, Any], str | None, bool], object]
 
 REPLAY_BUDGET_S = 0.03  # a hook spends at most this replaying spooled events after its own work
 CLAIM_STALE_S = 60.0
@@ -140,10 +145,10 @@ def save_anywhere(hook: str, event: dict[str, Any]) -> str:
 def _record(hook: str, event: dict[str, Any]) -> dict[str, Any]:
     from memory.base.bounds import bound
     from memory.base.privacy import clean_obj
-    from memory.hook.common import project_folder
+    from memory.base.project import event_folder
 
     # The project the hook resolved, so a replay in another project's hook writes to the right database.
-    project_dir = project_folder(event) or ""
+    project_dir = event_folder(event) or ""
     return {"hook": hook, "project_dir": clean_obj(project_dir), "spooled_at": time.time(),
             "event": clean_obj(bound(event)[0])}
 
@@ -201,8 +206,9 @@ def _claim(folder: str, name: str) -> str | None:
     return claimed
 
 
-def replay(budget_s: float = REPLAY_BUDGET_S, folder: str | None = None) -> int:
-    """Replay spooled events through their handlers (their output is dropped: the session they belonged to
+def replay(dispatch: Dispatch, budget_s: float = REPLAY_BUDGET_S, folder: str | None = None) -> int:
+    """Replay spooled events through `dispatch` (memory/hook/run.py's), each in the project it was
+    recorded in (their output is dropped: the session they belonged to
     has moved on) until the budget is spent. An event still refused by a locked database goes back to
     the spool. Returns how many were written."""
     folder = folder or spool_dir()
@@ -229,14 +235,8 @@ def replay(budget_s: float = REPLAY_BUDGET_S, folder: str | None = None) -> int:
             log("warning", f"spool: unreadable event {name}: {exc}", event="spool")
             os.replace(claimed, claimed + ".bad")
             continue
-        saved_dir = os.environ.get("MEMORY_PROJECT_DIR")
-        os.environ["MEMORY_SPOOL_REPLAY"] = "1"  # a replayed SessionStart leaves the notices to a real one
-        if record.get("project_dir"):
-            os.environ["MEMORY_PROJECT_DIR"] = str(record["project_dir"])
         try:
-            from memory.hook.run import dispatch
-
-            dispatch(hook, event)
+            dispatch(hook, event, str(record.get("project_dir") or "") or None, True)
         except Exception as exc:
             if type(exc).__name__ == "NotAProject":  # its folder is gone: nothing to record it in
                 log("warning", f"spool: {exc}; event {name} dropped", event="spool")
@@ -248,12 +248,6 @@ def replay(budget_s: float = REPLAY_BUDGET_S, folder: str | None = None) -> int:
             log_exception(f"spool replay of {hook}", exc)
             os.replace(claimed, claimed + ".bad")
             continue
-        finally:
-            os.environ.pop("MEMORY_SPOOL_REPLAY", None)
-            if saved_dir is None:
-                os.environ.pop("MEMORY_PROJECT_DIR", None)
-            else:
-                os.environ["MEMORY_PROJECT_DIR"] = saved_dir
         os.unlink(claimed)
         done += 1
     if done:

@@ -12,9 +12,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory.hook.run import Call
 
-def handle(event: dict[str, Any]) -> dict[str, Any] | None:
-    ws = workspace(event)
+
+def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
+    ws = workspace(event, call)
     sid = session_id(event)
     message = event.get("last_assistant_message")
     with Tx(ws.db):  # one commit for the whole turn end

@@ -15,12 +15,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory.hook.run import Call
 
-def handle(event: dict[str, Any]) -> dict[str, Any] | None:
+
+def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     prompt = event.get("prompt")
     if not isinstance(prompt, str):
         return None
-    ws = workspace(event)
+    ws = workspace(event, call)
     sid = session_id(event)
     parts = []
     # One untrusted block (memory/base/fence.py) for all of it, within the 9,000 characters Claude Code keeps inline.

@@ -229,11 +229,12 @@ def repair(ws: Workspace) -> list[str]:
     if stale:
         done.append(f"released {count(stale, 'queue job')} left running by a dead worker")
     from memory.hook import spool
+    from memory.hook.run import dispatch
 
     for folder in spool.folders():
         waiting = len(spool.pending(folder))
         if waiting:
-            written = spool.replay(budget_s=60.0, folder=folder)
+            written = spool.replay(dispatch, budget_s=60.0, folder=folder)
             done.append(f"wrote {written} of {count(waiting, 'spooled event')} from {folder}")
     items = notices.pending()
     if items:
