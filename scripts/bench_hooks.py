@@ -120,7 +120,7 @@ def events(project: Path) -> dict[str, tuple[str, dict]]:
     }
 
 
-BIG_SOURCE = Path(__file__).resolve().parents[1].joinpath("memory", "cli.py")
+BIG_SOURCE = Path(__file__).resolve().parents[1].joinpath("memory", "cli", "__init__.py")
 PROMPT = "Why does the parser raise an error when the encoding of the file is missing? fix the decoder"
 LONG_SESSION = "bench-long"
 
