@@ -159,7 +159,7 @@ def test_every_variable_the_code_reads_is_in_the_configuration_page() -> None:
     """ENV_VARS is the home of the settings; what else the code reads (variables the plugin passes to its own
     processes, ANTHROPIC_AUTH_TOKEN) is at least named on the generated page."""
     read = _variables_read()
-    assert {"MEMORY_HOME", "MEMORY_PYTHON", "MEMORY_OUTLINE", "MEMORY_SPOOL_REPLAY"} <= set(read)
+    assert {"MEMORY_HOME", "MEMORY_PYTHON", "MEMORY_OUTLINE", "MEMORY_WORKER_LOCK_FD"} <= set(read)
     page = (ROOT / "docs" / "configuration.md").read_text()
     missing = [f"{name} ({where})" for name, where in read.items() if f"`{name}`" not in page]
     assert not missing, f"read by the code, named nowhere in docs/configuration.md: {missing}"
