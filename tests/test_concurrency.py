@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scripts.bench_stress import run
+from scripts.bench.stress import run
 
 
 def test_parallel_sessions_lose_nothing(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from memory.base import worker_client
 from memory.base.project import identify
-from scripts.bench_stress import vector_consistency
+from scripts.bench.stress import vector_consistency
 from tests.support.helpers import ROOT
 
 LAUNCHER = str(ROOT / "hooks" / "run")

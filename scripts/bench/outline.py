@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark the outliner on real code found on this machine.
 
 For each language with source on disk (tests/support/outline_corpus.py says where), over
@@ -19,7 +18,7 @@ files of 300+ lines picked deterministically, prints:
   (`python -S -c pass`) measured in the same interleaved rounds. Wall time
   and CPU time (user+sys of the hook process: steadier on a shared machine).
 
-Usage: python scripts/bench_outline.py [--files N] [--hook-files N] [--rounds N] [--languages a,b]
+Usage: .venv/bin/python -m scripts.bench.outline [--files N] [--hook-files N] [--rounds N] [--languages a,b]
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -35,19 +33,14 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)  # `parser` must be this repo's package
+from parser import estimate_tokens, outline_source
+from parser.render import read_text
+from scripts.bench.common import BARE, ROOT, machine_line, print_json, python, run_timed
+from scripts.bench.common import percentile as pct
+from tests.support import outline_corpus as corpus
+from tests.support.ctags_oracle import CTAGS_LANGUAGE, ctags_available, ctags_tags, missing
 
-from parser import estimate_tokens, outline_source  # noqa: E402
-from parser.render import read_text  # noqa: E402
-from tests.support import outline_corpus as corpus  # noqa: E402
-from tests.support.ctags_oracle import CTAGS_LANGUAGE, ctags_available, ctags_tags, missing  # noqa: E402
-
-
-def pct(values: list[float], q: float) -> float:
-    """The q-quantile (0..1) by nearest rank; values need not be sorted."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+REPO = str(ROOT)
 
 
 def bench_language(language: str, files: list[str], use_ctags: bool) -> dict[str, float | int]:
@@ -83,19 +76,6 @@ def bench_language(language: str, files: list[str], use_ctags: bool) -> dict[str
     }
 
 
-def _timed(cmd: list[str], data: bytes, env: dict[str, str]) -> tuple[float, float, bytes]:
-    """Wall ms, CPU ms (user+sys of the child) and stdout of one process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, input=data, capture_output=True, env=env, check=False)
-    wall = (time.perf_counter() - start) * 1000
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd} exited {proc.returncode}: {proc.stderr.decode()[:500]}")
-    return wall, cpu, proc.stdout
-
-
 def _read_event(project: str, path: str, session: str) -> bytes:
     lines = sum(1 for _ in open(path, "rb"))
     return json.dumps({
@@ -108,8 +88,7 @@ def _read_event(project: str, path: str, session: str) -> bytes:
 
 def bench_hook(samples: dict[str, list[str]], rounds: int) -> dict[str, dict[str, list[float]]]:
     """Per language: wall and CPU ms of cold and cached Read hooks; "bare" holds the interpreter start."""
-    venv_py = os.path.join(REPO, ".venv", "bin", "python")
-    py = venv_py if os.path.exists(venv_py) else sys.executable
+    py = python()
     launcher = os.path.join(REPO, "hooks", "run")
     # As scripts/setup leaves the plugin: byte-compiled (PYTHONDONTWRITEBYTECODE may be set here).
     subprocess.run([py, "-m", "compileall", "-q", *(os.path.join(REPO, d) for d in ("memory", "parser", "hooks"))],
@@ -125,11 +104,11 @@ def bench_hook(samples: dict[str, list[str]], rounds: int) -> dict[str, dict[str
         warm = os.path.join(project, "warm.py")
         with open(warm, "w") as fh:
             fh.write("x = 1\n" * 300)
-        _timed([launcher, "post_tool_use"], _read_event(project, warm, "warm"), env)  # db created, .pyc read
+        run_timed([launcher, "post_tool_use"], _read_event(project, warm, "warm"), env)  # db created, .pyc read
         for r in range(rounds):
-            wall, cpu, _ = _timed([py, "-S", "-c", "pass"], b"", env)
-            results["bare"]["wall"].append(wall)
-            results["bare"]["cpu"].append(cpu)
+            bare = run_timed([py, *BARE], b"", env)
+            results["bare"]["wall"].append(bare.wall_ms)
+            results["bare"]["cpu"].append(bare.cpu_ms)
             for language, files in samples.items():
                 for i, src in enumerate(files):
                     # A new path is a cache miss; the same path in another session is a hit.
@@ -138,13 +117,32 @@ def bench_hook(samples: dict[str, list[str]], rounds: int) -> dict[str, dict[str
                     shutil.copyfile(src, path)
                     got = results.setdefault(language, {k: [] for k in ("cold", "cold_cpu", "hit", "hit_cpu")})
                     for mode in ("cold", "hit"):
-                        wall, cpu, out = _timed([launcher, "post_tool_use"],
-                                                _read_event(project, path, f"{mode}-{r}-{i}-{language}"), env)
-                        if b"updatedToolOutput" not in out:
+                        t = run_timed([launcher, "post_tool_use"],
+                                      _read_event(project, path, f"{mode}-{r}-{i}-{language}"), env)
+                        if b"updatedToolOutput" not in t.stdout:
                             break  # passed through (not worth an outline): not a Read hook timing
-                        got[mode].append(wall)
-                        got[f"{mode}_cpu"].append(cpu)
+                        got[mode].append(t.wall_ms)
+                        got[f"{mode}_cpu"].append(t.cpu_ms)
     return results
+
+
+def hook_rows(res: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, float]]:
+    """p50 and p95 of each series per language, of all languages together ("all") and of the bare start."""
+    bare = res.pop("bare")
+    every: dict[str, list[float]] = {k: [] for k in ("cold", "cold_cpu", "hit", "hit_cpu")}
+    rows = {}
+    for language, got in res.items():
+        if not got["cold"]:
+            continue
+        for k in every:
+            every[k] += got[k]
+        rows[language] = got
+    rows["all"] = every
+    out = {name: {f"{k}_{q}": round(statistics.median(v) if q == "p50" else pct(v, .95), 1)
+                  for k, v in got.items() for q in ("p50", "p95")} for name, got in rows.items()}
+    out["bare python"] = {f"{k}_{q}": round(statistics.median(v) if q == "p50" else pct(v, .95), 1)
+                          for k, v in bare.items() for q in ("p50", "p95")}
+    return out
 
 
 def main() -> int:
@@ -153,58 +151,57 @@ def main() -> int:
     ap.add_argument("--hook-files", type=int, default=3, help="files per language timed through the hook")
     ap.add_argument("--rounds", type=int, default=7, help="rounds of hook timings (default 7)")
     ap.add_argument("--languages", default=",".join(corpus.languages()))
+    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    say = (lambda *_: None) if args.json else print
 
     use_ctags = ctags_available()
     if not use_ctags:
-        print("note: Universal Ctags not found; recall not measured")
+        say("note: Universal Ctags not found; recall not measured")
     corpora = {}
     for language in args.languages.split(","):
         files = corpus.find_files(language, args.files)
         if files:
             corpora[language] = files
         else:
-            print(f"note: no {language} source of {corpus.MIN_LINES}+ lines here; skipped")
+            say(f"note: no {language} source of {corpus.MIN_LINES}+ lines here; skipped")
 
     header = (f"{'language':<11}{'files':>6}{'red.med':>9}{'red.p10':>9}{'no hdr':>8}{'whole':>6}{'tags':>7}"
               f"{'recall':>9}{'ms med':>8}{'ms p90':>8}")
-    print(header)
-    print("-" * len(header))
+    say(header)
+    say("-" * len(header))
     total_files = 0
+    outlines = {}
     for language, files in corpora.items():
-        r = bench_language(language, files, use_ctags)
+        r = outlines[language] = bench_language(language, files, use_ctags)
         total_files += int(r["files"])
-        print(f"{language:<11}{r['files']:>6}{r['red_median']:>9.1%}{r['red_p10']:>9.1%}{r['bare_median']:>8.1%}"
-              f"{r['passed']:>6}{r['tags']:>7}{r['recall']:>9.2%}{r['ms_median']:>8.1f}{r['ms_p90']:>8.1f}")
-    print(f"{total_files} files in {len(corpora)} languages (red.: header + outline as the hook returns it, "
-          f"whole files count 0%; no hdr: the outline alone; whole: files the hook passes through)")
+        say(f"{language:<11}{r['files']:>6}{r['red_median']:>9.1%}{r['red_p10']:>9.1%}{r['bare_median']:>8.1%}"
+            f"{r['passed']:>6}{r['tags']:>7}{r['recall']:>9.2%}{r['ms_median']:>8.1f}{r['ms_p90']:>8.1f}")
+    say(f"{total_files} files in {len(corpora)} languages (red.: header + outline as the hook returns it, "
+        f"whole files count 0%; no hdr: the outline alone; whole: files the hook passes through)")
 
-    if args.rounds <= 0 or args.hook_files <= 0:
+    hooks = {}
+    if args.rounds > 0 and args.hook_files > 0:
+        samples = {lang: files[:: max(1, len(files) // args.hook_files)][: args.hook_files]
+                   for lang, files in corpora.items()}
+        hooks = hook_rows(bench_hook(samples, args.rounds))
+    if args.json:
+        print_json({"outlines": outlines, "read_hook_ms": hooks})
         return 0
-    samples = {lang: files[:: max(1, len(files) // args.hook_files)][: args.hook_files]
-               for lang, files in corpora.items()}
-    res = bench_hook(samples, args.rounds)
-    bare = res.pop("bare")
+    if not hooks:
+        return 0
     print(f"\nRead hook (hooks/run post_tool_use), {args.rounds} rounds x {args.hook_files} files per language, "
-          f"empty project db, load average {os.getloadavg()[0]:.1f}:")
+          f"empty project db, {machine_line()}:")
     print(f"{'':<11}{'cold p50':>9}{'p95':>7}{'cached p50':>11}{'p95':>7}  |  cpu ms: {'cold p50':>8}{'p95':>6}"
           f"{'cached p50':>11}{'p95':>6}")
-    every: dict[str, list[float]] = {k: [] for k in ("cold", "cold_cpu", "hit", "hit_cpu")}
-    for language, got in res.items():
-        if not got["cold"]:
-            continue
-        for k in every:
-            every[k] += got[k]
-        print(f"{language:<11}{statistics.median(got['cold']):>9.1f}{pct(got['cold'], .95):>7.1f}"
-              f"{statistics.median(got['hit']):>11.1f}{pct(got['hit'], .95):>7.1f}  |  {'':>8}"
-              f"{statistics.median(got['cold_cpu']):>8.1f}{pct(got['cold_cpu'], .95):>6.1f}"
-              f"{statistics.median(got['hit_cpu']):>11.1f}{pct(got['hit_cpu'], .95):>6.1f}")
-    print(f"{'all':<11}{statistics.median(every['cold']):>9.1f}{pct(every['cold'], .95):>7.1f}"
-          f"{statistics.median(every['hit']):>11.1f}{pct(every['hit'], .95):>7.1f}  |  {'':>8}"
-          f"{statistics.median(every['cold_cpu']):>8.1f}{pct(every['cold_cpu'], .95):>6.1f}"
-          f"{statistics.median(every['hit_cpu']):>11.1f}{pct(every['hit_cpu'], .95):>6.1f}")
-    print(f"{'bare python':<11}{statistics.median(bare['wall']):>9.1f}{pct(bare['wall'], .95):>7.1f}"
-          f"{'':>18}  |  {'':>8}{statistics.median(bare['cpu']):>8.1f}{pct(bare['cpu'], .95):>6.1f}")
+    for name, r in hooks.items():
+        if name == "bare python":
+            print(f"{name:<11}{r['wall_p50']:>9.1f}{r['wall_p95']:>7.1f}{'':>18}  |  {'':>8}{r['cpu_p50']:>8.1f}"
+                  f"{r['cpu_p95']:>6.1f}")
+        else:
+            print(f"{name:<11}{r['cold_p50']:>9.1f}{r['cold_p95']:>7.1f}{r['hit_p50']:>11.1f}{r['hit_p95']:>7.1f}  |  "
+                  f"{'':>8}{r['cold_cpu_p50']:>8.1f}{r['cold_cpu_p95']:>6.1f}{r['hit_cpu_p50']:>11.1f}"
+                  f"{r['hit_cpu_p95']:>6.1f}")
     return 0
 
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Search and ingest latency at 10,000 and 100,000 memories.
 
 For each size: the memories are written (400 sessions), then
@@ -12,10 +11,10 @@ For each size: the memories are written (400 sessions), then
 
 Two corpora (--corpus): `vocab` (the default), 12-60 words drawn uniformly from a 100-word developer
 vocabulary, so every query word matches a quarter to a half of the store: the worst case for BM25; and
-`prose`, bench_hooks' runs of real text (the standard library's source words, Zipf-distributed), with
+`prose`, scripts/bench/fill.py's runs of real text (the standard library's source words, Zipf-distributed), with
 queries of words drawn from the same text.
 
-    .venv/bin/python scripts/bench_search.py [--sizes 10000,100000] [--queries 200] [--embedder hashing]
+    .venv/bin/python -m scripts.bench.search [--sizes 10000,100000] [--queries 200] [--embedder hashing]
         [--corpus vocab|prose] [--json]
 """
 
@@ -24,41 +23,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import bench_hooks  # noqa: E402
-
-from memory import store  # noqa: E402
-from memory.base import worker_client  # noqa: E402
-from memory.base.config import env_int  # noqa: E402
-from memory.base.project import Project  # noqa: E402
-from memory.recall import embed  # noqa: E402
-from memory.recall.search import Filters, keyword_search  # noqa: E402
-from memory.store import content_hash, normalise  # noqa: E402
-from memory.store.workspace import Workspace  # noqa: E402
-from memory.worker import ProjectIndex  # noqa: E402
-
-
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    return {"p50": round(statistics.median(values), 2), "p95": round(pct(values, 95), 2),
-            "p99": round(pct(values, 99), 2), "n": len(values)}
-
+from memory import store
+from memory.base import worker_client
+from memory.base.config import env_int
+from memory.base.project import Project
+from memory.recall import embed
+from memory.recall.search import Filters, keyword_search
+from memory.store.workspace import Workspace
+from memory.worker import ProjectIndex
+from scripts.bench.common import ROOT, machine_line, print_json, summary
+from scripts.bench.fill import corpus_words, populate
 
 WORDS = ("auth token cookie session refresh jwt login logout cache redis postgres migration schema index query "
          "parser lexer tokenizer ast grammar outline signature hook event compaction handoff worker queue lock "
@@ -70,30 +50,13 @@ WORDS = ("auth token cookie session refresh jwt login logout cache redis postgre
 
 def populate_vocab(ws: Workspace, n: int, seed: int = 7) -> None:
     """The worst case for BM25: every memory is 12-60 words drawn uniformly from WORDS."""
-    rng = random.Random(seed)
-    now = time.time()
-    rows = []
-    for i in range(n):
-        words = rng.choices(WORDS, k=rng.randint(12, 60))
-        title = f"{rng.choice(['Fixed', 'Changed', 'Found', 'Decided', 'Ran', 'Modified'])} {' '.join(words[:6])} {i}"
-        content = " ".join(words) + f" (file src/module_{i % 500}.py)"
-        created = now - rng.uniform(0, 180 * 86400)
-        rows.append((ws.project.key, f"bench-session-{i % 400}", rng.choice(bench_hooks.TYPES), title,
-                     normalise(title), content, content_hash(f"{title}\n{content}"), round(rng.random(), 2), 0.5,
-                     "", "", "bench", created, created, None, 0, None))
-    db = ws.db
-    db.execute("BEGIN IMMEDIATE")
-    db.executemany(
-        """INSERT INTO memories (project, session_id, type, title, title_key, content, content_hash, importance,
-           confidence, tags, files, source, created_at, updated_at, accessed_at, access_count, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", rows)
-    db.execute("COMMIT")
+    populate(ws, n, seed, words=lambda rng: rng.choices(WORDS, k=rng.randint(12, 60)), sessions=False)
 
 
 def queries(n: int, seed: int = 11, corpus: str = "vocab") -> list[str]:
     rng = random.Random(seed)
     if corpus == "prose":
-        pool = bench_hooks.corpus_words()
+        pool = corpus_words()
         return [" ".join(rng.choice(pool) for _ in range(rng.randint(3, 7))) for _ in range(n)]
     return [" ".join(rng.sample(WORDS, rng.randint(3, 7))) for _ in range(n)]
 
@@ -105,7 +68,7 @@ def run_size(size: int, embedder_name: str, nq: int, corpus: str = "vocab") -> d
     ws = Workspace(Project("bench", "bench", "/bench", None), home)
     out: dict[str, object] = {"memories": size, "embedder": embedder_name, "corpus": corpus}
     t0 = time.perf_counter()
-    (bench_hooks.populate if corpus == "prose" else populate_vocab)(ws, size)
+    (populate if corpus == "prose" else populate_vocab)(ws, size)
     out["populate_s"] = round(time.perf_counter() - t0, 1)
     # A hook's save: the row, FTS, dedup checks and the vector job in one transaction.
     saves = []
@@ -210,15 +173,14 @@ def main() -> None:
     ap.add_argument("--corpus", choices=("vocab", "prose"), default="vocab")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    print(f"{platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{time.strftime('%Y-%m-%d')}", flush=True)
+    print(machine_line(), flush=True)
     results = []
     for size in (int(s) for s in args.sizes.split(",")):
         r = run_size(size, args.embedder, args.queries, args.corpus)
         results.append(r)
         print(json.dumps(r), flush=True)
     if args.json:
-        print(json.dumps(results, indent=2))
+        print_json(results)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """Huge-input hook benchmark: every hook spawned as Claude Code spawns it with a 20 MB field (prompt, tool
 output, assistant message, compaction instructions, end reason, a 20 MB transcript beside it) and a
 TodoWrite of 20,000 items, against the same hook with a small event and a bare interpreter start, rounds
 interleaved. Wall and CPU (user+sys of the hook process) per row.
 
-    .venv/bin/python scripts/bench_huge.py [--mb 20] [--todos 20000] [--runs 5] [--json]
+    .venv/bin/python -m scripts.bench.huge [--mb 20] [--todos 20000] [--runs 5] [--json]
 """
 
 from __future__ import annotations
@@ -14,27 +13,10 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def spawn(argv: list[str], data: bytes, env: dict[str, str]) -> tuple[float, float]:
-    """(wall ms, cpu ms) of one process fed `data` on stdin."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=env)
-    proc.stdin.write(data)  # type: ignore[union-attr]
-    proc.stdin.close()  # type: ignore[union-attr]
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = (time.perf_counter() - start) * 1000
-    if proc.returncode != 0:
-        raise SystemExit(f"{argv[-1]} exited {proc.returncode}")
-    return wall, (usage.ru_utime + usage.ru_stime) * 1000
+from scripts.bench.common import BARE, ROOT, interleaved, machine, machine_line, print_json, python, run_timed
 
 
 def events(project: str, transcript: str, mb: int, todos: int) -> list[tuple[str, str, dict, dict]]:
@@ -78,20 +60,20 @@ def main() -> None:
     rows = []
     for label, entry, huge, small in events(str(project), str(transcript), args.mb, args.todos):
         big_data, small_data = json.dumps(huge).encode(), json.dumps(small).encode()
-        samples: dict[str, list[tuple[float, float]]] = {"huge": [], "small": [], "bare": []}
-        for _ in range(args.runs):
-            samples["bare"].append(spawn([sys.executable, "-S", "-c", "pass"], b"", env))
-            samples["small"].append(spawn([hook, entry], small_data, env))
-            samples["huge"].append(spawn([hook, entry], big_data, env))
+        samples = interleaved(args.runs, [
+            ("bare", lambda _: run_timed([python(), *BARE], b"", env)),
+            ("small", lambda _, data=small_data, entry=entry: run_timed([hook, entry], data, env)),
+            ("huge", lambda _, data=big_data, entry=entry: run_timed([hook, entry], data, env))])
         row = {"hook": label, "input_mb": round(len(big_data) / 2**20, 1)}
-        for kind, values in samples.items():
-            row[f"{kind}_wall_ms"] = round(statistics.median(v[0] for v in values), 1)
-            row[f"{kind}_cpu_ms"] = round(statistics.median(v[1] for v in values), 1)
+        for kind, got in samples.items():
+            row[f"{kind}_wall_ms"] = round(statistics.median(got.wall), 1)
+            row[f"{kind}_cpu_ms"] = round(statistics.median(got.cpu), 1)
         rows.append(row)
+    info = machine()
     if args.json:
-        print(json.dumps({"load": os.getloadavg(), "rows": rows}, indent=2))
+        print_json({"rows": rows}, info)
         return
-    print(f"load {os.getloadavg()[0]:.2f}; medians of {args.runs} runs; {args.todos} todos in the TodoWrite row")
+    print(f"{machine_line(info)}; medians of {args.runs} runs; {args.todos} todos in the TodoWrite row")
     print(f"{'hook':24} {'input':>8} {'huge wall':>10} {'huge cpu':>9} {'small wall':>11} {'small cpu':>10} "
           f"{'bare cpu':>9}")
     for r in rows:

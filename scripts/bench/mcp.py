@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """How long the MCP server takes to be usable, as Claude Code starts it (plugin.json mcpServers: bin/memory mcp).
 
 Measures, over several runs, speaking newline-delimited JSON-RPC over the pipes (no client library in the
@@ -7,7 +6,7 @@ without the handshake cache (first start after an install or update) and with it
 interpreter start and `import mcp` alone. Claude Code connects MCP servers in the background of an
 interactive session; with -p it waits for them before the first request, so this is what -p pays.
 
-    .venv/bin/python scripts/bench_mcp.py [--runs 7]
+    .venv/bin/python -m scripts.bench.mcp [--runs 7] [--json]
 """
 
 from __future__ import annotations
@@ -18,12 +17,10 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from scripts.bench.common import ROOT, interleaved, machine, machine_line, print_json, python, run_timed
 
 
 def _send(proc: subprocess.Popen[bytes], message: dict[str, object]) -> None:
@@ -72,17 +69,11 @@ def one_run(home: str, project: str) -> tuple[float, float, float]:
         proc.wait()
 
 
-def timed(cmd: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True)
-    return time.perf_counter() - start
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    python = str(ROOT / ".venv" / "bin" / "python")
     with tempfile.TemporaryDirectory() as tmp:
         project = os.path.join(tmp, "project")
         os.makedirs(project)
@@ -92,22 +83,25 @@ def main() -> None:
             shutil.rmtree(os.path.join(home, "cache"), ignore_errors=True)
             cold.append(one_run(home, project))
         warm = [one_run(home, project) for _ in range(args.runs)]
-    bare = [timed([python, "-c", "pass"]) for _ in range(args.runs)]
-    imp = [timed([python, "-c", "import mcp.server.mcpserver"]) for _ in range(args.runs)]
-    med = statistics.median
-
-    def show(label: str, values: list[float]) -> None:
+    py = python()
+    starts = interleaved(args.runs, [("bare interpreter start", lambda _: run_timed([py, "-c", "pass"])),
+                                     ("import mcp.server.mcpserver alone",
+                                      lambda _: run_timed([py, "-c", "import mcp.server.mcpserver"]))])
+    rows = {name: [t / 1000 for t in got.wall] for name, got in starts.items()}
+    for name, runs in (("first start (no cache)", cold), ("later starts", warm)):
+        rows[f"{name}: spawn -> server/discover"] = [r[0] for r in runs]
+        rows[f"{name}: spawn -> tools/list"] = [r[1] for r in runs]
+        rows[f"{name}: spawn -> first search answered"] = [r[2] for r in runs]
+    info = machine()
+    if args.json:
+        print_json({"runs": args.runs, "rows": [
+            {"what": label, "p50_ms": round(statistics.median(v) * 1000), "min_ms": round(min(v) * 1000),
+             "max_ms": round(max(v) * 1000)} for label, v in rows.items()]}, info)
+        return
+    print(f"runs: {args.runs} (median, min-max), {machine_line(info)}")
+    for label, values in rows.items():
         spread = f"{min(values) * 1000:.0f}-{max(values) * 1000:.0f}"
-        print(f"{label:<48} {med(values) * 1000:6.0f} ms ({spread})")
-
-    print(f"runs: {args.runs} (median, min-max), {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
-    show("bare interpreter start", bare)
-    show("import mcp.server.mcpserver alone", imp)
-    for name, rows in (("first start (no cache)", cold), ("later starts", warm)):
-        show(f"{name}: spawn -> server/discover", [r[0] for r in rows])
-        show(f"{name}: spawn -> tools/list", [r[1] for r in rows])
-        show(f"{name}: spawn -> first search answered", [r[2] for r in rows])
-    sys.stdout.flush()
+        print(f"{label:<48} {statistics.median(values) * 1000:6.0f} ms ({spread})")
 
 
 if __name__ == "__main__":

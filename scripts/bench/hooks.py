@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Hook latency benchmark: every hook spawned as Claude Code spawns it (the launcher, one JSON event on
 stdin), on a project database holding --memories memories, against a bare interpreter start measured in
 the same run (rounds interleaved, so machine noise hits both alike).
@@ -9,7 +8,7 @@ since other processes on a shared machine stretch wall time far more than CPU ti
 measured in a fresh session and in a long one (--long-prompts prompts already answered, each having
 shown the recall limit's worth of memories), whose cost must not grow with the session.
 
-    .venv/bin/python scripts/bench_hooks.py [--memories 50000] [--runs 40] [--long-prompts 80]
+    .venv/bin/python -m scripts.bench.hooks [--memories 50000] [--runs 40] [--long-prompts 80]
         [--only SessionStart,Prompt] [--compare /path/to/other/checkout] [--json]
         [--filter-only]
 
@@ -24,67 +23,29 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from memory.store import content_hash, normalise  # noqa: E402
-from memory.store.workspace import Workspace  # noqa: E402
-
-
-def corpus_words(limit_files: int = 80) -> list[str]:
-    """Real developer prose with its natural (Zipf) word frequencies: the words of the Python standard
-    library's own source. A tiny synthetic vocabulary would make every prompt word match a quarter of all
-    memories, which no real store looks like."""
-    import re
-    import sysconfig
-
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    words: list[str] = []
-    for path in sorted(stdlib.glob("*.py"))[:limit_files]:
-        words += re.findall(r"[a-z]{3,}", path.read_text(errors="replace").lower())
-    return words
-
-
-TYPES = ["observation"] * 5 + ["change"] * 3 + ["bugfix", "decision", "discovery", "feature", "refactor", "prompt"]
-
-
-def populate(ws: Workspace, n: int, seed: int = 7) -> None:
-    rng = random.Random(seed)
-    now = time.time()
-    rows = []
-    pool = corpus_words()
-    for i in range(n):
-        start = rng.randrange(0, len(pool) - 80)
-        words = pool[start:start + rng.randint(12, 60)]  # a run of real text, as a memory would be
-        title = f"{rng.choice(['Fixed', 'Changed', 'Found', 'Decided', 'Ran', 'Modified'])} {' '.join(words[:6])} {i}"
-        content = " ".join(words) + f" (file src/module_{i % 500}.py)"
-        created = now - rng.uniform(0, 180 * 86400)
-        rows.append((ws.project.key, f"bench-session-{i % 400}", rng.choice(TYPES), title, normalise(title), content,
-                     content_hash(f"{title}\n{content}"), round(rng.random(), 2), 0.5, "", "", "bench", created,
-                     created, None, 0, None))
-    db = ws.db
-    db.execute("BEGIN IMMEDIATE")
-    db.executemany(
-        """INSERT INTO memories (project, session_id, type, title, title_key, content, content_hash, importance,
-           confidence, tags, files, source, created_at, updated_at, accessed_at, access_count, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", rows)
-    for s in range(400):
-        db.execute("INSERT INTO sessions (id, project, status, started_at, ended_at, summary) VALUES "
-                   "(?, ?, 'completed', ?, ?, ?)", (f"bench-session-{s}", ws.project.key, now - s * 3600,
-                                                     now - s * 3600 + 1800, "benchmark session"))
-        db.execute("INSERT INTO handoffs (project, session_id, trigger, content, created_at) VALUES (?, ?, ?, ?, ?)",
-                   (ws.project.key, f"bench-session-{s}", "end", "Task: benchmark\nFiles modified: a.py",
-                    now - s * 3600))
-    db.execute("COMMIT")
+from memory.store.workspace import Workspace
+from scripts.bench.common import (
+    BARE,
+    ROOT,
+    Samples,
+    Timed,
+    interleaved,
+    machine,
+    machine_line,
+    percentile,
+    print_json,
+    python,
+    run_timed,
+)
+from scripts.bench.fill import populate
 
 
 def events(project: Path) -> dict[str, tuple[str, dict]]:
@@ -120,7 +81,7 @@ def events(project: Path) -> dict[str, tuple[str, dict]]:
     }
 
 
-BIG_SOURCE = Path(__file__).resolve().parents[1].joinpath("memory", "cli", "__init__.py")
+BIG_SOURCE = ROOT / "memory" / "cli" / "__init__.py"  # a large module of this repository
 PROMPT = "Why does the parser raise an error when the encoding of the file is missing? fix the decoder"
 LONG_SESSION = "bench-long"
 
@@ -213,20 +174,19 @@ def strings(value: object) -> list[str]:
 def filter_cost(evs: dict[str, tuple[str, dict]], runs: int, tmp: Path) -> list[dict]:
     """Microseconds the filter takes on each event's texts, before and after, one fresh process per sample."""
     before = tmp / "privacy_before.py"
-    shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{FILTER_BEFORE}:memory/base/privacy.py"],
+    shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{FILTER_BEFORE}:memory/privacy.py"],
                            capture_output=True, text=True)
     if shown.returncode != 0:
         return []  # not a git checkout: no baseline
     before.write_text(shown.stdout)
-    after = ROOT / "memory" / "privacy.py"
-    sys.path.insert(0, str(ROOT))
+    after = ROOT / "memory" / "base" / "privacy.py"
     from parser import outline_source
 
     outline = outline_source(BIG_SOURCE.read_bytes(), str(BIG_SOURCE)).render()
     texts = {name: strings({k: v for k, v in payload.items() if k != "_mode"}) + (
         [outline] if payload.get("_mode") == "cold" else []) for name, (_entry, payload) in evs.items()}
     texts |= {name: strings(event) for name, event in SECRET_EVENTS.items()}
-    py = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
+    py = python()
     samples: dict[str, dict[str, list[float]]] = {n: {"before": [], "after": [], "before_cpu": [], "after_cpu": []}
                                                   for n in texts}
     for _ in range(runs):
@@ -240,28 +200,9 @@ def filter_cost(evs: dict[str, tuple[str, dict]], runs: int, tmp: Path) -> list[
     return [{"event": n, "chars": sum(map(len, texts[n])),
              "before_us_p50": round(statistics.median(v["before"]), 1),
              "after_us_p50": round(statistics.median(v["after"]), 1),
-             "after_us_p95": round(pct(v["after"], 0.95), 1),
+             "after_us_p95": round(percentile(v["after"], 0.95), 1),
              "before_cpu_us_p50": round(statistics.median(v["before_cpu"]), 1),
              "after_cpu_us_p50": round(statistics.median(v["after_cpu"]), 1)} for n, v in samples.items()]
-
-
-def timed(cmd: list[str], data: bytes, env: dict[str, str]) -> tuple[float, float]:
-    """(wall ms, CPU ms) of one process: CPU is user + system of the reaped child (the launcher's sh
-    execs the interpreter, so it is one process), read as the change in RUSAGE_CHILDREN."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, input=data, capture_output=True, env=env)
-    elapsed = (time.perf_counter() - start) * 1000
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd} exited {proc.returncode}: {proc.stderr.decode()[:500]}")
-    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
-    return elapsed, cpu
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def main() -> None:
@@ -306,41 +247,30 @@ def main() -> None:
         for _, root in roots:
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "memory"), str(root / "parser"),
                             str(root / "hooks")], check=False, capture_output=True)
-        venv_py = ROOT / ".venv" / "bin" / "python"
-        py = str(venv_py if venv_py.exists() else Path(sys.executable))
         only = [o.strip().lower() for o in args.only.split(",") if o.strip()]
         evs = {k: v for k, v in events(project).items() if not only or any(o in k.lower() for o in only)}
         runs = [(f"{name}{tag}", str(root / "hooks" / "run"), entry, payload, tag)
                 for name, (entry, payload) in evs.items() for tag, root in roots]
-        wall: dict[str, list[float]] = {bare_name: []} | {r[0]: [] for r in runs}
-        cpu: dict[str, list[float]] = {k: [] for k in wall}
         for _, launcher, entry, payload, tag in runs:  # warm-up: .pyc files, page cache
-            timed([launcher, entry], prepare(payload, -1, tag), env)
-        for run in range(args.runs):
-            w, c = timed([py, "-S", "-c", "pass"], b"", env)
-            wall[bare_name].append(w)
-            cpu[bare_name].append(c)
-            for name, launcher, entry, payload, tag in runs:
-                w, c = timed([launcher, entry], prepare(payload, run, tag), env)  # prepared just before its run
-                wall[name].append(w)
-                cpu[name].append(c)
+            run_timed([launcher, entry], prepare(payload, -1, tag), env)
 
-    bare_wall, bare_cpu = statistics.median(wall[bare_name]), pct(cpu[bare_name], 0.95)
-    table = [{"event": k, "p50_ms": round(statistics.median(v), 1), "p95_ms": round(pct(v, 0.95), 1),
-              "max_ms": round(max(v), 1), "p50_vs_bare": round(statistics.median(v) / bare_wall, 2),
-              "cpu_p50_ms": round(statistics.median(cpu[k]), 1), "cpu_p95_ms": round(pct(cpu[k], 0.95), 1),
-              "cpu_p95_vs_bare": round(pct(cpu[k], 0.95) / bare_cpu, 2)}
-             for k, v in wall.items()]
-    meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": f"{os.cpu_count()} cores, "
-            f"{sys.platform}", "python": sys.version.split()[0], "memories": args.memories, "runs": args.runs,
-            "long_session_prompts": args.long_prompts, "populate_seconds": round(fill_s, 1),
-            "load_average": [round(x, 2) for x in os.getloadavg()]}
+        def hook(launcher: str, entry: str, payload: dict, tag: str) -> Callable[[int], Timed]:
+            # The event is prepared just before its run (a cold Read rewrites its file).
+            return lambda run: run_timed([launcher, entry], prepare(payload, run, tag), env)
+
+        py = python()
+        samples = interleaved(args.runs, [(bare_name, lambda _: run_timed([py, *BARE], b"", env))]
+                              + [(name, hook(*rest)) for name, *rest in runs])
+
+    table = hook_table(samples, bare_name)
+    info = machine()
+    meta = {"memories": args.memories, "runs": args.runs, "long_session_prompts": args.long_prompts,
+            "populate_seconds": round(fill_s, 1)}
     if args.json:
-        print(json.dumps({"meta": meta, "results": table}, indent=2))
+        print_json({"meta": meta, "results": table}, info)
         return
     print(f"hook latency, {args.memories} memories in the project db, {args.runs} runs per event "
-          f"({meta['date']}, {meta['machine']}, Python {meta['python']}; db filled in {fill_s:.1f} s; load "
-          f"average at the end {' '.join(str(x) for x in meta['load_average'])}; long session: "
+          f"({machine_line(info)}, load at the end; db filled in {fill_s:.1f} s; long session: "
           f"{args.long_prompts} prompts seen)")
     print(f"{'event':<52} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'p50/bare':>8} {'CPU p50':>8} {'CPU p95':>8} "
           f"{'CPU p95/bare':>12}")
@@ -355,9 +285,19 @@ def main() -> None:
         print_filter_cost(filter_cost(events(Path(tmp)), args.runs, Path(tmp)), False)
 
 
+def hook_table(samples: dict[str, Samples], bare_name: str) -> list[dict]:
+    """A row per event: wall and CPU percentiles, and their ratios to the bare interpreter's."""
+    bare_wall, bare_cpu = statistics.median(samples[bare_name].wall), percentile(samples[bare_name].cpu, 0.95)
+    return [{"event": k, "p50_ms": round(statistics.median(v.wall), 1), "p95_ms": round(percentile(v.wall, 0.95), 1),
+             "max_ms": round(max(v.wall), 1), "p50_vs_bare": round(statistics.median(v.wall) / bare_wall, 2),
+             "cpu_p50_ms": round(statistics.median(v.cpu), 1), "cpu_p95_ms": round(percentile(v.cpu, 0.95), 1),
+             "cpu_p95_vs_bare": round(percentile(v.cpu, 0.95) / bare_cpu, 2)}
+            for k, v in samples.items()]
+
+
 def print_filter_cost(rows: list[dict], as_json: bool) -> None:
     if as_json:
-        print(json.dumps({"filter": rows}, indent=2))
+        print_json({"filter": rows})
         return
     if not rows:
         print("privacy filter: no git baseline here, cost not measured")

@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
-"""How many user messages become decisions (memory/capture.py decisions_in), on the real prompts of the
+"""How many user messages become decisions (memory/capture decisions_in), on the real prompts of the
 evaluation data (read from ../shared at run time, never shipped): the Claude Code transcripts and hook
 payloads, LongMemEval's user turns (people writing to an assistant) and LoCoMo's turns (people chatting).
 Every hit is a candidate false positive to read: `--show N` prints N of them per corpus.
 
-    .venv/bin/python scripts/bench_decisions.py [--show 40] [--json]
+    .venv/bin/python -m scripts.bench.decisions [--show 40] [--json]
 """
 
 from __future__ import annotations
@@ -13,14 +12,12 @@ import argparse
 import glob
 import gzip
 import json
-import os
 import random
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-SHARED = Path(os.environ.get("MEMORY_SHARED_DIR", ROOT.parent / "shared")) / "data"
+from scripts.bench import common
+
+SHARED = common.SHARED / "data"
 
 
 def claude_code_prompts() -> list[str]:
@@ -56,6 +53,8 @@ def main() -> None:
     args = ap.parse_args()
     from memory.capture import decisions_in
 
+    if not args.json:
+        print(common.machine_line())
     rows = []
     for name, load in (("claude-code prompts", claude_code_prompts), ("longmemeval user turns", longmemeval_user_turns),
                        ("locomo turns", locomo_turns)):
@@ -71,7 +70,7 @@ def main() -> None:
                 for sentence in found:
                     print(f"    {sentence[:160]!r}")
     if args.json:
-        print(json.dumps(rows, indent=2))
+        common.print_json(rows)
 
 
 if __name__ == "__main__":

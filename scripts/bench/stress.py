@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Concurrency stress: several Claude Code sessions on one project at once.
 
 N driver processes each fire --events hook events (mixed: prompts, tool calls, turn ends, compactions)
@@ -9,7 +8,7 @@ session) drain it. Then it checks that no event was lost, that no hook failed or
 locked", that no job is duplicated, and prints hook latency and how many events went through the spool. With --settle
 it then waits for the worker to index everything and checks the vector index (LanceDB) against SQLite.
 
-    .venv/bin/python scripts/bench_stress.py [--processes 8] [--events 1000] [--settle] [--keep DIR] [--json]
+    .venv/bin/python -m scripts.bench.stress [--processes 8] [--events 1000] [--settle] [--keep DIR] [--json]
 """
 
 from __future__ import annotations
@@ -27,10 +26,8 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from memory.base.project import identify  # noqa: E402
+from memory.base.project import identify
+from scripts.bench.common import ROOT, machine, machine_line, percentile, print_json
 
 LAUNCHER = str(ROOT / "hooks" / "run")
 
@@ -201,7 +198,7 @@ def run(processes: int, events: int, workdir: Path, *, settle_index: bool = Fals
         "processes": processes, "events_per_process": events, "events": len(times), "wall_seconds": round(wall, 1),
         "events_per_second": round(len(times) / wall, 1),
         "hook_p50_ms": round(statistics.median(times), 1),
-        "hook_p95_ms": round(sorted(times)[int(0.95 * (len(times) - 1))], 1), "hook_max_ms": round(max(times), 1),
+        "hook_p95_ms": round(percentile(times, 0.95), 1), "hook_max_ms": round(max(times), 1),
         "failures": [f for r in results for f in r["failures"]][:10],
         "lost": {"bash": expected["bash"] - bash, "edit": expected["edit"] - edits,
                  "prompts": expected["prompts"] - prompts, "tool_calls": expected["tools"] - tool_calls},
@@ -229,13 +226,13 @@ def main() -> None:
     else:
         with tempfile.TemporaryDirectory(prefix="bench-stress-") as tmp:
             result = run(args.processes, args.events, Path(tmp), settle_index=args.settle)
-    result["date"] = time.strftime("%Y-%m-%d")
-    result["machine"] = f"{os.cpu_count()} cores"
+    info = machine()
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(result, info)
         return
     for key, value in result.items():
         print(f"{key:<22} {value}")
+    print(f"{'machine':<22} {machine_line(info)}")
 
 
 if __name__ == "__main__":

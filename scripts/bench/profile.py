@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Storage bytes per memory and the worker's memory, per embedding provider.
 
-Storage: --memories memories (bench_hooks' prose: runs of real text, 400 sessions) written into a scratch
+Storage: --memories memories (scripts/bench/fill.py's prose: runs of real text, 400 sessions) written into a scratch
 data dir and indexed as `memory reindex` does (contexts, ledger, vectors, the ANN index past
 MEMORY_VECTOR_INDEX_MIN_ROWS); then the WAL is checkpointed and old LanceDB versions dropped. Bytes on
 disk of SQLite (memory.db with its -wal and -shm: rows, FTS5 index, contexts, ledger, queue) and of LanceDB,
@@ -17,16 +16,14 @@ at 0, 5, 15, 30, 60, ... seconds of idle time, with MEMORY_WORKER_RELEASE_SECOND
 the plugin's; 0 keeps everything loaded, as before that setting existed). The load average is printed:
 other processes on the machine do not change RSS, but they slow the warm-up.
 
-    .venv/bin/python scripts/bench_profile.py [--memories 10000] [--embedders hashing,sentence-transformers]
+    .venv/bin/python -m scripts.bench.profile [--memories 10000] [--embedders hashing,sentence-transformers]
         [--idle 150] [--release 120] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import shutil
 import sqlite3
 import subprocess
@@ -37,17 +34,13 @@ import warnings
 from datetime import timedelta
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import bench_hooks  # noqa: E402
-
-from memory.base import worker_client  # noqa: E402
-from memory.base.config import env_int  # noqa: E402
-from memory.base.project import Project  # noqa: E402
-from memory.recall import embed  # noqa: E402
-from memory.store.workspace import Workspace  # noqa: E402
+from memory.base import worker_client
+from memory.base.config import env_int
+from memory.base.project import Project
+from memory.recall import embed
+from memory.store.workspace import Workspace
+from scripts.bench.common import ROOT, machine, machine_line, print_json
+from scripts.bench.fill import populate
 
 
 def disk(paths: list[Path]) -> dict[str, int]:
@@ -68,7 +61,7 @@ def storage(n: int, embedder_name: str, home: Path) -> dict[str, object]:
     os.environ["MEMORY_EMBEDDER"] = embedder_name
     ws = Workspace(Project("bench-profile", "bench-profile", str(home / "root"), None), str(home))
     t0 = time.perf_counter()
-    bench_hooks.populate(ws, n)
+    populate(ws, n)
     ws.close()
     written = time.perf_counter() - t0
     e = embed.choose(embedder_name)
@@ -190,13 +183,11 @@ def main() -> None:
             results.append({**s, "worker": w})
         finally:
             shutil.rmtree(home, ignore_errors=True)
-    out = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-           "python": platform.python_version(), "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-           "results": results}
+    info = machine()
     if args.json:
-        print(json.dumps(out, indent=2))
+        print_json({"results": results}, info)
         return
-    print(f"{out['date']}, {out['machine']}, Python {out['python']}, load average at the end {out['load']}")
+    print(f"{machine_line(info)} (load at the end)")
     for r in results:
         if "skipped" in r:
             print(f"{r['embedder']}: skipped ({r['skipped']})")

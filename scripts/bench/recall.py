@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Recall benchmark on LoCoMo (evaluation only: the data is read from ../shared at run time, never shipped).
 
 One memory per dialog turn (title: speaker and turn id; content: the text and any shared photo's
@@ -7,7 +6,7 @@ Each question of categories 1-4 is a query; recall@k is the share of its gold tu
 BM25 alone (the plugin's keyword search) as the baseline, the neighbour-aware keyword list alone, and
 hybrid search with each embedding provider available here, all through the worker's code path.
 
-    .venv/bin/python scripts/bench_recall.py [--providers hashing,sentence-transformers,ollama] [--json]
+    .venv/bin/python -m scripts.bench.recall [--providers hashing,sentence-transformers,ollama] [--json]
         [--weights "keyword=0.75,vector=0.25;keyword=0.7,vector=0.3"]
 
 --weights adds a hybrid row per MEMORY_HYBRID_WEIGHTS value (';' between them) on the same index, so a
@@ -19,25 +18,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from memory import store
+from memory.base.project import Project
+from memory.recall import embed
+from memory.recall.hybrid import search as hybrid_search
+from memory.recall.search import Filters, keyword_search
+from memory.store.workspace import Workspace
+from memory.worker import ProjectIndex
+from scripts.bench.common import SHARED, machine_line, print_json
 
-from memory import store  # noqa: E402
-from memory.base.project import Project  # noqa: E402
-from memory.recall import embed  # noqa: E402
-from memory.recall.hybrid import search as hybrid_search  # noqa: E402
-from memory.recall.search import Filters, keyword_search  # noqa: E402
-from memory.store.workspace import Workspace  # noqa: E402
-from memory.worker import ProjectIndex  # noqa: E402
-
-SHARED = Path(os.environ.get("MEMORY_SHARED_DIR", ROOT.parent / "shared"))
 LOCOMO = SHARED / "data" / "locomo"
 KS = (1, 5, 10, 20)
 # Titles must be unique in a project (the store merges same-titled memories).
@@ -109,19 +103,18 @@ def evaluate(name: str, queries: list[dict], run) -> dict[str, object]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--providers", default="hashing,sentence-transformers,ollama")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--weights", default="", help="MEMORY_HYBRID_WEIGHTS values to try too, ';' between them")
     args = ap.parse_args()
     if not LOCOMO.is_dir():
-        sys.exit(f"bench_recall: no LoCoMo data in {LOCOMO} (set MEMORY_SHARED_DIR)")
+        sys.exit(f"scripts.bench.recall: no LoCoMo data in {LOCOMO} (set MEMORY_SHARED_DIR)")
     turns, queries = load()
     home = tempfile.mkdtemp(prefix="bench-recall-")
     os.environ["MEMORY_HOME"] = home
     os.environ["MEMORY_DAILY_LOG"] = "off"
-    print(f"LoCoMo: {len(turns)} turns, {len(queries)} questions (categories 1-4); {platform.node()}, "
-          f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}", flush=True)
+    print(f"LoCoMo: {len(turns)} turns, {len(queries)} questions (categories 1-4); {machine_line()}", flush=True)
     spaces = ingest(home, turns)
     results = []
 
@@ -170,7 +163,7 @@ def main() -> None:
         for p in indexes.values():
             p.db.close()
     if args.json:
-        print(json.dumps(results, indent=2))
+        print_json(results)
 
 
 if __name__ == "__main__":

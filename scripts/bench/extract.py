@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark `memory import --extract` on the real transcripts in shared/data/claude-code/transcripts.
 
 Imports every transcript into a scratch data dir (a fresh git project), in-process, as the CLI does, and
@@ -13,15 +12,13 @@ The extractor is MEMORY_EXTRACTOR (default here: heuristic, so the figures need 
 loopback fake Messages API (tests/support/fake_llm.py) that answers every request with two learnings: the
 figures then include the client's import and HTTP round trips, not a real model's latency.
 
-Usage: python scripts/bench_extract.py [--transcripts DIR] [--fake-anthropic] [--json]
+Usage: .venv/bin/python -m scripts.bench.extract [--transcripts DIR] [--fake-anthropic] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -29,9 +26,7 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-SHARED = os.environ.get("MEMORY_SHARED_DIR") or os.path.join(os.path.dirname(REPO), "shared")
+from scripts.bench.common import SHARED, machine, machine_line, print_json
 
 
 def bench(transcripts: str) -> dict[str, object]:
@@ -74,8 +69,6 @@ def bench(transcripts: str) -> dict[str, object]:
     ws.close()
     per = [r["capture_s"] + r["extract_s"] for r in rows]
     return {
-        "date": time.strftime("%Y-%m-%d"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "extractor": os.environ.get("MEMORY_EXTRACTOR", "heuristic"),
         "sessions": len(rows),
         "observations": sum(r["observations"] for r in rows),
@@ -92,7 +85,7 @@ def bench(transcripts: str) -> dict[str, object]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--transcripts", default=os.path.join(SHARED, "data", "claude-code", "transcripts"))
+    ap.add_argument("--transcripts", default=str(SHARED / "data" / "claude-code" / "transcripts"))
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--fake-anthropic", action="store_true", help="Claude provider against a loopback fake API")
     args = ap.parse_args()
@@ -110,10 +103,11 @@ def main() -> int:
             data = bench(args.transcripts)
     else:
         data = bench(args.transcripts)
+    info = machine()
     if args.json:
-        print(json.dumps(data, indent=2))
+        print_json(data, info)
         return 0
-    print(f"{data['date']}  {data['machine']}  extractor: {data['extractor']}")
+    print(f"{machine_line(info)}  extractor: {data['extractor']}")
     print(f"{'transcript':<44} {'KiB':>6} {'calls':>5} {'obs':>4} {'learn':>5} {'capture':>8} {'extract':>8} "
           f"{'model input':>12}")
     for r in data["rows"]:  # type: ignore[union-attr]

@@ -1,0 +1,1 @@
+"""The project's own tools: setup and test (shell), and the benchmarks in scripts/bench/."""
