@@ -209,7 +209,7 @@ def test_an_ordinary_prompt_stays_off_re(tmp_path: Path) -> None:
 
 def test_the_decision_word_gate_changes_no_verdict() -> None:
     """The gate only skips texts _states_decision would reject: every word it checks for appears in each
-    phrase and rule it accepts (checked on 33,071 real turns too; see scripts/bench_decisions.py)."""
+    phrase and rule it accepts (checked on 33,071 real turns too; see scripts/bench/decisions.py)."""
     from memory import capture
 
     texts = ["We store auth tokens in httpOnly cookies, never localStorage.", "Decision: use uv.",

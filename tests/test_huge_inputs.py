@@ -1,7 +1,7 @@
 """Huge inputs through the real hook processes: a 20 MB prompt, tool output, assistant message, compaction
 instructions and transcript, and a TodoWrite of 20,000 items. Every hook exits 0, what is stored is cut
 with a marker, and no secret (nor a fragment of one cut at the edge) reaches the disk. How long they take
-is shown by scripts/bench_huge.py, not asserted here."""
+is shown by scripts/bench/huge.py, not asserted here."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ are usually at the end) around a marker saying how much was cut; each cut edge d
 split, so a secret cut in two never leaves a fragment too short for the privacy filter to recognise.
 Standard library only: this runs in every hook.
 
-Measured (scripts/bench_hooks.py --huge): before, a 20 MB prompt took 6.7 s in the prompt hook and a
+Measured (scripts/bench/huge.py): before, a 20 MB prompt took 6.7 s in the prompt hook and a
 TodoWrite of 20,000 todos 9.8 s; the JSON parse of 20 MB alone is ~45 ms.
 """
 

@@ -184,7 +184,7 @@ def when(ts: float | None) -> str:
 
 # (gates, pattern): a pattern is compiled and run only when every gate (a tuple of substrings) has one of
 # its substrings in the lower-cased text. Most text passes no gate and no regex runs; the gates are narrow
-# because a first compile costs a hook 0.3-1 ms per pattern (measured with scripts/bench_hooks.py).
+# because a first compile costs a hook 0.3-1 ms per pattern (measured with scripts/bench/hooks.py).
 _VERBS_IGNORE = ("ignore", "disregard", "forget", "override")
 _OBJECTS_IGNORE = ("instruction", "prompt", "rule", "direction", "guideline", "directive", "context", "message")
 _VERBS_SEND = ("send", "upload", "post", "leak", "copy", "forward", "email")

@@ -21,7 +21,7 @@ MAX_TODO_MEMORIES = 20  # completed todos saved one by one per TodoWrite; the re
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
 _ERROR_WORDS = ("error", "exception", "traceback", "failed", "failure", "fatal", "panic", "cannot", "not found",
                 "denied")
-# How a user states a decision (memory/capture.py decisions_in; measured in scripts/bench_decisions.py).
+# How a user states a decision (decisions_in below; measured in scripts/bench/decisions.py).
 # Explicit markers, anywhere in a sentence:
 _DECISION_PHRASES = ("decision:", "we'll use", "we will use", "we're going with", "we are going with",
                      "i'm going with", "from now on", "going forward", "should always", "should never",

@@ -3,7 +3,7 @@
 Short memories rarely say everything about themselves ("it passes now"), and what they are about is often
 in the memory before or after. So each memory is indexed with its neighbours as context: an extra FTS
 column (memories_ctx.ctx) and a window embedding. On LoCoMo, BM25 recall@10 goes from 0.63 (the memory
-alone) to 0.74 with two neighbours on each side (scripts/bench_recall.py).
+alone) to 0.74 with two neighbours on each side (scripts/bench/recall.py).
 """
 
 from __future__ import annotations

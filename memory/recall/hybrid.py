@@ -1,6 +1,6 @@
 """Hybrid search: BM25 over each memory with its session neighbours, plus vector similarity, fused.
 
-Measured on LoCoMo (scripts/bench_recall.py): plain RRF of BM25 and a small dense model does not beat
+Measured on LoCoMo (scripts/bench/recall.py): plain RRF of BM25 and a small dense model does not beat
 BM25 (0.617 vs 0.627 recall@10). What does: (1) the lexical list searches memories_ctx, where each memory
 carries its neighbours as a down-weighted `ctx` column; (2) the vector of a memory mixes its own embedding
 with the embedding of its neighbour window; (3) scores, not ranks, are fused (max-normalised BM25,
@@ -25,7 +25,7 @@ from memory.store.workspace import Workspace
 
 CANDIDATES = 200  # per list; the fused top-k is taken from their union (100: -1.5 points recall@10)
 BM25_WEIGHTS = "3.0, 1.0, 0.5, 0.5"  # title, content, tags, ctx (neighbours)
-LEX_BOUND = 1000  # keyword matches ranked at most (the newest): bench_search.py, 100,000 memories
+LEX_BOUND = 1000  # keyword matches ranked at most (the newest): scripts/bench/search.py, 100,000 memories
 
 
 class Weights:
