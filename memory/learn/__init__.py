@@ -9,6 +9,7 @@ outline and hook; never worker, team, present, cli or mcp.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 # Types a learning may have: a subset of memory.base.classify.TYPES that describes knowledge, not activity.
@@ -55,17 +56,16 @@ class Summary:
         return any(getattr(self, f) for f in self.FIELDS)
 
 
+@dataclass
 class Extraction:
     """What one provider produced for one session."""
 
-    def __init__(self, learnings: list[Learning], summary: Summary, provider: str, model: str = "",
-                 input_tokens: int = 0, output_tokens: int = 0) -> None:
-        self.learnings = learnings
-        self.summary = summary
-        self.provider = provider
-        self.model = model
-        self.input_tokens = input_tokens
-        self.output_tokens = output_tokens
+    learnings: list[Learning]
+    summary: Summary
+    provider: str
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 class ProviderError(Exception):

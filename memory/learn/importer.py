@@ -2,7 +2,7 @@
 --extract) learnings, as if the plugin had been installed when they ran.
 
 The transcript is turned into the hook events it implies (memory/hook/replay.py) and each event goes through
-the same capture code the hooks use (memory/capture.py), in this process rather than one hook process
+the same capture code the hooks use (memory/capture/), in this process rather than one hook process
 per event. Idempotent and resumable: the `imports` table remembers, per file, how many events were
 applied, committed in the same transaction as their effects, so a killed import resumes at the first
 event not yet applied and a finished file is skipped (unless it grew: a resumed session goes on).
@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from memory import capture, store
@@ -28,20 +29,19 @@ IMPORT_SOURCES = {"prompt": "import:prompt", "assistant": "import:assistant"}
 BATCH = 40  # events per transaction: one commit per batch, and the unit a killed import redoes
 
 
+@dataclass
 class FileResult:
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.session_id = ""
-        self.status = ""  # imported, resumed, skipped, extracted, failed
-        self.reason = ""
-        self.events = 0
-        self.observations = 0
-        self.learnings = 0
-        self.seconds = 0.0
+    path: str
+    session_id: str = ""
+    status: str = ""  # imported, resumed, skipped, extracted, failed
+    reason: str = ""
+    events: int = 0
+    observations: int = 0
+    learnings: int = 0
+    seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("path", "session_id", "status", "reason", "events", "observations",
-                                               "learnings", "seconds")}
+        return asdict(self)
 
 
 def find_transcripts(path: str) -> list[str]:

@@ -13,6 +13,7 @@ import os
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from memory import store
@@ -64,15 +65,14 @@ def backoff(attempt: int, retry_after: float | None) -> float:
     return min(BACKOFF_MAX, BACKOFF_BASE * (2 ** attempt)) * (0.75 + random.random() * 0.5)
 
 
+@dataclass
 class Outcome:
-    def __init__(self, status: str, provider: str = "", learnings: int = 0, saved: list[int] | None = None,
-                 summary: str = "", reason: str = "") -> None:
-        self.status = status  # ok, empty, skipped, off
-        self.provider = provider
-        self.learnings = learnings
-        self.saved = saved or []
-        self.summary = summary
-        self.reason = reason
+    status: str  # ok, empty, skipped, off
+    provider: str = ""
+    learnings: int = 0
+    saved: list[int] = field(default_factory=list)
+    summary: str = ""
+    reason: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "provider": self.provider, "learnings": self.learnings,

@@ -8,6 +8,7 @@ lays them out so that a long session fits the model's input without being cut bl
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from memory.capture import decisions_in
 from memory.capture.transcript import EDIT_TOOLS, Digest, Text, ToolCall
@@ -243,16 +244,16 @@ class Episode:
         return f"Episode({self.family!r}, {'fixed' if self.resolved else 'open'}, {self.failures}x, {self.errors[:1]})"
 
 
+@dataclass
 class Signals:
-    def __init__(self) -> None:
-        self.episodes: list[Episode] = []
-        self.insights: list[tuple[int, str, int]] = []  # (score, sentence, seq), outside any episode
-        self.user_decisions: list[str] = []
-        self.assistant_decisions: list[str] = []
-        self.corrections: list[str] = []
-        self.summary_facts: list[str] = []
-        self.commands: dict[str, list[int]] = {}  # family -> [ok count, failed count]
-        self.final_message = ""
+    episodes: list[Episode] = field(default_factory=list)
+    insights: list[tuple[int, str, int]] = field(default_factory=list)  # (score, sentence, seq), outside any episode
+    user_decisions: list[str] = field(default_factory=list)
+    assistant_decisions: list[str] = field(default_factory=list)
+    corrections: list[str] = field(default_factory=list)
+    summary_facts: list[str] = field(default_factory=list)
+    commands: dict[str, list[int]] = field(default_factory=dict)  # family -> [ok count, failed count]
+    final_message: str = ""
 
 
 _STRONG_DECISION = re.compile(r"\b(?:decided|decision:|we'll use|we will use|going with|from now on|always use"

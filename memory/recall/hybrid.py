@@ -16,6 +16,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import Executor
+from dataclasses import dataclass
 from typing import Any
 
 from memory.base.config import env, env_int
@@ -28,9 +29,11 @@ BM25_WEIGHTS = "3.0, 1.0, 0.5, 0.5"  # title, content, tags, ctx (neighbours)
 LEX_BOUND = 1000  # keyword matches ranked at most (the newest): scripts/bench/search.py, 100,000 memories
 
 
+@dataclass
 class Weights:
-    def __init__(self, keyword: float = 0.75, vector: float = 0.25, session: float = 0.25) -> None:
-        self.keyword, self.vector, self.session = keyword, vector, session
+    keyword: float = 0.75
+    vector: float = 0.25
+    session: float = 0.25
 
     @classmethod
     def from_env(cls, provider: str | None = None) -> Weights:
@@ -47,11 +50,12 @@ class Weights:
         return w
 
 
+@dataclass(slots=True)
 class Scored:
-    __slots__ = ("id", "score", "keyword", "vector")
-
-    def __init__(self, id: int, score: float, keyword: float | None, vector: float | None) -> None:
-        self.id, self.score, self.keyword, self.vector = id, score, keyword, vector
+    id: int
+    score: float
+    keyword: float | None
+    vector: float | None
 
     def as_dict(self) -> dict[str, object]:
         return {"id": self.id, "score": round(self.score, 4),

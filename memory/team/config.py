@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 import os
 import re
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from memory.base.config import env, env_int
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
+if TYPE_CHECKING:  # store.workspace imports nothing of team, but config is read before a project is open
     from memory.store.workspace import Workspace
 
 SCHEMES = ("postgresql", "postgres")

@@ -17,13 +17,10 @@ import secrets
 import socket
 import sqlite3
 import time
+from typing import Any
 
 from memory import store
 from memory.store.db import Tx
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 COLUMNS = ("uid", "type", "title", "content", "tags", "files", "importance", "confidence", "source",
            "session_id", "created_at", "updated_at", "expires_at")
