@@ -51,3 +51,39 @@ def test_test_files_have_unique_names() -> None:
     whole run at collection ('import file mismatch'), as tests/e2e/test_install_flow.py once did."""
     names = [p.name for p in (ROOT / "tests").rglob("test_*.py") if "fixtures" not in p.parts]
     assert len(names) == len(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
+
+
+def test_every_package_says_what_belongs_there_and_what_it_must_not_import() -> None:
+    """Each package under memory/ opens with a docstring: its job on the first line, then what it may import
+    and what it must not (the [tool.importlinter] contracts in pyproject.toml check the imports themselves)."""
+    import ast
+
+    packages = sorted(p.parent for p in (ROOT / "memory").rglob("__init__.py") if "__pycache__" not in p.parts)
+    assert len(packages) >= 13
+    for package in packages:
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+        where = package.relative_to(ROOT)
+        assert doc and doc.splitlines()[0].strip(), f"{where} has no docstring saying what belongs there"
+        if package == ROOT / "memory":  # the root names the hot and the cold packages
+            assert "Hot side" in doc and "Cold side" in doc, where
+            continue
+        text = " ".join(doc.split()).lower()
+        assert "may import" in text or "imports" in text, f"{where}: nothing said of what it may import"
+        # The top layer (cli) may import every other package: it says so instead.
+        assert any(w in text for w in ("must not import", "never", "every other memory package")), \
+            f"{where}: nothing said of what it must not import"
+
+
+def test_no_import_cycle_except_type_only() -> None:
+    """No module of `memory` imports, directly or through others, a module that imports it back (imports
+    inside functions count; those under `if TYPE_CHECKING:`, for annotations only, do not)."""
+    import grimp
+
+    graph = grimp.build_graph("memory", exclude_type_checking_imports=True)
+    cycles = []
+    for module in sorted(graph.modules):
+        for imported in sorted(graph.find_modules_directly_imported_by(module)):
+            chain = graph.find_shortest_chain(importer=imported, imported=module)
+            if chain:
+                cycles.append(" -> ".join((module, *chain)))
+    assert not cycles, "\n".join(cycles)

@@ -5,6 +5,7 @@ always works. MEMORY_EMBEDDER picks one; `auto` takes the first available.
 Every provider has `name`, `model`, `dim`, `embed(texts)` and `embed_query(text)`, returning L2-normalised
 vectors. `key` (name, model and dimension) is recorded with every vector, so a change of provider or model
 is noticed and the project re-embedded. Only the worker and the CLI import the providers' libraries.
+Cold side: may import base and recall's search; never hook, worker, learn, team, present, cli or mcp.
 """
 
 from __future__ import annotations
