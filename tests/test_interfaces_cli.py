@@ -114,6 +114,7 @@ def test_handoff_and_recent(hooks: HookRunner, env: dict[str, str]) -> None:
     ("save", "--json --tag ops --importance=0.9 keep --json here",
      ["save", "--json", "--tag", "ops", "--importance", "0.9", "--", "keep --json here"]),
     ("save", "--jsonish text", ["save", "--", "--jsonish text"]),
+    ("save", "--jsonl text", ["save", "--", "--jsonl text"]),
 ])
 def test_slash_arguments(verb: str, raw: str, expected: list[str] | str) -> None:
     got = slash.argv_for(cli, verb, raw, "S1")

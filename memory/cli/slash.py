@@ -77,6 +77,7 @@ def split_options(command: click.Command, words: list[str]) -> tuple[list[str], 
 def save_arguments(command: click.Command, raw: str) -> tuple[list[str], str]:
     """Leading options, then the text exactly as typed."""
     values, flags = option_names(command)
+    flags.discard("--jsonl")  # reads stdin, which here carries the slash command's own text: that is the text
     options: list[str] = []
     pos = 0
     while name := _LEADING_NAME.match(raw, pos):

@@ -60,6 +60,18 @@ def test_slash_search(run_claude: RunClaude, tmp_path: Path, project: Path, memo
     assert f"#{ids(memory_home)['Blue-green deploys']}" in body and "Blue-green deploys" in body
 
 
+def test_slash_search_takes_every_option_of_memory_search(run_claude: RunClaude, tmp_path: Path, project: Path,
+                                                          memory_home: Path) -> None:
+    """`--mode keyword` is an option, as in `memory search`: once it was searched for as two more words."""
+    env = {**os.environ, "MEMORY_HOME": str(memory_home)}
+    subprocess.run([str(REPO / "bin" / "memory"), "save", "Keyword mode skips the vectors"], cwd=project, env=env,
+                   check=True, capture_output=True)
+    _, body = slash(run_claude, tmp_path, project, "/memory:search flaky --mode keyword")
+    found = body[body.index("Memories matching the query"):]  # the command's output (SessionStart lists all)
+    found = found[:found.index("</recalled-data>")]
+    assert "Flaky upload test fixed" in found and "Keyword mode skips" not in found, found
+
+
 def test_slash_save_with_quotes_and_options(run_claude: RunClaude, tmp_path: Path, project: Path,
                                             memory_home: Path) -> None:
     note = "don't deploy on Fridays; \"freeze\" starts at 3pm $(touch pwned)"
