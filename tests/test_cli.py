@@ -387,6 +387,8 @@ def test_python_dash_m_memory_works() -> None:
     (["stats", "--project", "no-such-project"], ["no-such-project"]),
     (["replay", "/no/such/file.jsonl"], ["/no/such/file.jsonl"]),
     (["frobnicate"], ["frobnicate"]),
+    (["team", "share", "99999999999999999999"], ["99999999999999999999"]),  # once an OverflowError
+    (["team", "share", "--personal", "5"], ["no memory with id 5"]),
 ])
 def test_every_error_is_one_clear_message(cli: Cli, args: list[str], needles: list[str]) -> None:
     r = cli.run(*args)

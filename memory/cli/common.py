@@ -94,6 +94,13 @@ class Fraction(click.FloatRange):
 MEMORY_ID = click.IntRange(1, 2**63 - 1)  # SQLite's integer range: a larger number is a usage error, not a crash
 
 
+def fail_on_missing(asked: tuple[int, ...], found: list[int] | set[int]) -> None:
+    """A command about given ids, once it has done what it could: the ids not there are an error."""
+    missing = sorted(set(asked) - set(found))
+    if missing:
+        raise click.ClickException(f"no memory with id {', '.join(map(str, missing))}")
+
+
 def when(value: str | None) -> float | None:
     """A --since/--until value as a unix time; a bad one is a usage error saying what to write."""
     if value is None:

@@ -20,6 +20,7 @@ from memory.cli.common import (
     emit,
     existing,
     existing_or_fail,
+    fail_on_missing,
     json_option,
     open_project,
     project_option,
@@ -116,7 +117,6 @@ def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
     """Full content of memories by id (layer 3)."""
     ws = existing_or_fail(project, f"memory with id {', '.join(map(str, ids))}")
     rows = store.get_many(ws.db, list(ids))
-    missing = sorted(set(ids) - {r["id"] for r in rows})
     store.log_access(ws.db, [r["id"] for r in rows], "get")
     from memory.base import fence
 
@@ -135,8 +135,7 @@ def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
             click.echo("")
             click.echo(r["content"])
             click.echo("")
-    if missing:
-        raise click.ClickException(f"no memory with id {', '.join(map(str, missing))}")
+    fail_on_missing(ids, {r["id"] for r in rows})
 
 
 def _parse_jsonl_line(line: str, number: int, default_project: str | None) -> dict[str, Any]:
@@ -255,11 +254,9 @@ def forget(ids: tuple[int, ...], project: str | None) -> None:
     """Delete memories by id."""
     ws = existing_or_fail(project, f"memory with id {', '.join(map(str, ids))}")
     gone = store.forget(ws.db, list(ids))
-    missing = sorted(set(ids) - set(gone))
     if gone:
         click.echo(f"forgot {', '.join(f'#{i}' for i in gone)}")
-    if missing:
-        raise click.ClickException(f"no memory with id {', '.join(map(str, missing))}")
+    fail_on_missing(ids, gone)
 
 
 @click.command()

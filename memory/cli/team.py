@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from memory.base.words import count
-from memory.cli.common import emit, json_option, open_project, project_option
+from memory.cli.common import MEMORY_ID, emit, fail_on_missing, json_option, open_project, project_option
 from memory.team.config import TeamError
 
 
@@ -152,7 +152,7 @@ def sync(project: str | None, as_json: bool) -> None:
 
 
 @team.command()
-@click.argument("ids", nargs=-1, type=int, required=True)
+@click.argument("ids", nargs=-1, type=MEMORY_ID, required=True)
 @click.option("--no-push", is_flag=True, help="Only queue the deletions (the worker sends them).")
 @project_option
 def forget(ids: tuple[int, ...], no_push: bool, project: str | None) -> None:
@@ -164,13 +164,11 @@ def forget(ids: tuple[int, ...], no_push: bool, project: str | None) -> None:
         raise click.ClickException("this project is not linked to a team server: `memory forget` deletes "
                                    "locally; `memory team init URL` first to delete for everyone")
     gone = outbox.forget_for_everyone(ws.db, list(ids))
-    missing = sorted(set(ids) - set(gone))
     if gone:
         click.echo(f"forgot {', '.join(f'#{i}' for i in gone)} for everyone")
         if not no_push:
             _try_push(ws)
-    if missing:
-        raise click.ClickException(f"no memory with id {', '.join(map(str, missing))}")
+    fail_on_missing(ids, gone)
 
 
 def _try_push(ws: Any) -> None:
@@ -184,7 +182,7 @@ def _try_push(ws: Any) -> None:
 
 
 @team.command()
-@click.argument("ids", nargs=-1, type=int, required=True)
+@click.argument("ids", nargs=-1, type=MEMORY_ID, required=True)
 @click.option("--personal", is_flag=True, help="Make them personal again (removed from the team's copies).")
 @project_option
 def share(ids: tuple[int, ...], personal: bool, project: str | None) -> None:
@@ -193,11 +191,9 @@ def share(ids: tuple[int, ...], personal: bool, project: str | None) -> None:
 
     ws = open_project(project)
     done = outbox.share(ws.db, list(ids), "personal" if personal else "team")
-    missing = sorted(set(ids) - set(done))
     if done:
         click.echo(f"{'personal' if personal else 'shared'}: {', '.join(f'#{i}' for i in done)}")
-    if missing:
-        raise click.ClickException(f"no memory with id {', '.join(map(str, missing))}")
+    fail_on_missing(ids, done)
 
 
 @team.command()
