@@ -50,18 +50,22 @@ def setup_running(data: str | None) -> bool:
     return True
 
 
-def venv_python() -> str | None:
-    """The venv interpreter the hooks use (the order of hooks/run), also from a terminal where
-    CLAUDE_PLUGIN_DATA is unset: then the data dir the CLI found (memory.base.config.data_home)."""
+def plugin_python() -> str | None:
+    """The plugin's own venv interpreter, in the order of hooks/run: the data dir's (CLAUDE_PLUGIN_DATA, or
+    from a terminal where it is unset the data dir the CLI found: memory.base.config.data_home), else a
+    checkout's .venv; None until scripts/setup has made one (the MCP setup front waits for it)."""
     from memory.base.config import data_home
 
     for folder in (os.environ.get("CLAUDE_PLUGIN_DATA"), data_home()):
         if folder and os.path.isabs(folder) and os.access(os.path.join(folder, "venv", "bin", "python"), os.X_OK):
             return os.path.join(folder, "venv", "bin", "python")
     checkout = os.path.join(ROOT, ".venv", "bin", "python")
-    if os.access(checkout, os.X_OK):
-        return checkout
-    return sys.executable if sys.prefix != sys.base_prefix else None
+    return checkout if os.access(checkout, os.X_OK) else None
+
+
+def venv_python() -> str | None:
+    """The venv interpreter the hooks use (plugin_python), else this interpreter when it runs in a venv."""
+    return plugin_python() or (sys.executable if sys.prefix != sys.base_prefix else None)
 
 
 def ensure_venv() -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from memory.base.classify import classify
+from memory.base.words import WordChars
 from memory.store import NewMemory
 from memory.store.state import State, push_unique
 
@@ -53,13 +54,7 @@ _SENTENCE_END = r"(?<=[.!?])\s+|\n+"  # compiled on first use: a first compile c
 _DECISION_WORDS = frozenset("we we'll we're always never decided decision i'm now forward convention rule".split())
 
 
-class _WordChars(dict):  # str.translate table: [a-z'] stay, anything else is a space (as _states_decision splits)
-    def __missing__(self, code: int) -> str:
-        self[code] = " "
-        return " "
-
-
-_WORD_CHARS = _WordChars({ord(c): c for c in "abcdefghijklmnopqrstuvwxyz'"})
+_WORD_CHARS = WordChars("abcdefghijklmnopqrstuvwxyz'".__contains__)  # [a-z'] (as _states_decision splits)
 
 
 class Capture:

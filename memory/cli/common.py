@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from memory.base.project import project_folder
 from memory.base.timeparse import parse_when
 from memory.store.workspace import Workspace, all_projects
 
@@ -21,8 +22,7 @@ def workspace(project: str | None) -> Workspace:
                 return Workspace.for_dir(meta["root"]) if os.path.isdir(meta["root"]) else _by_key(meta)
         raise click.UsageError(f"no project {project!r}: give a folder, or a key or name from `memory projects`")
     # As the hooks decide: CLAUDE_PROJECT_DIR stays put when the agent cds (Bash tool, MCP server).
-    return Workspace.for_dir(project or os.environ.get("MEMORY_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR")
-                             or os.getcwd())
+    return Workspace.for_dir(project or project_folder(os.getcwd()))
 
 
 def _by_key(meta: dict[str, Any]) -> Workspace:

@@ -272,17 +272,6 @@ _EMPTY_LISTS = {"prompts/list": "prompts", "resources/list": "resources", "resou
                 "resourceTemplates"}
 
 
-def venv_python() -> str | None:
-    """The venv bin/memory would use (the data dir's, else a checkout's), once it exists."""
-    root = ROOT
-    data = os.environ.get("CLAUDE_PLUGIN_DATA")
-    for cand in (os.path.join(data, "venv", "bin", "python") if data else "",
-                 os.path.join(root, ".venv", "bin", "python")):
-        if cand and os.access(cand, os.X_OK):
-            return cand
-    return None
-
-
 class SetupFront(Front):
     """The front while the venv is being built: answers for the server, then hands over to it."""
 
@@ -356,7 +345,9 @@ class SetupFront(Front):
     def serve(self) -> None:
         """Poll for the venv (scripts/setup renames it into place when pip has finished), then start the
         real server on it, replay the handshake, and tell every subscriber the tools changed."""
-        while (python := venv_python()) is None:
+        from memory.base.bootstrap import plugin_python  # standard library only; the setup front alone needs it
+
+        while (python := plugin_python()) is None:
             time.sleep(self.poll_s)
         with self.lock:
             env = dict(os.environ)
@@ -379,7 +370,9 @@ class SetupFront(Front):
 def main() -> int:
     os.umask(0o077)  # the server it starts writes to the data dir: owner-only folders and files
     if "--setup" in sys.argv[1:]:  # bin/memory found no venv: run as the setup front until there is one
-        python = venv_python()
+        from memory.base.bootstrap import plugin_python
+
+        python = plugin_python()
         if python is not None:  # it appeared meanwhile
             os.execv(python, [python, "-m", "memory.mcp.front"])
         front: Front = SetupFront()

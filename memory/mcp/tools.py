@@ -16,6 +16,7 @@ from typing import Any
 from memory import store
 from memory.base import fence
 from memory.base.classify import TYPES
+from memory.base.project import project_folder
 from memory.base.safepath import PathRejected, confine
 from memory.base.timeparse import parse_when
 from memory.base.words import count
@@ -57,7 +58,7 @@ def readable(value: Any) -> Any:
 def current_folder() -> str:
     """The project the server works for: as the hooks decide it (CLAUDE_PROJECT_DIR stays put when the
     agent cds), else the folder Claude Code started the server in."""
-    return os.environ.get("MEMORY_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    return project_folder(os.getcwd())
 
 
 class Places:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from memory.base.words import WordChars
+
 STOPWORDS = frozenset(
     """a an the and or not no of to in on at by for from with without into onto over under about as is are was
     were be been being am do does did doing have has had having it its it's this that these those there here
@@ -18,24 +20,13 @@ STOPWORDS = frozenset(
     будто чего раз тоже себе под будет ж тогда кто этот того потому этого какой совсем ним здесь этом один""".split()
 )
 
-class _NonWord(dict[int, int]):
-    """A str.translate table mapping each character that regex `\\w` does not match (str.isalnum() or "_",
-    as _sre defines it) to a space, filled in as characters are met. words() gives re.findall(r"\\w+")'s
-    words without importing re: that import (enum with it) was ~6 ms CPU of every prompt and startup hook,
-    as much as a bare interpreter's whole start."""
-
-    def __missing__(self, code: int) -> int:
-        ch = chr(code)
-        self[code] = value = code if ch.isalnum() or ch == "_" else 32
-        return value
-
-
-_NON_WORD = _NonWord()
+# Regex `\w`, as _sre defines it: str.isalnum() or "_".
+_WORD = WordChars(lambda ch: ch.isalnum() or ch == "_")
 
 
 def words(text: str) -> list[str]:
     """re.findall(r"\\w+", text)."""
-    return text.translate(_NON_WORD).split()
+    return text.translate(_WORD).split()
 
 
 def terms(text: str, limit: int = 24) -> list[str]:
