@@ -35,12 +35,9 @@ import time
 
 from parser import estimate_tokens, outline_source
 from parser.render import read_text
-from scripts.bench.common import BARE, ROOT, machine_line, print_json, python, run_timed
-from scripts.bench.common import percentile as pct
+from scripts.bench.common import BARE, ROOT, machine_line, percentile, print_json, python, run_timed
 from tests.support import outline_corpus as corpus
 from tests.support.ctags_oracle import CTAGS_LANGUAGE, ctags_available, ctags_tags, missing
-
-REPO = str(ROOT)
 
 
 def bench_language(language: str, files: list[str], use_ctags: bool) -> dict[str, float | int]:
@@ -66,13 +63,13 @@ def bench_language(language: str, files: list[str], use_ctags: bool) -> dict[str
     return {
         "files": len(files),
         "red_median": statistics.median(reductions),
-        "red_p10": pct(reductions, 0.10),
+        "red_p10": percentile(reductions, 0.10),
         "bare_median": statistics.median(bare),
         "passed": passed_through,
         "tags": tags_total,
         "recall": 1 - tags_missing / tags_total if tags_total else float("nan"),
         "ms_median": statistics.median(times),
-        "ms_p90": pct(times, 0.90),
+        "ms_p90": percentile(times, 0.90),
     }
 
 
@@ -89,9 +86,9 @@ def _read_event(project: str, path: str, session: str) -> bytes:
 def bench_hook(samples: dict[str, list[str]], rounds: int) -> dict[str, dict[str, list[float]]]:
     """Per language: wall and CPU ms of cold and cached Read hooks; "bare" holds the interpreter start."""
     py = python()
-    launcher = os.path.join(REPO, "hooks", "run")
+    launcher = str(ROOT / "hooks" / "run")
     # As scripts/setup leaves the plugin: byte-compiled (PYTHONDONTWRITEBYTECODE may be set here).
-    subprocess.run([py, "-m", "compileall", "-q", *(os.path.join(REPO, d) for d in ("memory", "parser", "hooks"))],
+    subprocess.run([py, "-m", "compileall", "-q", *(str(ROOT / d) for d in ("memory", "parser", "hooks"))],
                    check=False, capture_output=True)
     results: dict[str, dict[str, list[float]]] = {"bare": {"wall": [], "cpu": []}}
     with tempfile.TemporaryDirectory(prefix="bench-outline-") as tmp:
@@ -138,9 +135,9 @@ def hook_rows(res: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, flo
             every[k] += got[k]
         rows[language] = got
     rows["all"] = every
-    out = {name: {f"{k}_{q}": round(statistics.median(v) if q == "p50" else pct(v, .95), 1)
+    out = {name: {f"{k}_{q}": round(statistics.median(v) if q == "p50" else percentile(v, .95), 1)
                   for k, v in got.items() for q in ("p50", "p95")} for name, got in rows.items()}
-    out["bare python"] = {f"{k}_{q}": round(statistics.median(v) if q == "p50" else pct(v, .95), 1)
+    out["bare python"] = {f"{k}_{q}": round(statistics.median(v) if q == "p50" else percentile(v, .95), 1)
                           for k, v in bare.items() for q in ("p50", "p95")}
     return out
 
