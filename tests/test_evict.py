@@ -254,3 +254,23 @@ def test_save_expires_on_the_command_line(home: Path, project: Path) -> None:
     bad = subprocess.run([*run[:2], "--expires", "yesterday-ish", "x"], cwd=project, env=env, capture_output=True,
                          text=True)
     assert bad.returncode != 0 and "30d" in bad.stderr
+
+
+def test_cold_callers_pass_the_vector_delete_and_others_queue_a_job(ws: Workspace,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """evict.py is hot and cannot import memory/recall/vectors.py: the worker's evict job (and `memory cleanup`,
+    the MCP delete tool) pass its delete in; without one, a `delete_vectors` job is queued for the worker."""
+    from memory.worker import HANDLERS
+
+    ids = fill(ws, 4)
+    ws.db.execute("DELETE FROM queue")
+    assert evict.remove(ws, ids[:2]) == (2, "queued")
+    jobs = ws.db.execute("SELECT payload FROM queue WHERE kind = 'delete_vectors'").fetchall()
+    assert [json.loads(j[0])["ids"] for j in jobs] == [ids[:2]]
+    module, _, name = HANDLERS["evict"].partition(":")
+    handler = getattr(__import__(module, fromlist=(name,)), name)
+    result = handler(ws, {"reason": "memories"})
+    assert result["vectors"] == "none"  # under the limits: nothing to delete
+    monkeypatch.setenv("MEMORY_MAX_MEMORIES", "1")  # 2 left, over the limit: evicted down to its 85%, none
+    result = handler(ws, {"reason": "memories"})
+    assert result["evicted_for_count"] == 2 and result["vectors"] == "deleted"

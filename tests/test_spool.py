@@ -132,3 +132,28 @@ def test_a_spooled_event_is_replayed_into_its_own_project(
     assert not list((home / "spool").glob("*"))
     assert contents(home, hooks.project, "test_tax.py"), "written where its hook ran, not into the other project"
     assert not contents(home, other, "test_tax.py")
+
+
+def test_a_replay_tells_dispatch_its_project_and_leaves_the_environment_alone(
+        hooks: HookRunner, home: Path, locked: sqlite3.Connection, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replayed in this process (as `memory doctor --repair` does), the event goes to the project it was
+    recorded in, which dispatch is given as a parameter: no environment variable is set on the way."""
+    import os
+
+    from memory.hook import common, spool
+    from memory.hook.run import dispatch
+    from tests.support.helpers import make_git_project
+
+    hooks.tool("Bash", {"command": "pytest tests/test_tax.py"}, {"stdout": "FAILED test_vat_rounding", "stderr": ""})
+    locked.rollback()
+    assert len(spool.pending()) == 1
+    other = make_git_project(tmp_path / "other-app")
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(other))
+    before = dict(os.environ)
+    try:
+        assert spool.replay(dispatch, budget_s=30.0) == 1
+    finally:
+        common.close_workspaces()
+    assert dict(os.environ) == before
+    assert contents(home, hooks.project, "test_tax.py") and not db_path(home, other).exists()
