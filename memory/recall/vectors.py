@@ -2,8 +2,8 @@
 one table per embedding provider (its name, model and dimension in the table name).
 
 Derived data: SQLite is the source of truth and `memory reindex` rebuilds all of this from it. Only the
-worker writes here (it holds the single-worker lock); `lancedb` costs 1.3-1.6 s to import, so nothing on
-a hook's path imports this module's LanceDB parts.
+worker writes here (it holds the single-worker lock); `lancedb` costs 1.3-1.6 s to import, so no hook
+imports this module (pyproject.toml's import-linter contract keeps it so).
 
 Each row holds a memory's vector and the fields filters need (type, session, dates), so filters run
 before the cut (LanceDB prefilter) rather than on a top-k that they would empty.
@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from memory.base.config import env_int
+from memory.store.workspace import Workspace
 
 DIRNAME = "vectors.lance"
 
@@ -30,9 +31,10 @@ def table_name(provider_key: str) -> str:
     return "memories_" + re.sub(r"[^a-z0-9]+", "_", provider_key.lower()).strip("_")
 
 
-def delete(ws: Any, ids: list[int]) -> None:
-    """For callers outside the worker (eviction): queue the deletes, the worker applies them. Cheap SQL,
-    no LanceDB import."""
+def delete(ws: Workspace, ids: list[int]) -> None:
+    """For callers outside the worker (eviction from `memory cleanup`, the MCP delete tool, the worker's
+    evict job, which pass it to memory/store/evict.py): queue the deletes, the worker applies them. Cheap
+    SQL, no LanceDB import."""
     from memory import store
 
     store.queue_vector_jobs(ws.db, list(ids))
