@@ -73,6 +73,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                 "in-memory copy of both lists (memory/recall/warm_index.py)"),
     "MEMORY_VECTOR_INDEX_MIN_ROWS": ("5000", "vectors in a project before the worker builds an ANN index (below, exact"
                                              " search is fast enough)"),
+    "MEMORY_VECTOR_KEEP_VERSIONS_SECONDS": ("30", "how long the worker keeps the vector store's superseded versions "
+                                                  "(each write makes one) before its clean-up deletes them"),
     # Learning extraction (memory/learn, store/budget.py)
     "MEMORY_EXTRACTOR": ("auto", "learning extractor: auto (anthropic when a key is set, then ollama when a server "
                                  "answers, then heuristic), anthropic, ollama, heuristic (each falls back to the ones "

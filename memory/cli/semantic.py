@@ -58,7 +58,8 @@ def reindex_project(home: str, key: str, embedder: Any, progress: bool = True) -
             bar.close()
         p.db.execute("UPDATE queue SET status = 'done', finished_at = ? WHERE kind = 'vector' AND status = 'pending'",
                      (time.time(),))
-        built = p.vectors.maintain()
+        # We hold the worker lock and have finished writing: no version but the latest is needed.
+        built = p.vectors.maintain(force=True, keep_s=0)
         return {"project": key, "memories": len(ids), "embedded": embedded, "provider": p.provider,
                 "seconds": round(time.perf_counter() - t0, 1), "index": built}
     finally:

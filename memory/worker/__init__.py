@@ -118,6 +118,7 @@ class ProjectIndex:
         # The vector list is searched in another thread while SQLite ranks the keyword list: both release
         # the GIL, so a query costs about the slower of the two rather than their sum.
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"vec-{key[:12]}")
+        self.vectors.reading = lambda: self._warm_building  # its scan must find its version's files
 
     def close(self) -> None:
         """Let go of the in-memory lists, the thread pool, the LanceDB table and the database."""
@@ -328,8 +329,9 @@ class ProjectIndex:
         return [mix(out[slots[d.own]], None if d.window == d.own else out[slots[d.window]]) for d in docs]
 
     def maintain(self, force: bool = False) -> None:
-        """After a burst of work (the queue is empty): index and compaction upkeep (memory/recall/vectors.py)."""
-        if not self.changed and not force:
+        """After a burst of work (the queue is empty), or when old vector versions are due for their
+        clean-up: index and compaction upkeep (memory/recall/vectors.py)."""
+        if not self.changed and not force and not self.vectors.cleanup_due():
             return
         self.changed = False
         try:
