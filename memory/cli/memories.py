@@ -4,6 +4,7 @@ handoff, sessions, projects and stats."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 import time
 from typing import Any
@@ -23,6 +24,7 @@ from memory.cli.common import (
     fail_on_missing,
     json_option,
     open_project,
+    opened,
     project_option,
     when,
     workspace,
@@ -138,8 +140,15 @@ def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
     fail_on_missing(ids, {r["id"] for r in rows})
 
 
-def _parse_jsonl_line(line: str, number: int, default_project: str | None) -> dict[str, Any]:
-    """One --jsonl line, checked and converted completely: every line is, before anything is saved."""
+# Rows per transaction: ~0.1-0.2 s of write lock at 10,000 memories/s, so a hook waiting for it (busy timeout
+# 5 s) gets its turn between batches; larger batches gained nothing measurable (docs/benchmarks.md).
+JSONL_BATCH = 2000
+
+
+def _parse_jsonl_line(line: str, number: int, default_project: str | None,
+                      places: dict[str | None, Workspace]) -> tuple[Workspace, store.NewMemory]:
+    """One --jsonl line, checked and converted completely: every line is, before anything is saved. A
+    project is resolved once per spelling (`places`), its database opened later, once."""
     def bad(why: str) -> click.ClickException:
         return click.ClickException(f"line {number}: {why}")
 
@@ -185,11 +194,56 @@ def _parse_jsonl_line(line: str, number: int, default_project: str | None) -> di
     project = obj.get("project") or default_project
     if project is not None and not isinstance(project, str):
         raise bad("project must be a folder or a project key or name")
-    try:
-        out["workspace"] = open_project(project)
-    except click.UsageError as exc:
-        raise bad(exc.message) from None
-    return out
+    if project not in places:
+        try:
+            places[project] = workspace(project)
+        except click.UsageError as exc:
+            raise bad(exc.message) from None
+    return places[project], store.NewMemory(source="cli", **out)
+
+
+def _save_jsonl(default_project: str | None, as_json: bool) -> None:
+    """`save --jsonl`: every line checked first (a bad one saves nothing), then one connection per project
+    and one transaction per JSONL_BATCH lines, with each memory under the rules of a single save."""
+    places: dict[str | None, Workspace] = {}
+    groups: dict[str, tuple[Workspace, list[tuple[int, store.NewMemory]]]] = {}
+    for number, line in enumerate(sys.stdin, start=1):
+        if line.strip():
+            ws, memory = _parse_jsonl_line(line, number, default_project, places)
+            groups.setdefault(ws.project.key, (ws, []))[1].append((number, memory))
+    total = sum(len(items) for _, items in groups.values())
+    bar = _progress(total) if total >= 10 * JSONL_BATCH and not as_json else None
+    results: list[dict[str, Any]] = []
+    for ws, items in groups.values():
+        opened(ws)
+        for start in range(0, len(items), JSONL_BATCH):
+            batch = items[start:start + JSONL_BATCH]
+            try:
+                saved = store.save_many(ws.db, ws.project.key, [m for _, m in batch], filter_low_value=False)
+            except sqlite3.Error as exc:
+                raise click.ClickException(
+                    f"line {batch[0][0]}: saving stopped ({exc}); its batch of {len(batch)} lines was rolled "
+                    f"back, {len(results)} lines of earlier batches were saved") from None
+            results += [{"line": n, "id": s.id, "action": s.action} for (n, _), s in zip(batch, saved, strict=True)]
+            if bar is not None:
+                bar.update(len(batch))
+        ws.close()
+    if bar is not None:
+        bar.close()
+    results.sort(key=lambda r: r["line"])
+    if as_json:
+        emit(results)
+    elif results:
+        click.echo("\n".join(f"{r['id']}\t{r['action']}" for r in results))
+
+
+def _progress(total: int) -> Any:
+    """A bar on stderr for a large import, only on a terminal (captured, each render would be a line)."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="memory", desc="saving", file=sys.stderr)
 
 
 @click.command()
@@ -213,24 +267,7 @@ def save(text: tuple[str, ...], title: str | None, type_: str, importance: float
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--expires") from None
     if jsonl:
-        results = []
-        spaces: dict[str | None, Workspace] = {}
-        # Every line is checked before any is saved: a bad line leaves the store untouched.
-        objects = [(n, _parse_jsonl_line(line, n, project))
-                   for n, line in enumerate(sys.stdin, start=1) if line.strip()]
-        for number, obj in objects:
-            ws = obj["workspace"]
-            ws = spaces.setdefault(ws.project.key, ws)
-            saved = store.save(ws.db, ws.project.key, store.NewMemory(
-                title=obj["title"], content=obj["content"], type=obj["type"], importance=obj["importance"],
-                tags=obj["tags"], source="cli", created_at=obj["created_at"], session_id=obj["session_id"]),
-                filter_low_value=False)
-            results.append({"line": number, "id": saved.id, "action": saved.action})
-        if as_json:
-            emit(results)
-        else:
-            for r in results:
-                click.echo(f"{r['id']}\t{r['action']}")
+        _save_jsonl(project, as_json)
         return
     content = " ".join(text).strip() or (sys.stdin.read().strip() if not sys.stdin.isatty() else "")
     if not content:

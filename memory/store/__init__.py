@@ -48,9 +48,10 @@ class NewMemory:
 
 
 class Saved:
-    def __init__(self, id: int | None, action: str) -> None:
+    def __init__(self, id: int | None, action: str, stored: tuple[str, str, str] | None = None) -> None:
         self.id = id
         self.action = action  # inserted, updated (same title), duplicate (same content), dropped
+        self.stored = stored  # (type, title, content) as written, for the daily log: inserted and updated
 
     def __repr__(self) -> str:
         return f"Saved({self.id}, {self.action})"
@@ -88,9 +89,26 @@ def save(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_value
     if saved.id is not None and saved.action in ("inserted", "updated"):
         mark_dirty(db, project)
         # The daily log line and the cheap size check run after the transaction (memory/store/aftersave.py).
-        from memory.store.aftersave import after_save
+        from memory.store.aftersave import after_save_many
 
-        after_save(db, project, saved.id, saved.action, m.source)
+        after_save_many(db, project, [(saved, m.source)], sampled=True)
+    return saved
+
+
+def save_many(db: sqlite3.Connection, project: str, memories: list[NewMemory], *,
+              filter_low_value: bool = True) -> list[Saved]:
+    """Many memories in one transaction, each under the rules of save (privacy filter, dedup against the
+    store and the batch before it, low-value filter, provenance, one vector job); the daily log lines are
+    appended together and the size check runs once, after the commit (memory/store/aftersave.py)."""
+    with Tx(db):
+        saved = [_save_row(db, project, m, filter_low_value=filter_low_value) for m in memories]
+        queue_vector_jobs(db, [s.id for s in saved if s.id is not None and s.action in ("inserted", "updated")])
+    done = [(s, m.source) for s, m in zip(saved, memories, strict=True) if s.stored is not None]
+    if done:
+        mark_dirty(db, project)
+        from memory.store.aftersave import after_save_many
+
+        after_save_many(db, project, done)
     return saved
 
 
@@ -134,7 +152,7 @@ def _save_row(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_
                 (content, chash, m.type, max(row["importance"], m.importance), merged_tags, merged_files,
                  m.session_id, now, m.expires_at, origin, detail, flags, row["id"]),
             )
-            return Saved(row["id"], "updated")
+            return Saved(row["id"], "updated", (m.type, title, content))
         cur = db.execute(
             """INSERT INTO memories (project, session_id, type, title, title_key, content, content_hash,
                importance, confidence, tags, files, source, created_at, updated_at, expires_at, origin,
@@ -143,7 +161,7 @@ def _save_row(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_
             (project, m.session_id, m.type, title, tkey, content, chash, float(m.importance),
              float(m.confidence), tags, files, m.source, created, now, m.expires_at, origin, detail, flags),
         )
-        return Saved(cur.lastrowid, "inserted")
+        return Saved(cur.lastrowid, "inserted", (m.type, title, content))
 
 
 def forget(db: sqlite3.Connection, ids: list[int]) -> list[int]:

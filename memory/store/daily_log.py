@@ -40,7 +40,12 @@ def entry(project: str, memory_id: int, type_: str, title: str, content: str, ac
 
 def append(home: str, project: str, memory_id: int, type_: str, title: str, content: str, action: str) -> str | None:
     """Append one entry; returns the log's path (None when the log is off)."""
-    if env("MEMORY_DAILY_LOG").strip().lower() in ("off", "0", "false", "no"):
+    return append_many(home, [(project, memory_id, type_, title, content, action)])
+
+
+def append_many(home: str, entries: list[tuple[str, int, str, str, str, str]]) -> str | None:
+    """Append entries (project, id, type, title, content, action) in one write; the log's path or None."""
+    if env("MEMORY_DAILY_LOG").strip().lower() in ("off", "0", "false", "no") or not entries:
         return None
     now = time.time()
     path = path_for(home, now)
@@ -48,5 +53,5 @@ def append(home: str, project: str, memory_id: int, type_: str, title: str, cont
     with os.fdopen(fd, "a", encoding="utf-8") as fh:
         if fh.tell() == 0:
             fh.write(f"# Memories saved on {time.strftime('%Y-%m-%d', time.localtime(now))}\n\n")
-        fh.write(entry(project, memory_id, type_, title, content, action, now))
+        fh.write("".join(entry(*e, when=now) for e in entries))
     return path

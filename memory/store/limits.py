@@ -78,15 +78,16 @@ def database_bytes(home: str) -> int:
     return total
 
 
-def may_be_over(db: sqlite3.Connection, home: str | None) -> str | None:
+def may_be_over(db: sqlite3.Connection, home: str | None, sampled: bool = True) -> str | None:
     """Why a limit may be passed ('bytes' or 'memories'), or None. Cheap and conservative: max(id) is an
-    upper bound of the count, and the databases' file sizes include free pages."""
+    upper bound of the count, and the databases' file sizes include free pages. `sampled` off counts every
+    time (after a batch of saves, which a 1-in-32 sample would mostly skip)."""
     cap = max_memories()
     if cap:
         top = db.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
         # After an eviction max(id) stays above the cap, and count(*) costs ~3 ms per 100,000 rows: a big
         # store counts at one insert in 32 (the worker evicts to 85%, so a few more rows do not matter).
-        if top > cap and (cap <= 5000 or top % 32 == 0) and \
+        if top > cap and (cap <= 5000 or not sampled or top % 32 == 0) and \
                 db.execute("SELECT count(*) FROM memories").fetchone()[0] > cap:
             return "memories"
     if home and database_bytes(home) > max_bytes():
@@ -94,10 +95,10 @@ def may_be_over(db: sqlite3.Connection, home: str | None) -> str | None:
     return None
 
 
-def check_after_insert(db: sqlite3.Connection) -> bool:
+def check_after_insert(db: sqlite3.Connection, sampled: bool = True) -> bool:
     """Queue an eviction when a limit may be passed and none is pending. Returns True when one was queued."""
     home = home_of(db_file(db))
-    reason = may_be_over(db, home)
+    reason = may_be_over(db, home, sampled)
     if reason is None:
         return False
     if db.execute("SELECT 1 FROM queue WHERE dedup_key = ? AND status IN ('pending', 'running')",
