@@ -63,3 +63,33 @@ def test_auto_takes_it_when_sentence_transformers_is_missing(monkeypatch: pytest
 def test_hybrid_with_it_beats_bm25_on_the_fixture(home: Path) -> None:
     bm25, hybrid = _compare(home, "minilm")
     assert hybrid >= bm25 + 0.5, (bm25, hybrid)
+
+
+def test_same_vectors_as_the_padded_forward_pass() -> None:
+    """tests/fixtures/minilm_reference.json holds the vectors of the padded-batch forward pass that built
+    the existing indexes: the packed one must give the same (so no project re-embeds)."""
+    import numpy as np
+
+    ref = json.loads((ROOT / "tests" / "fixtures" / "minilm_reference.json").read_text(encoding="utf-8"))
+    ours = np.array(numpy_minilm.NumpyMiniLM().embed(ref["texts"]))
+    assert ours.shape == (len(ref["texts"]), 384)
+    assert np.abs(ours - np.array(ref["vectors"])).max() < 1e-5
+
+
+def test_a_text_gets_the_same_vector_alone_and_among_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Packing, length runs and pass boundaries must not leak between texts."""
+    import numpy as np
+
+    m = numpy_minilm.NumpyMiniLM()
+    texts = [f"memory {i}: " + "the cache was evicted again " * (i % 7) for i in range(40)] + TEXTS
+    alone = np.array([m.embed([t])[0] for t in texts])
+    monkeypatch.setattr(numpy_minilm, "PASS_TOKENS", 300)  # several passes, one text longer than a pass
+    together = np.array(m.embed(texts))
+    assert np.abs(alone - together).max() < 1e-5
+
+
+def test_passes_and_length_runs() -> None:
+    # A run ends once a length passes 1.25 x its first + 4 tokens: 10 > 7.75, 40 > 16.5.
+    assert numpy_minilm.buckets([3, 4, 5, 10, 12, 40]) == [(0, 3), (3, 5), (5, 6)]
+    # Passes keep the given (length-sorted) order and stay within PASS_TOKENS (4,096).
+    assert numpy_minilm.passes([1, 2, 0], [4000, 90, 10]) == [[1, 2], [0]]
