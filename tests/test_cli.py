@@ -17,7 +17,8 @@ from memory.store.migrations import MIGRATIONS
 from tests.support.helpers import HookRunner, make_git_project
 
 MEMORY = Path(sys.executable).parent / "memory"
-LAYER1 = {"id", "title", "type", "score", "date", "origin", "flags"}  # origin, flags: issue 14
+# origin, flags: issue 14; mode, why (what answered the search): issue 16
+LAYER1 = {"id", "title", "type", "score", "date", "origin", "flags", "mode", "why"}
 
 
 class Cli:
@@ -341,7 +342,8 @@ def test_a_corrupt_database_is_replaced_with_a_warning(cli: Cli, project: Path, 
     (folder / "memory.db").write_bytes(b"garbage, not sqlite" * 100)
     r = cli.run("search", "corruption")
     assert r.returncode == 0 and r.stdout == "no memories match\n"
-    assert len(r.stderr.splitlines()) == 1 and "corrupt" in r.stderr and "moved to" in r.stderr
+    warning, answered = r.stderr.splitlines()  # the warning, then what answered the search
+    assert "corrupt" in warning and "moved to" in warning and answered.startswith("memory: keyword results")
     assert any(".corrupt-" in p.name for p in folder.iterdir())
     cli.ok("save", "after the corruption")
     assert cli.count() == 1

@@ -180,11 +180,12 @@ def test_memories_not_indexed_yet_are_still_found(home: Path) -> None:
 def test_three_layers_fall_back_to_keyword_without_a_worker(home: Path) -> None:
     ws = make_ws(home)
     ids = load(ws, {"s-cache": SESSIONS["s-cache"]})
-    hits, mode = layers.search(ws, "stale prices redis", limit=2)
-    assert mode == "keyword" and hits and set(hits[0].compact()) == {"id", "title", "type", "score", "date"}
+    hits, answered = layers.search(ws, "stale prices redis", limit=2)
+    assert (answered.mode, answered.why) == ("keyword", "no semantic index")
+    assert hits and set(hits[0].compact()) == {"id", "title", "type", "score", "date"}
     indexed(home, ws)
-    hits, mode = layers.search(ws, "stale prices", limit=3, in_process=hybrid.in_process)
-    assert mode == "hybrid" and ids[("s-cache", 0)] in [h.id for h in hits]
+    hits, answered = layers.search(ws, "stale prices", limit=3, in_process=hybrid.in_process)
+    assert answered.mode == "hybrid" and ids[("s-cache", 0)] in [h.id for h in hits]
     line = layers.timeline(ws, ids[("s-cache", 1)], 1, 1)
     assert [x["id"] for x in line] == [ids[("s-cache", j)] for j in range(3)] and line[1]["anchor"]
     full = layers.details(ws, [ids[("s-cache", 2)]])

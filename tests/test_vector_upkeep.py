@@ -18,11 +18,11 @@ from tests.test_worker import counts, spawn, wait_for
 N = 2000
 
 
-def fill(ws: Workspace, n: int = N) -> None:
-    """n memories in 40 sessions (each queues its vector job), in one connection."""
+def fill(ws: Workspace, n: int = N, start: int = 0) -> None:
+    """n memories (numbered from `start`) in 40 sessions (each queues its vector job), in one connection."""
     t0 = time.time() - 86400
     topics = ["postgres pool", "redis cache", "grpc deadline", "terraform state", "pytest fixture", "nginx proxy"]
-    for i in range(n):
+    for i in range(start, start + n):
         text = f"note {i}: the {topics[i % len(topics)]} needed a change in module m{i % 97} after run {i * 7}"
         store.save(ws.db, ws.project.key, store.NewMemory(title=text[:60], content=text, type="observation",
                                                           session_id=f"s{i % 40}", created_at=t0 + i),

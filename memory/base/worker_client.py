@@ -115,8 +115,14 @@ def start(home: str, *, force: bool = False) -> int | None:
 
 
 def ask(home: str, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
-    """One request to the worker; None when there is no worker or it does not answer within `timeout`
-    seconds (MEMORY_WORKER_TIMEOUT_MS by default)."""
+    """One request to the worker; None when there is no worker, it does not answer within `timeout`
+    seconds (MEMORY_WORKER_TIMEOUT_MS by default) or its answer is not ok."""
+    answer = ask_raw(home, request, timeout)
+    return answer if answer is not None and answer.get("ok") else None
+
+
+def ask_raw(home: str, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
+    """`ask`, with the worker's answer as it is when it is not ok ("project not loaded yet")."""
     path = socket_path(home)
     if not os.path.exists(path):
         return None
@@ -140,7 +146,7 @@ def ask(home: str, request: dict[str, Any], timeout: float | None = None) -> dic
                 break
             data += chunk
         answer = json.loads(data.decode("utf-8", "replace")) if data.strip() else None
-        return answer if isinstance(answer, dict) and answer.get("ok") else None
+        return answer if isinstance(answer, dict) else None
     except (OSError, ValueError):
         return None
     finally:

@@ -59,19 +59,19 @@ def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: st
         return
     from memory.recall import hybrid, layers
 
-    hits, used = layers.search(ws, text, limit=limit, mode=mode, timeout=2.0, in_process=hybrid.in_process,
-                               filters=filters)
-    if used != (mode or used) and not as_json:
-        click.echo(f"memory: no semantic index answered (the background worker answers once it is warm); "
-                   f"{used} results", err=True)
+    hits, answered = layers.search(ws, text, limit=limit, mode=mode, timeout=2.0, in_process=hybrid.in_process,
+                                   filters=filters, wait=layers.STARTING_WAIT_S)
+    if not as_json:  # stdout stays the hits alone, for scripts
+        click.echo(f"memory: {answered.line()}", err=True)
     store.log_access(ws.db, [h.id for h in hits], "search", None, text)
     from memory.base import fence
 
     prov = store.provenance(ws.db, [h.id for h in hits])
     flagged = {h.id for h in hits if fence.is_flagged(prov.get(h.id), h.title, h.content)}
     if as_json:
+        # Each hit says what answered (mode, why): the output stays the list scripts already read.
         emit([{**h.compact(), "origin": fence.row_label(prov.get(h.id)),
-                "flags": [fence.FLAG] if h.id in flagged else []} for h in hits])
+                "flags": [fence.FLAG] if h.id in flagged else [], **answered.as_json()} for h in hits])
         return
     if not hits:
         click.echo("no memories match")

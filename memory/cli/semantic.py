@@ -174,8 +174,10 @@ def worker(action: str, as_json: bool) -> None:
 def _project_index_status(ws: Any, data: dict[str, Any]) -> None:
     provider = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
     data["project_provider"] = provider[0] if provider else None
-    data["project_indexed"] = (f"{ws.db.execute('SELECT count(*) FROM memory_index').fetchone()[0]} of "
-                               f"{count(ws.db.execute('SELECT count(*) FROM memories').fetchone()[0], 'memory')}")
+    from memory import store
+
+    indexed, total = store.vector_coverage(ws.db)  # the count a search's "index N% built" comes from
+    data["project_indexed"] = f"{indexed} of {count(total, 'memory')}"
     data["project_vector_jobs"] = {r[0]: r[1] for r in ws.db.execute(
         "SELECT status, count(*) FROM queue WHERE kind = 'vector' GROUP BY status")}
 

@@ -22,7 +22,8 @@ from memory.base.timeparse import parse_when
 from memory.base.words import count
 from memory.capture.deciders import settle
 from memory.present.text import day, minute, size
-from memory.recall.finder import Labelled, project_workspaces, search_all, search_project
+from memory.recall import layers
+from memory.recall.finder import WORKER_TIMEOUT_S, Labelled, project_workspaces, search_all, search_project
 from memory.recall.search import Filters, Hit, timeline
 from memory.store import expiry
 from memory.store.workspace import Workspace
@@ -195,11 +196,12 @@ def search(places: Places, query: str, limit: int = 10, types: list[str] | None 
         return fence.wrap("\n".join([head, *lines, "Ids are per project: pass project=<name> to timeline/get."]))
     ws, close = places.resolve(project)
     try:
-        hits = search_project(ws, query, limit=limit, filters=filters)
+        hits, answered = layers.search(ws, query, limit=limit, filters=filters, timeout=WORKER_TIMEOUT_S,
+                                       wait=layers.STARTING_WAIT_S)
         store.log_access(ws.db, [h.id for h in hits], "search", None, query)
         if not hits:
-            return f"No memory in project {ws.project.name} matches {query!r}."
-        head = (f"{count(len(hits), 'memory')} in project {ws.project.name} for {query!r} "
+            return f"No memory in project {ws.project.name} matches {query!r} ({answered.line()})."
+        head = (f"{count(len(hits), 'memory')} in project {ws.project.name} for {query!r}, {answered.line()} "
                 "(id, date, type, title | start (where from)):")
         prov = store.provenance(ws.db, [h.id for h in hits])
         lines = [hit_line(h, row=prov.get(h.id)) for h in hits]

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 
 from memory import store
-from memory.base.config import env
 from memory.base.project import Project
-from memory.recall.search import Filters, Hit, keyword_search
+from memory.recall import layers
+from memory.recall.search import Filters, Hit
 from memory.store.workspace import Workspace, all_projects
 
 
@@ -30,34 +30,10 @@ class Labelled:
 WORKER_TIMEOUT_S = 1.5  # an interactive tool can wait longer than a hook (40 ms) for the warm worker
 
 
-def _worker_hits(ws: Workspace, query: str, limit: int, filters: Filters | None) -> list[Hit] | None:
-    """Hybrid hits from the running worker (warm model, open vector table), or None: no worker, search
-    mode keyword, or no answer in time. A CLI or MCP process never loads the model itself (seconds)."""
-    if env("MEMORY_SEARCH_MODE").strip().lower() != "hybrid":
-        return None
-    try:
-        from memory.base import worker_client
-    except ImportError:
-        return None
-    f = filters or Filters()
-    answer = worker_client.ask(ws.home, {
-        "op": "search", "project": ws.project.key, "query": query, "limit": limit,
-        "filters": {"types": f.types, "since": f.since, "until": f.until, "session_id": f.session_id,
-                    "exclude_session": f.exclude_session, "include_expired": f.include_expired}},
-        timeout=WORKER_TIMEOUT_S)
-    if not answer or not isinstance(answer.get("hits"), list):
-        return None
-    scores = {int(h["id"]): float(h.get("score") or 0.0) for h in answer["hits"] if isinstance(h, dict)}
-    rows = store.get_many(ws.db, list(scores))
-    return [Hit(r["id"], r["title"], r["type"], scores[r["id"]], r["created_at"], r["session_id"], r["content"],
-                r["importance"], r["project"]) for r in rows]
-
-
 def search_project(ws: Workspace, query: str, *, limit: int = 10, filters: Filters | None = None) -> list[Hit]:
-    hits = _worker_hits(ws, query, limit, filters)
-    if hits is not None:
-        return hits
-    return keyword_search(ws.db, query, limit=limit, filters=filters)
+    """Hybrid hits from the running worker (warm model, open vector table), else BM25 alone: a CLI or MCP
+    process never loads the model itself (seconds)."""
+    return layers.search(ws, query, limit=limit, filters=filters, timeout=WORKER_TIMEOUT_S)[0]
 
 
 def project_workspaces(home: str | None = None) -> list[Workspace]:

@@ -13,7 +13,7 @@ import time
 
 from memory import store
 from memory.base import worker_client
-from memory.base.config import env
+from memory.base.config import env, env_int
 from memory.recall.search import Filters, Hit, hit_from_row, keyword_search
 from memory.recall.search import timeline as keyword_timeline
 from memory.store.workspace import Workspace
@@ -27,6 +27,10 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook ~4 ms (hook
     InProcess = Callable[[Workspace, str, int, Filters], list[tuple[Hit, dict[str, Any]]]]
 
 MODES = ("hybrid", "keyword")
+# How long an interactive search (the CLI, the MCP tool) waits for a worker that is starting (loading its
+# libraries, its model or the project) before it answers with keyword results: a hashing worker answered
+# its first search 1.8 s after its start (scripts/bench/profile.py). Hooks wait for nothing.
+STARTING_WAIT_S = 2.5
 
 
 def _date(ts: float | None) -> str:
@@ -42,17 +46,77 @@ def rows_by_id(db: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]
     return {r["id"]: r for r in store.get_many(db, ids)}
 
 
-def hybrid_via_worker(ws: Workspace, query: str, limit: int, filters: Filters,
-                      timeout: float | None = None) -> list[tuple[Hit, dict[str, Any]]] | None:
-    """Hybrid hits from a warm worker within `timeout`; None when it does not answer (hooks then fall
-    back to keyword recall). Each hit comes with its parts (keyword and vector scores)."""
-    answer = worker_client.ask(ws.home, {"op": "search", "project": ws.project.key, "query": query,
-                                         "limit": limit, "filters": filters_json(filters)}, timeout)
-    if answer is None:
-        return None
+def _ask_search(ws: Workspace, query: str, limit: int, filters: Filters,
+                timeout: float | None) -> dict[str, Any] | None:
+    return worker_client.ask_raw(ws.home, {"op": "search", "project": ws.project.key, "query": query,
+                                           "limit": limit, "filters": filters_json(filters)}, timeout)
+
+
+def _hits(ws: Workspace, answer: dict[str, Any]) -> list[tuple[Hit, dict[str, Any]]]:
     parts = answer.get("hits") or []
     rows = rows_by_id(ws.db, [int(p["id"]) for p in parts])
     return [(hit_from_row(rows[int(p["id"])], float(p["score"])), p) for p in parts if int(p["id"]) in rows]
+
+
+def hybrid_via_worker(ws: Workspace, query: str, limit: int, filters: Filters,
+                      timeout: float | None = None) -> list[tuple[Hit, dict[str, Any]]] | None:
+    """Hybrid hits from a warm worker within `timeout`; None when it does not answer or answers that
+    keyword results are due (hooks then fall back to keyword recall). Each hit comes with its parts
+    (keyword and vector scores)."""
+    answer = _ask_search(ws, query, limit, filters, timeout)
+    if answer is None or not answer.get("ok") or not isinstance(answer.get("hits"), list):
+        return None
+    return _hits(ws, answer)
+
+
+class Answered:
+    """Which mode produced a search's hits and, for keyword results, why: asked for; no worker running;
+    worker starting; index N% built (the worker's count of embedded memories); no semantic index;
+    timeout."""
+
+    __slots__ = ("mode", "why", "indexed", "total")
+
+    def __init__(self, mode: str, why: str | None = None, indexed: int | None = None,
+                 total: int | None = None) -> None:
+        self.mode, self.why, self.indexed, self.total = mode, why, indexed, total
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode, "why": self.why}
+        if self.total is not None:
+            out.update(indexed=self.indexed, total=self.total)
+        return out
+
+    def line(self) -> str:
+        """One line for a person: `memory search` prints it on stderr, the MCP tool after its hits."""
+        if self.mode == "hybrid":
+            return "hybrid results (keywords and vectors)"
+        return f"keyword results ({self.why})" if self.why else "keyword results"
+
+
+def _ask_worker(ws: Workspace, query: str, limit: int, filters: Filters, timeout: float | None,
+                wait: float) -> tuple[list[tuple[Hit, dict[str, Any]]] | None, Answered]:
+    """The worker's hybrid hits, or None and why not. A worker that is starting (alive, no socket yet, or
+    loading the project) is asked again for up to `wait` seconds; one that times out is not."""
+    if not worker_client.enabled():
+        return None, Answered("keyword", "worker off (MEMORY_WORKER)")
+    deadline = time.monotonic() + wait
+    while True:
+        t0 = time.monotonic()
+        answer = _ask_search(ws, query, limit, filters, timeout)
+        if answer is not None and answer.get("ok"):
+            indexed, total = answer.get("indexed"), answer.get("total")
+            if isinstance(answer.get("hits"), list):
+                return _hits(ws, answer), Answered("hybrid", None, indexed, total)
+            return None, Answered("keyword", str(answer.get("keyword") or "worker gave no hits"), indexed, total)
+        if answer is None and not worker_client.alive(ws.home):
+            return None, Answered("keyword", "no worker running")
+        budget = timeout if timeout is not None else env_int("MEMORY_WORKER_TIMEOUT_MS") / 1000
+        if answer is None and os.path.exists(worker_client.socket_path(ws.home)) \
+                and time.monotonic() - t0 >= 0.9 * budget:
+            return None, Answered("keyword", f"worker did not answer in {budget:g} s")
+        if time.monotonic() + 0.1 > deadline:
+            return None, Answered("keyword", "worker starting")
+        time.sleep(0.1)
 
 
 def indexed_provider(ws: Workspace) -> str | None:
@@ -67,8 +131,6 @@ def _indexed_cheaply(ws: Workspace) -> bool:
 
 
 def _start_worker(ws: Workspace) -> None:
-    from memory.base import worker_client
-
     if worker_client.enabled() and not worker_client.alive(ws.home):
         worker_client.start(ws.home)
 
@@ -78,24 +140,31 @@ def has_semantic_index(ws: Workspace) -> bool:
 
 
 def search(ws: Workspace, query: str, *, limit: int = 10, filters: Filters | None = None, mode: str | None = None,
-           timeout: float | None = None, in_process: InProcess | None = None) -> tuple[list[Hit], str]:
-    """Layer 1. Returns the hits and the mode that produced them: hybrid, or keyword (asked for, or the
+           timeout: float | None = None, in_process: InProcess | None = None,
+           wait: float = 0.0) -> tuple[list[Hit], Answered]:
+    """Layer 1. Returns the hits and what produced them (Answered): hybrid, or keyword (asked for, or the
     fallback when neither the worker nor `in_process` (the CLI passes memory/recall/hybrid.py's, which
-    this hot module cannot import) could answer)."""
+    this hot module cannot import) could answer, and why). `wait`: seconds a starting worker is waited
+    for (the CLI and the MCP tool; a hook waits for nothing)."""
     filters = filters or Filters()
     mode = (mode or env("MEMORY_SEARCH_MODE")).lower()
-    if mode == "hybrid":
-        got = hybrid_via_worker(ws, query, limit, filters, timeout)
-        if got is None and in_process and has_semantic_index(ws):
-            if _indexed_cheaply(ws):
-                got = in_process(ws, query, limit, filters)
-            else:
-                # A model (MiniLM, Ollama) would take seconds to load here at every search: start the
-                # worker instead, which keeps it warm; this search answers with BM25, the next with both.
-                _start_worker(ws)
-        if got is not None:
-            return [h for h, _ in got], "hybrid"
-    return keyword_search(ws.db, query, limit=limit, filters=filters), "keyword"
+    if mode != "hybrid":
+        return keyword_search(ws.db, query, limit=limit, filters=filters), Answered("keyword", "asked for keyword")
+    got, answered = _ask_worker(ws, query, limit, filters, timeout, 0.0 if in_process else wait)
+    if got is None and answered.total is None and not has_semantic_index(ws):
+        answered.why = "no semantic index"
+    elif got is None and answered.total is None and in_process:
+        if _indexed_cheaply(ws):
+            got, answered = in_process(ws, query, limit, filters), Answered("hybrid")
+        elif answered.why in ("no worker running", "worker starting"):
+            # A model (MiniLM, Ollama) would take seconds to load here at every search: start the
+            # worker instead, which keeps it warm; a short wait may catch it ready, else this search
+            # answers with BM25 and the next with both.
+            _start_worker(ws)
+            got, answered = _ask_worker(ws, query, limit, filters, timeout, wait)
+    if got is not None:
+        return [h for h, _ in got], answered
+    return keyword_search(ws.db, query, limit=limit, filters=filters), answered
 
 
 def compact(hits: list[Hit]) -> list[dict[str, object]]:

@@ -62,6 +62,9 @@ HANDLERS = {
 MAX_ATTEMPTS = 3
 SWEEP_EVERY_S = 300
 META_PROVIDER = "vectors:provider"
+# A search is hybrid once this share of the project's memories have current vectors; below, the worker
+# answers that keyword results are due ("index 40% built") rather than fuse a list that misses most.
+MIN_COVERAGE = 0.9
 
 
 def _log(message: str) -> None:
@@ -615,10 +618,17 @@ class Worker:
                 # their thread). This query gets no answer (the hook uses keyword recall); the next one will.
                 self.to_load.add(key)
                 self.wake.set()
-                return {"ok": False, "error": "project not loaded yet"}
-            hits = p.search(str(req.get("query") or ""), int(req.get("limit") or 10), filters_from(req.get("filters")))
-            return {"ok": True, "hits": [h.as_dict() for h in hits], "provider": p.provider,
-                    "warm": p.warm is not None, "ms": round((time.perf_counter() - t0) * 1000, 2),
+                return {"ok": False, "error": "project not loaded yet", "loading": True}
+            indexed, total = store.vector_coverage(p.reader())
+            out: dict[str, Any] = {"ok": True, "provider": p.provider, "indexed": indexed, "total": total}
+            if indexed < MIN_COVERAGE * total:
+                # Memories without a vector would rank on their keyword score alone, below the others.
+                out["keyword"] = f"index {100 * indexed // total}% built"
+            else:
+                hits = p.search(str(req.get("query") or ""), int(req.get("limit") or 10),
+                                filters_from(req.get("filters")))
+                out.update(hits=[h.as_dict() for h in hits], warm=p.warm is not None)
+            return {**out, "ms": round((time.perf_counter() - t0) * 1000, 2),
                     "cpu_ms": round((time.thread_time() - c0) * 1000, 2)}
         if op == "team_search":  # the team server's search, with this worker's warm embedder (memory/team)
             from memory.team.sync import search_for

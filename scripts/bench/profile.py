@@ -2,7 +2,8 @@
 
 Storage: --memories memories (scripts/bench/fill.py's prose: runs of real text, 400 sessions) written into a scratch
 data dir and indexed as `memory reindex` does (contexts, ledger, vectors, the ANN index past
-MEMORY_VECTOR_INDEX_MIN_ROWS); then the WAL is checkpointed and old LanceDB versions dropped. Bytes on
+MEMORY_VECTOR_INDEX_MIN_ROWS); LanceDB's versions and bytes as the reindex left them are given; then
+the WAL is checkpointed and old LanceDB versions dropped. Bytes on
 disk of SQLite (memory.db with its -wal and -shm: rows, FTS5 index, contexts, ledger, queue) and of LanceDB,
 divided by the number of memories. Both apparent size and allocated blocks are given.
 
@@ -76,13 +77,15 @@ def storage(n: int, embedder_name: str, home: Path) -> dict[str, object]:
     from memory.recall.vectors import VectorStore
 
     vs = VectorStore(str(folder), embed.key(e), e.dim)
+    left = {"lancedb_versions_as_left": vs.versions(),
+            "lancedb_bytes_per_memory_as_left": round(disk([folder / "vectors.lance"])["apparent"] / memories)}
     with warnings.catch_warnings():  # "removes every version except the latest": nothing else runs here
         warnings.simplefilter("ignore")
         vs.table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
     sqlite_bytes = disk([folder / "memory.db", folder / "memory.db-wal", folder / "memory.db-shm"])
     lance_bytes = disk([folder / "vectors.lance"])
     return {
-        "embedder": embed.key(e), "memories": memories, "write_seconds": round(written, 1),
+        **left, "embedder": embed.key(e), "memories": memories, "write_seconds": round(written, 1),
         "index_seconds": round(indexed, 1), "ann_index": result.get("index"),
         "sqlite_bytes": sqlite_bytes["apparent"], "lancedb_bytes": lance_bytes["apparent"],
         "sqlite_bytes_per_memory": round(sqlite_bytes["apparent"] / memories),
@@ -197,6 +200,8 @@ def main() -> None:
               f"(SQLite {r['sqlite_bytes_per_memory']:,} + LanceDB {r['lancedb_bytes_per_memory']:,}; allocated "
               f"{r['total_allocated_bytes_per_memory']:,}); written {r['write_seconds']} s, indexed "
               f"{r['index_seconds']} s; {r['ann_index'] or 'no ANN index'}")
+        print(f"  LanceDB as the reindex left it: {r['lancedb_versions_as_left']} version(s), "
+              f"{r['lancedb_bytes_per_memory_as_left']:,} B per memory")
         if "error" in w:
             print(f"  worker: {w['error']}")
         else:
