@@ -51,6 +51,21 @@ def passes(order: list[int], lengths: list[int]) -> list[list[int]]:
     return out
 
 
+
+def mapped(path: str, name: str) -> Any:
+    """One float32 tensor of a safetensors file as a read-only memory map (pages are read when a row is
+    used, and are the page cache's, not the heap's), or None when it is not stored as float32. The format:
+    an 8-byte little-endian header length, a JSON header of dtype, shape and data offsets, then the data."""
+    import numpy as np
+
+    with open(path, "rb") as fh:
+        size = int.from_bytes(fh.read(8), "little")
+        meta = json.loads(fh.read(size)).get(name) or {}
+    if meta.get("dtype") != "F32":
+        return None
+    start, _end = meta["data_offsets"]
+    return np.memmap(path, dtype=np.float32, mode="r", offset=8 + size + start, shape=tuple(meta["shape"]))
+
 class MiniLMUnavailable(RuntimeError):
     pass
 
@@ -124,14 +139,24 @@ class NumpyMiniLM:
         self.heads = int(cfg["num_attention_heads"])
         self.layers = int(cfg["num_hidden_layers"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
-        self.w = {k: v.astype(np.float32) for k, v in load_file(os.path.join(folder, "model.safetensors")).items()}
+        weights = os.path.join(folder, "model.safetensors")
+        loaded = load_file(weights)
+        self.w = {k: v.astype(np.float32, copy=False) for k, v in loaded.items()}
+        del loaded
+        words = mapped(weights, "embeddings.word_embeddings.weight")
+        if words is not None:  # 30,522 rows, of which a text reads a few: 45 MiB not held in memory
+            self.w["embeddings.word_embeddings.weight"] = words
+        # Only what the forward pass reads is kept (the fused qkv, the transposes): keeping the originals
+        # beside them cost the worker 53 MiB of RSS.
         for i in range(self.layers):  # query, key and value in one product: fewer, larger matrix products
             p = f"encoder.layer.{i}.attention.self."
-            self.w[p + "qkv.weight"] = np.concatenate([self.w[p + n + ".weight"] for n in ("query", "key", "value")])
-            self.w[p + "qkv.bias"] = np.concatenate([self.w[p + n + ".bias"] for n in ("query", "key", "value")])
+            for part in ("weight", "bias"):
+                self.w[p + "qkv." + part] = np.concatenate([self.w.pop(f"{p}{n}.{part}")
+                                                            for n in ("query", "key", "value")])
         for k, v in list(self.w.items()):  # x @ W.T on a stored transpose: contiguous for BLAS
             if k.endswith(".weight") and v.ndim == 2 and not k.startswith("embeddings."):
                 self.w[k[:-len(".weight")] + ".weight_t"] = np.ascontiguousarray(v.T)
+                del self.w[k]
         self.tok = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
         self.tok.enable_truncation(max_length=max_len)
         self.tok.no_padding()
