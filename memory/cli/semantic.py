@@ -12,6 +12,7 @@ import click
 
 from memory.base import worker_client
 from memory.base.config import data_home
+from memory.base.progress import Rate, duration, line
 from memory.base.words import count
 from memory.cli.common import emit, json_option, opened, project_option, workspace
 
@@ -25,6 +26,9 @@ def stop_worker(home: str, wait: float = 30.0) -> bool:
             return False
         time.sleep(0.1)
     return True
+
+
+PROGRESS_EVERY_S = 30.0
 
 
 def reindex_project(home: str, key: str, embedder: Any, progress: bool = True) -> dict[str, Any]:
@@ -47,12 +51,16 @@ def reindex_project(home: str, key: str, embedder: Any, progress: bool = True) -
             from tqdm import tqdm
 
             bar = tqdm(total=len(ids), unit="memory", desc=key[:30], leave=True, file=sys.stderr)
-        embedded = 0
+        embedded, rate, told = 0, Rate(), time.monotonic()
         for start in range(0, len(ids), 64):
-            chunk = ids[start:start + 64]
+            chunk, t1 = ids[start:start + 64], time.perf_counter()
             embedded += p.index(chunk)["embedded"]
+            rate.add(len(chunk), time.perf_counter() - t1)
             if bar is not None and start + 64 < len(ids):
                 bar.update(len(chunk))
+            elif bar is None and progress and time.monotonic() - told > PROGRESS_EVERY_S:
+                told = time.monotonic()  # not a terminal: a line now and then, each its own line
+                click.echo(f"{key}: {line(start + len(chunk), len(ids), rate.per_s)}", err=True)
         if bar is not None:
             bar.n = len(ids)  # the last step is drawn by close() alone: update() would draw 100% a first time
             bar.close()
@@ -75,6 +83,9 @@ def reindex_project(home: str, key: str, embedder: Any, progress: bool = True) -
 def reindex(project: str | None, all_projects: bool, embedder: str | None, as_json: bool) -> None:
     """Re-embed memories and rebuild the vector and context indexes from SQLite (after a change of
     embedding provider or model, or to repair them)."""
+    # One BLAS thread, as in the worker: OpenBLAS's two threads on the loaded 2-core machine took 2.5 times
+    # the CPU for the same MiniLM batches (docs/benchmarks.md, Embedding throughput). Before numpy loads.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from memory.recall import embed
     from memory.worker import Worker
 
@@ -91,7 +102,7 @@ def reindex(project: str | None, all_projects: bool, embedder: str | None, as_js
         raise click.ClickException("could not take the worker lock")
     try:
         try:
-            e = embed.choose()
+            e = embed.Background(embed.choose())  # at low priority: hooks go on meanwhile
         except embed.NoEmbedder as exc:
             raise click.ClickException(str(exc)) from None
         results = [reindex_project(home, key, e, progress=not as_json) for key in keys]
@@ -163,7 +174,7 @@ def worker(action: str, as_json: bool) -> None:
     if not os.path.exists(ws.db_path):  # a status must not create the project's database
         data["project_indexed"] = "no memory for this project yet"
     else:
-        _project_index_status(opened(ws), data)
+        _project_index_status(opened(ws), data, (info or {}).get("projects", {}).get(ws.project.key, {}))
     if as_json:
         emit(data)
     else:
@@ -171,7 +182,7 @@ def worker(action: str, as_json: bool) -> None:
             click.echo(f"{k}: {v}")
 
 
-def _project_index_status(ws: Any, data: dict[str, Any]) -> None:
+def _project_index_status(ws: Any, data: dict[str, Any], loaded: dict[str, Any]) -> None:
     provider = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()
     data["project_provider"] = provider[0] if provider else None
     from memory import store
@@ -180,6 +191,12 @@ def _project_index_status(ws: Any, data: dict[str, Any]) -> None:
     data["project_indexed"] = f"{indexed} of {count(total, 'memory')}"
     data["project_vector_jobs"] = {r[0]: r[1] for r in ws.db.execute(
         "SELECT status, count(*) FROM queue WHERE kind = 'vector' GROUP BY status")}
+    left = total - indexed
+    if left > 0:  # the rate is the worker's, over its last batches of this project
+        rate = loaded.get("index_rate")
+        data["project_indexing"] = (f"{count(left, 'memory')} to embed, "
+                                    + (f"{rate:.1f}/s, about {duration(left / rate)} left" if rate
+                                       else "rate unknown (the worker has not indexed this project yet)"))
 
 
 COMMANDS = [reindex, worker]

@@ -40,6 +40,7 @@ from typing import Any
 
 from memory import store
 from memory.base.config import data_home, env_int
+from memory.base.progress import Rate
 from memory.base.project import Project
 from memory.base.worker_client import failed_path, lock_path, socket_path
 from memory.recall import context
@@ -109,6 +110,7 @@ class ProjectIndex:
         self._cache_lock = threading.Lock()
         self.last_sweep = 0.0
         self.changed = False
+        self.rate = Rate()  # memories indexed per second (wall), for the ETA of `memory worker status`
         # The in-memory copy of both search lists (memory/recall/warm_index.py): built in a thread on first
         # search; index() keeps it current, and records its changes for a build under way.
         self.warm: Any = None
@@ -443,7 +445,7 @@ class Worker:
         if self._embedder is None:
             from memory.recall import embed
 
-            self._embedder = embed.choose()
+            self._embedder = embed.Background(embed.choose())  # indexing at low priority, searches not
             _log(f"embedder {embed.key(self._embedder)}")
         return self._embedder
 
@@ -489,8 +491,10 @@ class Worker:
             jobs = queue.claim_batch(p.db, "vector", BATCH)
             if jobs:
                 ids = [int(json.loads(j["payload"]).get("id", 0)) for j in jobs]
+                t0 = time.perf_counter()
                 try:
                     p.index(ids, [j["id"] for j in jobs])
+                    p.rate.add(len(jobs), time.perf_counter() - t0)
                 except Exception as exc:  # noqa: BLE001 - one bad batch must not stop the worker
                     _log(f"{p.key}: vector batch failed: {exc!r}\n{traceback.format_exc()}")
                     for j in jobs:
@@ -640,8 +644,10 @@ class Worker:
     def state(self) -> dict[str, Any]:
         """What this process holds: `memory worker status` and the tests read it through the socket."""
         return {"model_loaded": self._embedder is not None, "lancedb_loaded": "lancedb" in sys.modules,
-                "projects": {k: {"warm": p.warm is not None, "warm_memories": p.warm.live if p.warm else 0}
+                "projects": {k: {"warm": p.warm is not None, "warm_memories": p.warm.live if p.warm else 0,
+                                 "index_rate": round(p.rate.per_s, 2) if p.rate.per_s else None}
                              for k, p in list(self.projects.items())},
+                "index_nice": getattr(self._embedder, "nice", lambda: None)(),
                 "rss_bytes": rss_bytes(), "idle_seconds": round(time.monotonic() - self.last_activity, 1)}
 
     def _provider_key(self) -> str | None:
@@ -729,6 +735,8 @@ class Worker:
             projects, self.projects = self.projects, {}
         for p in projects.values():
             p.close()
+        if (close := getattr(self._embedder, "close", None)) is not None:
+            close()  # the indexing thread
         self._embedder = None
         gc.collect()
         trim_heap()

@@ -68,6 +68,72 @@ def make(name: str) -> Embedder:
     raise NoEmbedder(f"unknown embedder {name!r}; use one of: auto, {', '.join(NAMES)}")
 
 
+# Niceness of the thread that embeds for the index: bulk indexing yields the CPU to hooks and searches.
+INDEX_NICE = 10
+
+
+class Background:
+    """An embedder whose `embed` (bulk indexing) runs in one thread of its own at INDEX_NICE, while
+    `embed_query` (a search waiting on it) runs in the caller's thread at the caller's priority.
+
+    Only that thread is lowered (Linux sets niceness per thread): a worker's socket threads keep answering
+    at normal priority. Not SCHED_IDLE: a thread that never runs while the cores are busy would hold the
+    GIL it took between numpy calls and stall the searches too."""
+
+    def __init__(self, inner: Embedder) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.inner = inner
+        self.name, self.model, self.dim = inner.name, inner.model, inner.dim
+        self.tid: int | None = None  # the thread's id once it runs (its niceness: `memory worker status`)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="embed", initializer=self._start)
+
+    def _start(self) -> None:
+        import threading
+
+        self.tid = threading.get_native_id()
+        lower_priority()
+
+    def nice(self) -> int | None:
+        """The embedding thread's niceness; None before its first batch or where threads have none."""
+        import os
+
+        try:
+            return os.getpriority(os.PRIO_PROCESS, self.tid) if self.tid is not None else None
+        except (OSError, AttributeError):
+            return None
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return self._pool.submit(self.inner.embed, texts).result()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)
+
+    def __getattr__(self, attr: str) -> object:  # what a provider has beyond the protocol
+        return getattr(self.inner, attr)
+
+
+def lower_priority(nice: int = INDEX_NICE) -> bool:
+    """Lower the calling thread's priority to `nice` (never raise it); False where threads have no niceness
+    of their own (not Linux) or it cannot be set."""
+    import os
+    import sys
+    import threading
+
+    if sys.platform != "linux":
+        return False
+    tid = threading.get_native_id()
+    try:
+        if os.getpriority(os.PRIO_PROCESS, tid) < nice:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+        return True
+    except OSError:
+        return False
+
+
 def choose(name: str | None = None) -> Embedder:
     """MEMORY_EMBEDDER's provider, or with `auto` the first one that works (the reasons others did not
     are logged once, so `memory doctor` and the log say why a weaker one runs)."""
