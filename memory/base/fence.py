@@ -253,15 +253,25 @@ def _closes_or_opens(lower: str) -> bool:
     return any(c in squeezed for c in _CLOSERS)
 
 
+# Every pattern's first gate in one tuple: a text holding none of them, and no "<", reads as no orders.
+_FIRST_GATES = tuple(dict.fromkeys(t for gates, _ in _ORDERS for t in gates[0]))
+
+
+def _may_be_shaped(lower: str) -> bool:
+    # map over a bound method: the substring tests run in C, without a generator frame each (~2x faster).
+    return "<" in lower or any(map(lower.__contains__, _FIRST_GATES))
+
+
 def instruction_shaped(text: str) -> bool:
-    """Whether recorded text reads as orders to the agent. Substring gates first: ~2 us on ordinary text."""
+    """Whether recorded text reads as orders to the agent. Substring gates first: ~15 us on a 250-character
+    chat turn (LongMemEval), most of it the ~80 substring tests that most text fails."""
     if not text:
         return False
     lower = text.lower()
     if "<" in lower and _closes_or_opens(lower):
         return True
     for i, (gates, source) in enumerate(_ORDERS):
-        if all(any(t in lower for t in gate) for gate in gates):
+        if all(any(map(lower.__contains__, gate)) for gate in gates):
             rx = _CACHE.get(f"orders{i}")
             if rx is None:
                 import re
@@ -273,8 +283,12 @@ def instruction_shaped(text: str) -> bool:
 
 
 def flags_for(*texts: str) -> str:
-    """The flags a memory is saved with ('' or FLAG)."""
-    return FLAG if any(instruction_shaped(t) for t in texts if t) else ""
+    """The flags a memory is saved with ('' or FLAG). The texts are gated together first (a gate string in
+    any of them is in the joined text), so the usual title and content pay one scan, not two."""
+    present = [t for t in texts if t]
+    if not _may_be_shaped("\n".join(present).lower()):
+        return ""
+    return FLAG if any(instruction_shaped(t) for t in present) else ""
 
 
 # Tool names as Claude Code spells them, from the lower-cased `tool:` tags of rows saved before m006.
