@@ -18,7 +18,7 @@ the plugin's; 0 keeps everything loaded, as before that setting existed). The lo
 other processes on the machine do not change RSS, but they slow the warm-up.
 
     .venv/bin/python -m scripts.bench.profile [--memories 10000] [--embedders hashing,sentence-transformers]
-        [--idle 150] [--release 120] [--json]
+        [--idle 150] [--release 120] [--stand-in] [--json]
 """
 
 from __future__ import annotations
@@ -55,7 +55,24 @@ def disk(paths: list[Path]) -> dict[str, int]:
     return {"apparent": apparent, "allocated": allocated}
 
 
-def storage(n: int, embedder_name: str, home: Path) -> dict[str, object]:
+class StandIn:
+    """A model's name, model and dimension, with the hashing embedder's vectors at that dimension: a store
+    of the same shapes (bytes on disk, the worker's RSS) in seconds where the model takes an hour."""
+
+    def __init__(self, real: embed.Embedder) -> None:
+        from memory.recall.embed.hashing import embed_one
+
+        self.name, self.model, self.dim, self._one = real.name, real.model, real.dim, embed_one
+        del real
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [self._one(t, self.dim) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._one(text, self.dim)
+
+
+def storage(n: int, embedder_name: str, home: Path, stand_in: bool = False) -> dict[str, object]:
     from memory.cli.semantic import reindex_project
 
     os.environ["MEMORY_HOME"] = str(home)
@@ -66,6 +83,8 @@ def storage(n: int, embedder_name: str, home: Path) -> dict[str, object]:
     ws.close()
     written = time.perf_counter() - t0
     e = embed.choose(embedder_name)
+    if stand_in:
+        e = StandIn(e)
     t0 = time.perf_counter()
     result = reindex_project(str(home), ws.project.key, e, progress=False)
     indexed = time.perf_counter() - t0
@@ -170,6 +189,9 @@ def main() -> None:
     ap.add_argument("--idle", type=int, default=0, help="Seconds of idle time to sample the worker's RSS over.")
     ap.add_argument("--release", type=int, default=None,
                     help="MEMORY_WORKER_RELEASE_SECONDS for the worker (0: never free the model and lists).")
+    ap.add_argument("--stand-in", action="store_true",
+                    help="Write the vectors with a hashing stand-in of the model's key and dimension (same shapes"
+                         " on disk and in the worker, which loads the real model for its queries).")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     results = []
@@ -181,7 +203,7 @@ def main() -> None:
             continue
         home = Path(tempfile.mkdtemp(prefix="bench-profile-"))
         try:
-            s = storage(args.memories, name, home)
+            s = {**storage(args.memories, name, home, args.stand_in), "stand_in": args.stand_in}
             w = worker_memory(home, name, "bench-profile", args.idle, args.release)
             results.append({**s, "worker": w})
         finally:
