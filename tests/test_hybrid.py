@@ -249,3 +249,15 @@ def test_a_cli_search_does_not_load_a_model_itself_it_starts_the_worker(home: Pa
         assert worker_client.alive(str(home)), "the search started the worker"
     finally:
         worker_client.ask(str(home), {"op": "shutdown"}, timeout=5)
+
+
+def test_repeat_spreads_the_top_over_sessions_and_zero_keeps_the_order() -> None:
+    scores = {1: 1.0, 2: 0.9, 3: 0.8, 4: 0.7}
+    session = {1: "a", 2: "a", 3: "a", 4: "b"}
+    assert hybrid.diversify(dict(scores), session, 0.0) == [1, 2, 3, 4]
+    # 0.5: session a's second hit counts 0.45, its third 0.2; b's first keeps 0.7
+    got = dict(scores)
+    assert hybrid.diversify(got, session, 0.5) == [1, 4, 2, 3]
+    assert got == {1: 1.0, 2: 0.45, 3: 0.2, 4: 0.7}
+    # memories without a session are never discounted
+    assert hybrid.diversify({1: 1.0, 2: 0.9, 3: 0.8}, {1: None, 2: None, 3: "a"}, 0.9) == [1, 2, 3]
