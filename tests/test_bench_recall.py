@@ -39,3 +39,17 @@ def test_plain_bm25_finds_the_turn_that_shares_the_words() -> None:
     got = recall.measure(q, ["c", "b", "a"], {"a": "s1", "b": "s1", "c": "s2"})
     assert got["r@1"] == 0.5 and got["r@5"] == 1.0 and got["session r@10"] == 1.0
     assert got["top-5 one session"] == pytest.approx(2 / 3)
+
+
+def test_the_embedding_cache_gives_the_same_vectors_and_says_they_came_from_it(tmp_path) -> None:
+    args = (["longmemeval"], ["hashing"])
+    kw = {"questions": 2, "limit_haystack": 40, "quiet": True, "embed_cache": str(tmp_path)}
+    first = recall.run(*args, **kw)["longmemeval"]
+    second = recall.run(*args, **kw)["longmemeval"]
+    label = next(m for m in first["methods"] if m.startswith("hybrid, hashing"))
+    one, two = first["methods"][label], second["methods"][label]
+    assert one["vectors from cache"]["embedded"] > 0 and one["vectors from cache"]["hits"] >= 0
+    assert two["vectors from cache"] == {"hits": one["vectors from cache"]["hits"]
+                                         + one["vectors from cache"]["embedded"], "embedded": 0}
+    assert [one[m] for m in recall.MEASURES] == [two[m] for m in recall.MEASURES]
+    assert list(tmp_path.glob("*/*.npz"))  # numpy files, one folder per provider key

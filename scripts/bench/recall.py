@@ -19,38 +19,45 @@ indexing throughput per provider.
 
     nice .venv/bin/python -m scripts.bench.recall [--dataset locomo|longmemeval|both]
         [--providers hashing,sentence-transformers,ollama] [--questions N] [--limit-haystack M] [--json]
-        [--weights "keyword=0.75,vector=0.25;keyword=0.7,vector=0.3"]
+        [--weights "keyword=0.75,vector=0.25;keyword=0.7,vector=0.3"] [--embed-cache DIR]
 
 --questions N keeps N questions per dataset spread over its question types; --limit-haystack M keeps at
 most M turns per project (the evidence sessions first, then the others in order, whole sessions). --weights
 adds a hybrid row per MEMORY_HYBRID_WEIGHTS value (';' between them) on the same index.
-MEMORY_LOCAL_EMBED_MODEL picks the local model.
+MEMORY_LOCAL_EMBED_MODEL picks the local model. --embed-cache DIR keeps every vector under DIR by provider,
+model and text hash (scripts/bench/embed_cache.py) and reuses it in later runs: then the throughput says how
+many vectors came from the cache, and is no embedding throughput. One BLAS thread, as in the worker, unless
+OPENBLAS_NUM_THREADS says otherwise.
 """
 
 from __future__ import annotations
 
-import argparse
-import gzip
-import json
 import os
-import re
-import sqlite3
-import sys
-import tempfile
-import time
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 
-from memory import store
-from memory.base.project import Project
-from memory.recall import embed
-from memory.recall.hybrid import search as hybrid_search
-from memory.recall.search import Filters, keyword_search
-from memory.store.workspace import Workspace
-from memory.worker import ProjectIndex
-from scripts.bench.common import SHARED, machine, machine_line, print_json
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads: the worker's setting
+
+import argparse  # noqa: E402
+import gzip  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
+import sqlite3  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections import Counter, defaultdict  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+
+from memory import store  # noqa: E402
+from memory.base.project import Project  # noqa: E402
+from memory.recall import embed  # noqa: E402
+from memory.recall.hybrid import search as hybrid_search  # noqa: E402
+from memory.recall.search import Filters, keyword_search  # noqa: E402
+from memory.store.workspace import Workspace  # noqa: E402
+from memory.worker import ProjectIndex  # noqa: E402
+from scripts.bench.common import SHARED, machine, machine_line, print_json  # noqa: E402
+from scripts.bench.embed_cache import CachedEmbedder  # noqa: E402
 
 LOCOMO = SHARED / "data" / "locomo"
 LONGMEMEVAL = SHARED / "data" / "longmemeval" / "longmemeval_s_dev120.jsonl.gz"
@@ -377,7 +384,8 @@ def hybrid_method(sp: Space, p: ProjectIndex | None, text: str) -> list[str]:
     return sp.ranked([s.id for s in p.search(text, DEPTH, Filters())])
 
 
-def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, home: str) -> dict[str, object]:
+def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, home: str,
+             embed_cache: str | None = None) -> dict[str, object]:
     table = Table(ds)
     by_project: dict[str, list[Question]] = defaultdict(list)
     for q in ds.questions:
@@ -397,9 +405,13 @@ def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, h
             print(f"{ds.name}: {name} skipped: {exc}", flush=True)
             continue
         label = f"hybrid, {embed.key(e)}"
+        if embed_cache:
+            e = CachedEmbedder(e, embed_cache)
         took = cpu = 0.0
+        hits = misses = 0
         for key, sp in spaces.items():
             c0, w0 = time.process_time(), time.perf_counter()
+            h0, m0 = getattr(e, "hits", 0), getattr(e, "misses", 0)
             p = ProjectIndex(home, sp.ws.project.key, e)
             p.check_provider()
             ids = [r[0] for r in p.db.execute("SELECT id FROM memories ORDER BY id")]
@@ -408,6 +420,8 @@ def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, h
             p.warm_up(wait=True)  # the warm worker's in-memory lists, as it serves searches
             took += time.perf_counter() - w0
             cpu += time.process_time() - c0
+            hits += getattr(e, "hits", 0) - h0
+            misses += getattr(e, "misses", 0) - m0
             for q in by_project[key]:
                 if not ran_context:
                     table.add("keyword + neighbours (no vectors)", q, sp, p, context_method)
@@ -417,10 +431,15 @@ def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, h
                         table.add(f"  {label}, weights {w}", q, sp, p, hybrid_method)
             p.close()
         ran_context = True
+        cached = f", {hits} of {hits + misses} vectors from the cache" if embed_cache else ""
         table.extra[label] = {"index seconds": round(took, 1), "index cpu seconds": round(cpu, 1),
-                              "memories per second": round(ds.turns / took, 1) if took else None}
+                              "memories per second": round(ds.turns / took, 1) if took else None,
+                              "memories per cpu second": round(ds.turns / cpu, 1) if cpu else None}
+        if embed_cache:
+            table.extra[label]["vectors from cache"] = {"hits": hits, "embedded": misses}
         print(f"{ds.name}: indexed {ds.turns} memories with {embed.key(e)} in {took:.1f} s wall, {cpu:.1f} s CPU "
-              f"({ds.turns / took if took else 0:.0f}/s)", flush=True)
+              f"({ds.turns / took if took else 0:.0f}/s wall, {ds.turns / cpu if cpu else 0:.1f}/CPU-s{cached})",
+              flush=True)
     out = table.summary(seed)
     out["save seconds"] = round(saved_in, 1)
     out["merged by title"] = sum(sp.merged for sp in spaces.values())
@@ -432,7 +451,7 @@ def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, h
 
 def run(datasets: list[str], providers: list[str], *, questions: int | None = None,
         limit_haystack: int | None = None, weights: list[str] | None = None, seed: int = 16,
-        quiet: bool = False) -> dict[str, object]:
+        quiet: bool = False, embed_cache: str | None = None) -> dict[str, object]:
     """The benchmark; returns {dataset: summary}. Runs in a scratch data dir it removes afterwards."""
     import shutil
 
@@ -442,7 +461,7 @@ def run(datasets: list[str], providers: list[str], *, questions: int | None = No
         with environment(MEMORY_HOME=home, MEMORY_DAILY_LOG="off", MEMORY_WORKER="off"):
             for name in datasets:
                 ds = subset(load_locomo() if name == "locomo" else load_longmemeval(), questions, limit_haystack)
-                out[name] = evaluate(ds, providers, weights or [], seed, home)
+                out[name] = evaluate(ds, providers, weights or [], seed, home, embed_cache)
                 if not quiet:
                     print_summary(name, out[name])  # type: ignore[arg-type]
     finally:
@@ -459,6 +478,7 @@ def main() -> None:
     ap.add_argument("--limit-haystack", type=int, help="at most M turns per project (evidence sessions kept)")
     ap.add_argument("--weights", default="", help="MEMORY_HYBRID_WEIGHTS values to try too, ';' between them")
     ap.add_argument("--seed", type=int, default=16, help="the bootstrap's seed")
+    ap.add_argument("--embed-cache", metavar="DIR", help="keep and reuse vectors under DIR (off by default)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     datasets = list(DATASETS) if args.dataset == "both" else [args.dataset]
@@ -468,7 +488,8 @@ def main() -> None:
     print(f"recall benchmark: {', '.join(datasets)}; {machine_line()}", flush=True)
     results = run(datasets, [p.strip() for p in args.providers.split(",") if p.strip()],
                   questions=args.questions, limit_haystack=args.limit_haystack,
-                  weights=[w.strip() for w in args.weights.split(";") if w.strip()], seed=args.seed)
+                  weights=[w.strip() for w in args.weights.split(";") if w.strip()], seed=args.seed,
+                  embed_cache=args.embed_cache)
     if args.json:
         print_json(results, machine())
 
