@@ -12,7 +12,8 @@ pytestmark = pytest.mark.skipif(not (recall.LOCOMO.is_dir() and recall.LONGMEMEV
 
 
 def test_a_small_run_of_both_datasets_gives_every_row_and_measure() -> None:
-    out = recall.run(["locomo", "longmemeval"], ["hashing"], questions=4, limit_haystack=60, quiet=True)
+    out = recall.run(["locomo", "longmemeval"], ["hashing"], questions=4, limit_haystack=60, quiet=True,
+                     weights=["time=0.25,cap=3"])
     for name in ("locomo", "longmemeval"):
         s = out[name]
         assert s["questions"] == 4
@@ -27,6 +28,15 @@ def test_a_small_run_of_both_datasets_gives_every_row_and_measure() -> None:
             assert sum(t["n"] for t in row["by type"].values()) == 4
         diff = s["differences"][f"{hybrid[0]} - keyword mode"]["r@5"]
         assert diff["ci"] is None or diff["ci"][0] <= diff["diff"] <= diff["ci"][1]
+        # a --weights row is paired with the provider's default row on the same index
+        assert s["differences"][f"{hybrid[0]}, weights time=0.25,cap=3 - {hybrid[0]}"]["r@10"]["n"] > 0
+
+
+def test_every_question_carries_the_time_it_is_asked_at() -> None:
+    """LongMemEval's question_date; LoCoMo's last turn: relative dates in a question count from there."""
+    for ds in (recall.load_locomo(), recall.load_longmemeval()):
+        last = {key: max(t.at for t in turns) for key, turns in ds.projects.items()}
+        assert all(q.as_of and q.as_of >= last[q.project] - 86400 for q in ds.questions), ds.name
 
 
 def test_plain_bm25_finds_the_turn_that_shares_the_words() -> None:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,44 @@ def test_repeat_spreads_the_top_over_sessions_and_zero_keeps_the_order() -> None
     assert got == {1: 1.0, 2: 0.45, 3: 0.2, 4: 0.7}
     # memories without a session are never discounted
     assert hybrid.diversify({1: 1.0, 2: 0.9, 3: 0.8}, {1: None, 2: None, 3: "a"}, 0.9) == [1, 2, 3]
+
+
+def test_cap_keeps_one_session_to_its_share_of_the_top_five_and_reorders_only_the_head() -> None:
+    order = [1, 2, 3, 4, 5, 6, 7, 8]
+    session = {1: "a", 2: "a", 3: "a", 4: "a", 5: "b", 6: "a", 7: "c", 8: None}
+    assert hybrid.cap_top(order, session, 0) == order
+    assert hybrid.cap_top(order, session, 3) == [1, 2, 3, 5, 7, 4, 6, 8]
+    assert hybrid.cap_top(order, session, 2) == [1, 2, 5, 7, 8, 3, 4, 6]
+    # fewer sessions than places: the held hits come back in their order, nothing is lost
+    assert hybrid.cap_top([1, 2, 3], {1: "a", 2: "a", 3: "a"}, 1) == [1, 2, 3]
+
+
+def _dated(ws: Workspace, day: str, texts: list[str], sid: str) -> None:
+    t0 = datetime.fromisoformat(day).timestamp()
+    for i, text in enumerate(texts):
+        store.save(ws.db, ws.project.key, store.NewMemory(title=text, content=text, type="observation",
+                                                          session_id=sid, created_at=t0 + i * 60),
+                   filter_low_value=False)
+
+
+def test_a_relative_date_in_the_query_counts_from_as_of(home: Path) -> None:
+    """The same words on two days: "yesterday" picks the day before the time the question is asked at."""
+    ws = make_ws(home)
+    _dated(ws, "2023-03-04T19:00", ["Cooked a mushroom risotto for dinner", "The weather was mild"], "s-march")
+    _dated(ws, "2023-05-29T19:00", ["Cooked a lentil curry for dinner", "Watched a film after"], "s-may")
+    p = indexed(home, ws)
+    weights = hybrid.Weights(time=0.25)
+
+    def first(as_of: str) -> str:
+        hits = hybrid.search(ws.db, "what did I cook for dinner yesterday", limit=3, weights=weights,
+                             filters=Filters(as_of=datetime.fromisoformat(as_of).timestamp()))
+        return str(ws.db.execute("SELECT title FROM memories WHERE id = ?", (hits[0].id,)).fetchone()[0])
+
+    assert "curry" in first("2023-05-30T09:00")
+    assert "risotto" in first("2023-03-05T09:00")
+    hits = p.search("what did I cook for dinner yesterday", 3, Filters(as_of=datetime(2023, 3, 5, 9).timestamp()))
+    assert hits  # the worker's path takes the reference time too
+    from memory.worker import filters_from
+
+    assert filters_from(layers.filters_json(Filters(as_of=12.5))).as_of == 12.5  # the CLI asks the worker
+    p.close()

@@ -42,15 +42,19 @@ from memory.store.workspace import Workspace, all_projects
 @click.option("--until", help="Only memories before a date or an age.")
 @click.option("--session", help="Only memories of this session id.")
 @click.option("--all-projects", "-a", is_flag=True, help="Search every project's memory (hits labelled by project).")
+@click.option("--as-of", "as_of", help="The time the query is asked at (default now): \"yesterday\", \"last week\" "
+              "or \"in March\" in it count from there. A date (2023-05-30T18:00) or an age (7d).")
 @click.option("--mode", type=click.Choice(["hybrid", "keyword"]), default=None,
               help="hybrid: keyword and vectors fused (default, MEMORY_SEARCH_MODE); keyword: BM25 only.")
 @project_option
 @json_option
 def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: str | None, until: str | None,
-           session: str | None, all_projects: bool, mode: str | None, project: str | None, as_json: bool) -> None:
+           session: str | None, all_projects: bool, as_of: str | None, mode: str | None, project: str | None,
+           as_json: bool) -> None:
     """Search memories (layer 1: id, title, type, score, date)."""
     text = " ".join(query)
-    filters = Filters(types=list(types) or None, since=when(since), until=when(until), session_id=session)
+    filters = Filters(types=list(types) or None, since=when(since), until=when(until), session_id=session,
+                      as_of=when(as_of))
     if all_projects:
         search_all_projects(text, limit, filters, project, as_json)
         return

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.base.config import env, env_int
+from memory.base.timeparse import query_span
 from memory.recall import layers
 from memory.recall.search import Filters, Hit, fts_query, hit_from_row, relevance
 from memory.store.workspace import Workspace
@@ -30,6 +31,7 @@ CANDIDATES = 200  # per list; the fused top-k is taken from their union (100: -1
 # neighbours outranked the evidence from other sessions. At 0.1 hybrid beats or ties both baselines on
 # both datasets (docs/benchmarks.md, 2026-11-24; 0.25 and 0.15 still lose at LongMemEval's recall@5).
 BM25_WEIGHTS = "3.0, 1.0, 0.5, 0.1"
+CAP_TOP = 5  # the places Weights.cap spreads over sessions: the prompt hook injects the first few hits
 LEX_BOUND = 1000  # keyword matches ranked at most (the newest): scripts/bench/search.py, 100,000 memories
 
 
@@ -39,6 +41,8 @@ class Weights:
     vector: float = 0.25
     session: float = 0.25
     repeat: float = 0.0  # each further hit of a session already ranked keeps (1 - repeat) of its score
+    time: float = 0.0  # added to the hits recorded in the span of time the query names ("last week")
+    cap: float = 0.0  # places one session may take in the top CAP_TOP (0: no cap); the others move down
 
     @classmethod
     def from_env(cls, provider: str | None = None) -> Weights:
@@ -48,7 +52,7 @@ class Weights:
         for part in env("MEMORY_HYBRID_WEIGHTS").split(","):
             name, _, value = part.partition("=")
             try:
-                if name.strip() in ("keyword", "vector", "session", "repeat"):
+                if name.strip() in ("keyword", "vector", "session", "repeat", "time", "cap"):
                     setattr(w, name.strip(), float(value))
             except ValueError:
                 continue
@@ -124,7 +128,8 @@ def _ctx_candidates(db: sqlite3.Connection, match: str, filters: Filters, k: int
 
 
 def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, Any], weights: Weights,
-         method: str = "weighted", rrf_k: int = 60, limit: int | None = None) -> list[Scored]:
+         method: str = "weighted", rrf_k: int = 60, limit: int | None = None,
+         dated: set[int] | None = None) -> list[Scored]:
     """Fused scores for the candidates still in `rows` (the filtered, unexpired ones): {id: (session_id,
     importance)} or rows with those columns. The best `limit` (default all), best first."""
     lex = {i: s for i, s in lex.items() if i in rows}
@@ -159,10 +164,15 @@ def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, Any], wei
     most = (weights.keyword if lex else 0.0) + (weights.vector if vec else 0.0)
     if method == "rrf":
         most /= rrf_k + 1
+    if dated:
+        for i in dated & ids:
+            base[i] += weights.time * most
+        most *= 1 + weights.time
     most = most or 1.0
     # The same gentle boost keyword search gives: between two equally relevant memories, the important one.
     scores = {i: relevance(base[i] / most, rows[i][1]) for i in ids}
-    best_first = diversify(scores, {i: rows[i][0] for i in ids}, weights.repeat)
+    session = {i: rows[i][0] for i in ids}
+    best_first = cap_top(diversify(scores, session, weights.repeat), session, int(weights.cap))
     return [Scored(i, scores[i], lex.get(i), vec.get(i)) for i in best_first[:limit]]
 
 
@@ -193,6 +203,29 @@ def diversify(scores: dict[int, float], session: dict[int, str | None], repeat: 
     return out
 
 
+def cap_top(order: list[int], session: dict[int, str | None], cap: int, top: int | None = None) -> list[int]:
+    """`order` with at most `cap` places of the first `top` (CAP_TOP) held by one session: a further hit of
+    a session that has its share waits just below them, ahead of the rest. Reorders the head only, so the
+    top 10 keeps what it had unless the top 10 was mostly one session."""
+    top = CAP_TOP if top is None else top
+    if cap <= 0:
+        return order
+    head: list[int] = []
+    held: list[int] = []
+    count: dict[str, int] = {}
+    for i in order:
+        if len(head) == top:
+            break
+        sid = session.get(i)
+        if sid and count.get(sid, 0) >= cap:
+            held.append(i)
+            continue
+        if sid:
+            count[sid] = count.get(sid, 0) + 1
+        head.append(i)
+    return head + held + order[len(head) + len(held):]
+
+
 def search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filters | None = None,
            vector_search: Callable[[str, int, Filters], dict[int, float]] | None = None,
            weights: Weights | None = None, method: str | None = None, k: int = CANDIDATES,
@@ -218,10 +251,11 @@ def search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filt
     if not ids:
         return []
     where, args = filters.sql("m")
+    dated = in_span(db, ids, query_span(query, filters.as_of)) if weights.time else None
     if info is not None:
         known = info(ids)
         known.update(_rows(db, [i for i in ids if i not in known], where, args))  # not in the copy yet
-        fused = fuse(lex, vec, known, weights, method, env_int("MEMORY_RRF_K"))
+        fused = fuse(lex, vec, known, weights, method, env_int("MEMORY_RRF_K"), dated=dated)
         out: list[Scored] = []
         step = max(2 * limit, 20)
         for start in range(0, len(fused), step):  # the source of truth has the last word
@@ -232,7 +266,20 @@ def search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filt
                 break
         return out
     # The source of truth has the last word on filters and expiry.
-    return fuse(lex, vec, _rows(db, ids, where, args), weights, method, env_int("MEMORY_RRF_K"), limit)
+    return fuse(lex, vec, _rows(db, ids, where, args), weights, method, env_int("MEMORY_RRF_K"), limit, dated)
+
+
+def in_span(db: sqlite3.Connection, ids: list[int], span: tuple[float, float] | None) -> set[int] | None:
+    """Those of `ids` recorded in `span` (start, end), or None without a span."""
+    if span is None:
+        return None
+    out: set[int] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        out.update(r[0] for r in db.execute(
+            f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))}) AND created_at >= ? "
+            "AND created_at < ?", [*chunk, *span]))
+    return out
 
 
 def _rows(db: sqlite3.Connection, ids: list[int], where: str, args: list[object]

@@ -39,7 +39,7 @@ def _date(ts: float | None) -> str:
 
 def filters_json(f: Filters) -> dict[str, Any]:
     return {"types": f.types, "since": f.since, "until": f.until, "session_id": f.session_id,
-            "exclude_session": f.exclude_session, "include_expired": f.include_expired}
+            "exclude_session": f.exclude_session, "include_expired": f.include_expired, "as_of": f.as_of}
 
 
 def rows_by_id(db: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:

@@ -77,11 +77,12 @@ class Hit:
 class Filters:
     def __init__(self, types: list[str] | None = None, since: float | None = None, until: float | None = None,
                  session_id: str | None = None, exclude_session: str | None = None, project: str | None = None,
-                 include_expired: bool = False, not_shown_in: str | None = None) -> None:
+                 include_expired: bool = False, not_shown_in: str | None = None, as_of: float | None = None) -> None:
         self.types, self.since, self.until = types, since, until
         self.session_id, self.exclude_session = session_id, exclude_session
         self.project, self.include_expired = project, include_expired
         self.not_shown_in = not_shown_in  # a session: leaves out the memories injected into it (SQL only)
+        self.as_of = as_of  # not a filter: the time "yesterday" or "last week" in a query counts from (None: now)
 
     def sql(self, alias: str = "m") -> tuple[str, list[object]]:
         where: list[str] = []

@@ -390,7 +390,7 @@ def filters_from(data: dict[str, Any] | None) -> Filters:
     data = data or {}
     return Filters(types=data.get("types") or None, since=data.get("since"), until=data.get("until"),
                    session_id=data.get("session_id"), exclude_session=data.get("exclude_session"),
-                   include_expired=bool(data.get("include_expired")))
+                   include_expired=bool(data.get("include_expired")), as_of=data.get("as_of"))
 
 
 class Worker:

@@ -23,7 +23,10 @@ indexing throughput per provider.
 
 --questions N keeps N questions per dataset spread over its question types; --limit-haystack M keeps at
 most M turns per project (the evidence sessions first, then the others in order, whole sessions). --weights
-adds a hybrid row per MEMORY_HYBRID_WEIGHTS value (';' between them) on the same index.
+adds a hybrid row per MEMORY_HYBRID_WEIGHTS value (';' between them) on the same index, paired with the
+provider's default row. Every question is asked at its own time (`memory search --as-of`): LongMemEval's
+question_date, and for LoCoMo (no question dates) the conversation's last turn, so "last week" or "in March"
+in a question counts from there.
 MEMORY_LOCAL_EMBED_MODEL picks the local model. --embed-cache DIR keeps every vector under DIR by provider,
 model and text hash (scripts/bench/embed_cache.py) and reuses it in later runs: then the throughput says how
 many vectors came from the cache, and is no embedding throughput. One BLAS thread, as in the worker, unless
@@ -91,6 +94,7 @@ class Question:
     kind: str
     gold_turns: list[str]
     gold_sessions: list[str]
+    as_of: float | None = None  # when it is asked: "last week" in it counts from there
 
 
 @dataclass
@@ -138,8 +142,10 @@ def load_locomo() -> Dataset:
         for line in fh:
             q = json.loads(line)
             if q["category"] in (1, 2, 3, 4) and q["gold_turn_ids"]:
+                # asked after the conversation: its last turn's time (LoCoMo gives no question date)
                 ds.questions.append(Question(q["qid"], q["conv_id"], q["question"], q["category_name"],
-                                             q["gold_turn_ids"], q.get("gold_session_ids") or []))
+                                             q["gold_turn_ids"], q.get("gold_session_ids") or [],
+                                             max(t.at for t in ds.projects[q["conv_id"]])))
     return ds
 
 
@@ -162,7 +168,8 @@ def load_longmemeval() -> Dataset:
                         gold.append(doc)
             ds.projects[q["question_id"]] = turns
             ds.questions.append(Question(q["question_id"], q["question_id"], q["question"], q["question_type"],
-                                         gold, list(q["answer_session_ids"])))
+                                         gold, list(q["answer_session_ids"]),
+                                         longmemeval_time(q.get("question_date", "")) or None))
     return ds
 
 
@@ -299,7 +306,7 @@ class Table:
     def add(self, method: str, q: Question, sp: Space, p: ProjectIndex | None, how: Method) -> None:
         """Answers q with `how` on project sp (its index p) and records the measures and the time taken."""
         t0 = time.perf_counter()
-        ranked = how(sp, p, q.text)
+        ranked = how(sp, p, q)
         self.ms[method].append((time.perf_counter() - t0) * 1000)
         self.rows.setdefault(method, {})[q.qid] = measure(q, ranked, sp.session_of)
 
@@ -317,9 +324,12 @@ class Table:
             row["ms per query"] = round(sum(self.ms[method]) / max(1, len(self.ms[method])), 2)
             row.update(self.extra.get(method, {}))
             methods[method] = row
-        diffs = {f"{a} - {b}": {m: paired(self.column(a, m), self.column(b, m), seed) for m in MEASURES}
-                 for a in self.rows for b in BASELINES if a != b and b in self.rows
-                 and not (a in BASELINES and BASELINES.index(a) < BASELINES.index(b))}
+        pairs = [(a, b) for a in self.rows for b in BASELINES if a != b and b in self.rows
+                 and not (a in BASELINES and BASELINES.index(a) < BASELINES.index(b))]
+        # a --weights row against the provider's row with the default weights, on the same index
+        pairs += [(a, b) for a in self.rows for b in self.rows if a.startswith("  ") and a.strip().startswith(f"{b}, ")]
+        diffs = {f"{a.strip()} - {b}": {m: paired(self.column(a, m), self.column(b, m), seed) for m in MEASURES}
+                 for a, b in pairs}
         return {"questions": len(self.ds.questions), "projects": len(self.ds.projects), "turns": self.ds.turns,
                 "methods": methods, "differences": diffs}
 
@@ -364,24 +374,25 @@ def environment(**values: str) -> Iterator[None]:
                 os.environ[k] = v
 
 
-Method = Callable[["Space", "ProjectIndex | None", str], list[str]]
+Method = Callable[["Space", "ProjectIndex | None", Question], list[str]]
 
 
-def plain_method(sp: Space, p: ProjectIndex | None, text: str) -> list[str]:
-    return plain_bm25(sp.plain, text)
+def plain_method(sp: Space, p: ProjectIndex | None, q: Question) -> list[str]:
+    return plain_bm25(sp.plain, q.text)
 
 
-def keyword_method(sp: Space, p: ProjectIndex | None, text: str) -> list[str]:
-    return sp.ranked([h.id for h in keyword_search(sp.ws.db, text, limit=DEPTH)])
+def keyword_method(sp: Space, p: ProjectIndex | None, q: Question) -> list[str]:
+    return sp.ranked([h.id for h in keyword_search(sp.ws.db, q.text, limit=DEPTH)])
 
 
-def context_method(sp: Space, p: ProjectIndex | None, text: str) -> list[str]:
-    return sp.ranked([s.id for s in hybrid_search(sp.ws.db, text, limit=DEPTH)])
+def context_method(sp: Space, p: ProjectIndex | None, q: Question) -> list[str]:
+    return sp.ranked([s.id for s in hybrid_search(sp.ws.db, q.text, limit=DEPTH, filters=Filters(as_of=q.as_of))])
 
 
-def hybrid_method(sp: Space, p: ProjectIndex | None, text: str) -> list[str]:
+def hybrid_method(sp: Space, p: ProjectIndex | None, q: Question) -> list[str]:
+    """As `memory search --as-of` asks the worker: relative dates in the question count from its date."""
     assert p is not None
-    return sp.ranked([s.id for s in p.search(text, DEPTH, Filters())])
+    return sp.ranked([s.id for s in p.search(q.text, DEPTH, Filters(as_of=q.as_of))])
 
 
 def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, home: str,
