@@ -23,6 +23,12 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_OUTLINE": ("on", "off: full Reads of large code files are never replaced by an outline"),
     "MEMORY_OUTLINE_MIN_LINES": ("200", "a file needs this many lines before a full Read returns its outline"),
     "MEMORY_OUTLINE_MAX_BYTES": ("4000000", "files larger than this are passed through (not parsed in a hook)"),
+    "MEMORY_OUTLINE_CLIENT_MAX_BYTES": ("262144", "Claude Code refuses a whole Read of a file larger than this (or of "
+                                                  "over `CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS`, default 25000, "
+                                                  "tokens): PreToolUse answers such a Read of a code file with its "
+                                                  "outline"),
+    "CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS": ("25000", "Claude Code's own cap on the tokens of one Read; hooks "
+                                                         "inherit it"),
     "MEMORY_AUTO_SETUP": ("1", "0 stops an installed plugin from building its venv in the data dir"),
     "MEMORY_PYTHON": ("", "the interpreter `hooks/run` uses before looking for a venv (`memory replay` sets it to the "
                           "venv it found)"),
