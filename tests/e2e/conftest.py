@@ -1,7 +1,9 @@
 """Fixtures that run the real Claude Code CLI offline against the fake Messages API.
 
 ``claude_bin`` finds the CLI (``scripts/install-claude-code`` puts it in ``.tools/``, or set
-``MEMORY_CLAUDE_BIN``); it skips when missing, and fails instead when ``CI`` is set.
+``MEMORY_CLAUDE_BIN``); it skips when missing, and fails instead when ``CI`` is set. A test module runs on
+the older clients too (``CLIENTS``, installed by ``scripts/install-claude-code --older`` into
+``.tools/claude-code-<version>``) by overriding ``claude_bin`` with a fixture parametrized over ``CLIENTS``.
 ``run_claude`` runs one ``claude -p`` invocation and returns a ``ClaudeRun``.
 """
 
@@ -17,10 +19,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.e2e_harness import REPO, ClaudeRun, RunClaude, find_transcript
+from tests.support.e2e_harness import ClaudeRun, RunClaude, find_claude, find_transcript
 from tests.support.fake_anthropic import FakeAnthropic, Json, Script
 
-DEFAULT_BIN = REPO / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude"
 # Variables of an enclosing Claude Code session or a real account must not leak into the runs.
 _STRIPPED_PREFIXES = ("ANTHROPIC_", "CLAUDE", "OTEL_", "MEMORY_", "AWS_", "GOOGLE_", "VERTEX_")
 
@@ -31,14 +32,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
-    configured = os.environ.get("MEMORY_CLAUDE_BIN")
-    path = Path(configured) if configured else DEFAULT_BIN
-    if path.is_file() and os.access(path, os.X_OK):
-        return path
-    reason = f"Claude Code CLI not found at {path}: run scripts/install-claude-code or set MEMORY_CLAUDE_BIN"
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
+    return find_claude()
 
 
 @pytest.fixture

@@ -1,4 +1,6 @@
-"""A full Read of a large code file returns its outline in the real client, and a following Edit works."""
+"""A full Read of a large code file returns its outline in the real client, and a following Edit works; a
+second full Read returns the file, and a file the client refuses whole gets its outline: on the pinned client
+and on each older one (2.1.197 answers a second Read with `file_unchanged`)."""
 
 from __future__ import annotations
 
@@ -6,17 +8,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e_harness import REPO, RunClaude, make_git_repo
+from tests.support.e2e_harness import CLIENTS, REPO, RunClaude, find_claude, make_git_repo
 from tests.support.fake_anthropic import Turns, text, tool_result_text, tool_results, tool_use
 
 pytestmark = pytest.mark.e2e
 
 
-def big_module() -> tuple[str, int]:
-    """A ~600-line Python module; returns it and the first line of `target_function`."""
+@pytest.fixture(params=CLIENTS)
+def claude_bin(request: pytest.FixtureRequest) -> Path:
+    """Every test here runs on the pinned client and on each older one: users run many versions."""
+    return find_claude(request.param)
+
+
+def big_module(helpers: int = 60) -> tuple[str, int]:
+    """A ~600-line Python module (10 lines a helper); returns it and the first line of `target_function`."""
     parts = ['"""A generated module for the outline test."""', "", "import os", "import sys", ""]
     target_line = 0
-    for i in range(60):
+    for i in range(helpers):
         if i == 41:
             target_line = len(parts) + 1
             parts += ["def target_function(value: int) -> int:", '    """The function the test edits."""',
@@ -28,8 +36,9 @@ def big_module() -> tuple[str, int]:
     return "\n".join(parts) + "\n", target_line
 
 
-def test_full_read_gets_the_outline_then_a_range_then_the_edit_lands(run_claude: RunClaude, tmp_path: Path) -> None:
-    source, line = big_module()
+def read_range_edit(run_claude: RunClaude, tmp_path: Path, source: str, line: int) -> str:
+    """A session that reads `source` whole, then target_function's range, then edits it: checks that the range
+    passes through untouched and the edit lands; returns what the model got for the whole Read."""
     project = make_git_repo(tmp_path / "project", {"big.py": source})
     big = project / "big.py"
     old, new = "    result = value * 2  # BODY_MARKER_TARGET", "    result = value * 3  # tripled"
@@ -44,19 +53,22 @@ def test_full_read_gets_the_outline_then_a_range_then_the_edit_lands(run_claude:
     assert run.returncode == 0, run.describe()
     main = run.main_requests
     assert len(main) >= 4, run.describe()
+    ranged = tool_result_text(tool_results(main[2])[-1])
+    assert "BODY_MARKER_TARGET" in ranged and "outline" not in ranged.lower()
+    edit = tool_results(main[3])[-1]
+    assert not edit.get("is_error"), tool_result_text(edit)
+    assert new in big.read_text() and old not in big.read_text()
+    return tool_result_text(tool_results(main[1])[-1])
+
+
+def test_full_read_gets_the_outline_then_a_range_then_the_edit_lands(run_claude: RunClaude, tmp_path: Path) -> None:
+    source, line = big_module()
+    full = read_range_edit(run_claude, tmp_path, source, line)
     # What the model got for the full Read: the outline, not the body.
-    full = tool_result_text(tool_results(main[1])[-1])
     assert f"[memory plugin] Outline: {len(source.splitlines())} lines" in full and "Read offset+limit" in full
     assert f"{line}-{line + 3} target_function(value: int) -> int" in full  # rows: file lines, signature
     assert "BODY_MARKER_7" not in full and "BODY_MARKER_TARGET" not in full
     assert len(full) < len(source) / 2
-    # The range read passes through untouched.
-    ranged = tool_result_text(tool_results(main[2])[-1])
-    assert "BODY_MARKER_TARGET" in ranged and "outline" not in ranged.lower()
-    # The edit succeeds and lands on disk.
-    edit = tool_results(main[3])[-1]
-    assert not edit.get("is_error"), tool_result_text(edit)
-    assert new in big.read_text() and old not in big.read_text()
 
 
 def test_a_second_full_read_returns_the_whole_file(run_claude: RunClaude, tmp_path: Path) -> None:
@@ -73,12 +85,35 @@ def test_a_second_full_read_returns_the_whole_file(run_claude: RunClaude, tmp_pa
     assert "BODY_MARKER_7" in second and "[memory plugin] Outline" not in second
 
 
-def test_outline_off_passes_reads_through(run_claude: RunClaude, tmp_path: Path) -> None:
-    source, _ = big_module()
+def one_whole_read(run_claude: RunClaude, tmp_path: Path, env: dict[str, str]) -> tuple[str, int]:
+    """What the model got for one whole Read of big_module() in a session run with `env`; target_function's line."""
+    source, line = big_module()
     project = make_git_repo(tmp_path / "project", {"big.py": source})
     script = Turns([tool_use("Read", {"file_path": str(project / "big.py")}), text("done")])
-    run = run_claude("Read big.py", cwd=project, home=tmp_path / "home", plugin_dir=REPO, script=script,
-                     env={"MEMORY_OUTLINE": "off"})
+    run = run_claude("Read big.py", cwd=project, home=tmp_path / "home", plugin_dir=REPO, script=script, env=env)
     assert run.returncode == 0, run.describe()
-    body = tool_result_text(tool_results(run.main_requests[1])[-1])
+    return tool_result_text(tool_results(run.main_requests[1])[-1]), line
+
+
+def test_outline_off_passes_reads_through(run_claude: RunClaude, tmp_path: Path) -> None:
+    body, _ = one_whole_read(run_claude, tmp_path, {"MEMORY_OUTLINE": "off"})
     assert "BODY_MARKER_7" in body and "[memory plugin] Outline" not in body
+
+
+def test_a_file_over_the_size_cap_gets_its_outline_then_a_range_then_the_edit(run_claude: RunClaude,
+                                                                             tmp_path: Path) -> None:
+    source, line = big_module(1300)  # ~13,000 lines, ~300 KB: the client refuses a whole Read over 256 KB
+    assert len(source) > 262_144
+    full = read_range_edit(run_claude, tmp_path, source, line)  # the Edit works after the ranged Read
+    # The deny's reason is what the model gets for the Read: the outline, not the client's size error.
+    assert f"[memory plugin] Too large for a whole Read ({len(source) // 1024} KB" in full, full[:500]
+    assert "over 256 KB). Its outline: " in full and "Code: Read offset+limit." in full
+    assert f"{line}-{line + 3} target_function(value: int) -> int" in full
+    assert "exceeds maximum allowed size" not in full and "BODY_MARKER_7" not in full
+
+
+def test_a_file_over_the_token_cap_gets_its_outline(run_claude: RunClaude, tmp_path: Path) -> None:
+    # big_module() is ~18 KB, ~5,000 tokens: over a 2,000-token cap, which the hook inherits from the client.
+    full, line = one_whole_read(run_claude, tmp_path, {"CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS": "2000"})
+    assert "over 2000 tokens). Its outline: " in full and f"{line}-{line + 3} target_function(" in full
+    assert "exceeds maximum allowed tokens" not in full

@@ -3,15 +3,40 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
+import pytest
+
 from tests.support.fake_anthropic import Json, Script, is_main
 
 REPO = Path(__file__).resolve().parents[2]
+
+# The clients the e2e tests can run on: the pinned one, then the older ones scripts/install-claude-code
+# --older installs (its OLDER_VERSIONS line is the one list).
+_OLDER_LINE = re.search(r'^OLDER_VERSIONS="([^"]*)"', (REPO / "scripts" / "install-claude-code").read_text(), re.M)
+CLIENTS: tuple[str, ...] = ("pinned", *(_OLDER_LINE.group(1).split() if _OLDER_LINE else ()))
+
+
+def find_claude(client: str = "pinned") -> Path:
+    """The pinned CLI (MEMORY_CLAUDE_BIN overrides it) or an older one by version; skips the test when it is
+    missing, or fails it when CI is set."""
+    pinned = client == "pinned"
+    configured = os.environ.get("MEMORY_CLAUDE_BIN") if pinned else None
+    folder = "claude-code" if pinned else f"claude-code-{client}"
+    path = Path(configured) if configured else REPO / ".tools" / folder / "node_modules" / ".bin" / "claude"
+    if path.is_file() and os.access(path, os.X_OK):
+        return path
+    how = "scripts/install-claude-code or set MEMORY_CLAUDE_BIN" if pinned else "scripts/install-claude-code --older"
+    reason = f"Claude Code CLI ({client}) not found at {path}: run {how}"
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
 
 
 class ClaudeRun(NamedTuple):
