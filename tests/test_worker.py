@@ -239,12 +239,14 @@ def test_an_idle_worker_frees_its_model_and_lists_then_loads_them_again(
         assert wait_for(lambda: _searched_warm(home, ws.project.key), 60), log.read_text()
         busy = _idle_state(home)
         assert busy["model_loaded"] and busy["projects"][ws.project.key]["warm"], busy
+        assert not busy["lancedb_in_worker"], busy  # LanceDB is the vector process's (vector_host.py)
         freed = wait_for(lambda: (s := _idle_state(home)) and not s["model_loaded"] and s, 30, step=0.2)
         assert freed, log.read_text()
         assert freed["projects"] == {} and freed["pid"] == busy["pid"] == proc.pid and freed["provider"] is None
         assert worker_client.alive(str(home)) and proc.poll() is None  # still the data dir's worker
         if how == "re-exec":
-            assert not freed["lancedb_loaded"] and freed["rss_bytes"] < busy["rss_bytes"] / 3, (busy, freed)
+            # lancedb and the model were the bulk of it; with hashing and two memories little else is left
+            assert not freed["lancedb_loaded"] and freed["rss_bytes"] < busy["rss_bytes"], (busy, freed)
             assert "light: holding the lock" in log.read_text()
         else:
             assert wait_for(lambda: "model and in-memory lists freed" in log.read_text(), 10)

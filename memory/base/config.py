@@ -85,6 +85,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                              " search is fast enough)"),
     "MEMORY_VECTOR_KEEP_VERSIONS_SECONDS": ("30", "how long the worker keeps the vector store's superseded versions "
                                                   "(each write makes one) before its clean-up deletes them"),
+    "MEMORY_VECTOR_PROCESS_SECONDS": ("20", "the worker's LanceDB reads and writes run in a child process (~200 MiB);"
+                                            " it exits after this long without one"),
     # Learning extraction (memory/learn, store/budget.py)
     "MEMORY_EXTRACTOR": ("auto", "learning extractor: auto (anthropic when a key is set, then ollama when a server "
                                  "answers, then heuristic), anthropic, ollama, heuristic (each falls back to the ones "

@@ -15,7 +15,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from memory.base.config import env_int
@@ -106,6 +106,7 @@ class VectorStore:
         # True while a long read (the worker's warm-list build, a scan of every row) is under way: then a
         # compaction deletes no version, and the clean-up is retried a few seconds later.
         self.reading: Callable[[], bool] = lambda: False
+        self._scans: set[object] = set()  # scans under way (set.add/discard: safe across threads)
 
     def _tables(self) -> list[str]:
         result = self.db.list_tables()
@@ -155,7 +156,7 @@ class VectorStore:
         from datetime import timedelta
 
         keep_s = env_int("MEMORY_VECTOR_KEEP_VERSIONS_SECONDS") if keep_s is None else keep_s
-        held = self.reading()
+        held = self.reading() or bool(self._scans)
         with warnings.catch_warnings():  # lancedb warns about keep_s=0; the callers that pass it are alone
             warnings.simplefilter("ignore", UserWarning)
             self.table.optimize(cleanup_older_than=timedelta(days=7) if held else timedelta(seconds=keep_s))
@@ -171,6 +172,18 @@ class VectorStore:
 
     def cleanup_due(self) -> bool:
         return self._cleanup_due is not None and time.monotonic() >= self._cleanup_due
+
+    def scan(self, rows: int = 8192) -> Iterator[tuple[Any, Any]]:
+        """Every row's id and vector as numpy arrays ([n] int64, [n, dim] float32), `rows` at a time: the warm
+        lists' build. No clean-up deletes a version while a scan reads it."""
+        token = object()
+        self._scans.add(token)
+        try:
+            for batch in self.table.search().select(["id", "vector"]).limit(None).to_batches(rows):
+                ids = batch.column("id").to_numpy()
+                yield ids, batch.column("vector").values.to_numpy().reshape(len(ids), -1)
+        finally:
+            self._scans.discard(token)
 
     def search(self, vector: list[float], k: int, where: str | None = None) -> list[tuple[int, float]]:
         """The k nearest by dot product (vectors are stored unnormalised mixes, see worker.py), as (id, score)."""

@@ -151,8 +151,9 @@ class WarmIndex:
 
     # -- building -----------------------------------------------------------------------------------
 
-    def load(self, db: sqlite3.Connection, vector_table: Any | None) -> None:
-        """Everything memories_ctx and the vector table hold (call before the index is shared).
+    def load(self, db: sqlite3.Connection, vectors: Iterable[tuple[np.ndarray, np.ndarray]] | None) -> None:
+        """Everything memories_ctx holds, and the vectors (batches of ids and rows, as VectorStore.scan gives
+        them) (call before the index is shared).
 
         An all-ASCII row is split here (unicode61's token characters in ASCII are exactly letters and
         digits) and each distinct word is stemmed once by SQLite's porter; other rows go through the
@@ -211,11 +212,7 @@ class WarmIndex:
             slots = np.frombuffer(slots_, dtype=np.int32).copy()
             self.postings[term] = _Postings(slots, np.frombuffer(freq_, dtype=np.float32).copy(), self.length[slots])
         lists.clear()
-        if vector_table is None:
-            return
-        for batch in vector_table.search().select(["id", "vector"]).limit(None).to_batches(BLOCK):
-            ids = batch.column("id").to_numpy()
-            vecs = batch.column("vector").values.to_numpy().reshape(len(ids), -1)
+        for ids, vecs in vectors or ():
             slots = []
             rows = []
             for i, mid in enumerate(ids.tolist()):

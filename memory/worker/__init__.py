@@ -10,9 +10,11 @@ no jobs and no queries.
 
 Idle footprint: after MEMORY_WORKER_RELEASE_SECONDS with nothing to do, the worker lets go of the model, the
 projects' in-memory lists and LanceDB: it re-executes itself (same pid, same lock) as a light process that
-only holds the lock and the socket (~20 MiB against 430-600 MiB warm: the imports of lancedb/pyarrow alone
-keep ~180 MiB, torch ~400 MiB, and a freed model leaves them mapped), and loads them again when a job or a
-query comes. A worker run in another process's interpreter (tests, `memory worker run`) frees them in place.
+only holds the lock and the socket (~20 MiB against 190-230 MiB warm with MiniLM on numpy at 10,000
+memories; torch ~400 MiB more, and a freed model leaves its libraries mapped), and loads them again when a job
+or a query comes. A worker run in another process's interpreter (tests, `memory worker run`) frees them in place.
+LanceDB is never imported here: its reads and writes run in a child process that exits once they stop
+(memory/recall/vector_host.py; lancedb and pyarrow held ~160 MiB of the worker's 352 MiB).
 
 Crash safety: a batch is embedded, written to LanceDB in one commit (idempotent upserts and deletes), then
 its memories_ctx rows, its ledger rows (memory_index) and the jobs' `done` commit in one SQLite
@@ -47,6 +49,7 @@ from memory.recall import context
 from memory.recall.hybrid import Scored, Weights
 from memory.recall.hybrid import search as hybrid_search
 from memory.recall.search import Filters
+from memory.recall.vector_host import Host
 from memory.store import queue
 from memory.store.db import Tx, connect
 from memory.store.workspace import Workspace
@@ -96,15 +99,23 @@ def mix(own: list[float], window: list[float] | None) -> list[float]:
 class ProjectIndex:
     """One project's derived indexes: memories_ctx, memory_index and the LanceDB table."""
 
-    def __init__(self, home: str, key: str, embedder: Any) -> None:
+    def __init__(self, home: str, key: str, embedder: Any, host: Any = None) -> None:
+        """`host`: a memory.recall.vector_host.Host, whose child process then holds LanceDB (the worker);
+        without one (the CLI's reindex, benchmarks, tests) LanceDB is opened in this process."""
         from memory.recall import embed
-        from memory.recall.vectors import VectorStore
 
         self.home, self.key, self.embedder = home, key, embedder
         self.dir = os.path.join(home, "projects", key)
         self.provider = embed.key(embedder)
         self.db = connect(os.path.join(self.dir, "memory.db"))
-        self.vectors = VectorStore(self.dir, self.provider, embedder.dim)
+        if host is not None:
+            from memory.recall.vector_host import RemoteStore
+
+            self.vectors: Any = RemoteStore(host, self.dir, self.provider, embedder.dim)
+        else:
+            from memory.recall.vectors import VectorStore
+
+            self.vectors = VectorStore(self.dir, self.provider, embedder.dim)
         self._local = threading.local()
         self._query_cache: OrderedDict[str, list[float]] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -123,7 +134,6 @@ class ProjectIndex:
         # The vector list is searched in another thread while SQLite ranks the keyword list: both release
         # the GIL, so a query costs about the slower of the two rather than their sum.
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"vec-{key[:12]}")
-        self.vectors.reading = lambda: self._warm_building  # its scan must find its version's files
 
     def close(self) -> None:
         """Let go of the in-memory lists, the thread pool, the LanceDB table and the database."""
@@ -303,7 +313,7 @@ class ProjectIndex:
             db = connect(os.path.join(self.dir, "memory.db"))
             try:
                 db.execute("BEGIN DEFERRED")  # one snapshot of memories and memories_ctx; writers go on (WAL)
-                warm.load(db, self.vectors.table)
+                warm.load(db, self.vectors.scan())  # no clean-up deletes the version it reads
                 db.execute("ROLLBACK")
             finally:
                 db.close()
@@ -411,6 +421,8 @@ class Worker:
         self.light = False  # started by such a re-execution: nothing heavy loaded yet
         # Queries are answered by a fixed set of threads, so each keeps its SQLite connections.
         self.query_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query")
+        # LanceDB lives in a child process that comes and goes with the writes (memory/recall/vector_host.py).
+        self.vector_host = Host()
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -456,7 +468,7 @@ class Worker:
             if p is None:
                 if not os.path.exists(os.path.join(self.home, "projects", key, "memory.db")):
                     return None
-                p = ProjectIndex(self.home, key, self.embedder)
+                p = ProjectIndex(self.home, key, self.embedder, self.vector_host)
                 p.check_provider()
                 p.warm_enabled = True  # a long-lived process: worth the in-memory copy
                 self.projects[key] = p
@@ -644,7 +656,9 @@ class Worker:
 
     def state(self) -> dict[str, Any]:
         """What this process holds: `memory worker status` and the tests read it through the socket."""
-        return {"model_loaded": self._embedder is not None, "lancedb_loaded": "lancedb" in sys.modules,
+        return {"model_loaded": self._embedder is not None,
+                "lancedb_loaded": "lancedb" in sys.modules or self.vector_host.pid is not None,
+                "lancedb_in_worker": "lancedb" in sys.modules, "vector_process": self.vector_host.pid,
                 "projects": {k: {"warm": p.warm is not None, "warm_memories": p.warm.live if p.warm else 0,
                                  "index_rate": round(p.rate.per_s, 2) if p.rate.per_s else None}
                              for k, p in list(self.projects.items())},
@@ -671,9 +685,9 @@ class Worker:
                     _log("idle: exiting")
                     return 0
             try:
-                import lancedb  # noqa: F401 - a venv without it (stdlib-only hooks) cannot run a worker
-                import pyarrow  # noqa: F401
-
+                for module in ("lancedb", "pyarrow"):  # imported by the vector process only, when it starts
+                    if importlib.util.find_spec(module) is None:  # a stdlib-only venv cannot run a worker
+                        raise ImportError(f"No module named {module!r}", name=module)
                 self.embedder  # noqa: B018 - load the model before serving: queries must find it warm
             except Exception as exc:
                 # Hooks read this and stop starting workers from this interpreter for a while.
@@ -708,6 +722,8 @@ class Worker:
                     continue
                 for p in list(self.projects.values()):
                     p.maintain()
+                if self.vector_host.release_if_quiet():
+                    trim_heap()  # the replies' buffers (a warm build's scan: 12 MiB a message)
                 if time.monotonic() - self.last_activity > idle:
                     _log("idle: exiting")
                     break
@@ -730,6 +746,7 @@ class Worker:
         if any(p._warm_building for p in list(self.projects.values())):
             return
         before = rss_bytes()
+        self.vector_host.stop()
         if self.can_exec and self.lock_fd is not None:
             self._reexec(before)
         with self._projects_lock:
@@ -812,6 +829,7 @@ class Worker:
         self.query_pool.shutdown(wait=False, cancel_futures=True)
         for p in self.projects.values():
             p.close()
+        self.vector_host.stop()
         if self.lock_fd is not None:
             os.close(self.lock_fd)
             self.lock_fd = None

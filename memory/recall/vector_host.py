@@ -1,0 +1,227 @@
+"""The worker's vector store in a child process: `python -m memory.recall.vector_host` holds LanceDB while
+the worker writes (a burst of indexing, the upkeep after it) or reads it (the warm lists' build, searches
+before they are ready), and exits once nothing has used it for MEMORY_VECTOR_PROCESS_SECONDS.
+
+Why: lancedb and pyarrow were the largest part of a warm worker's memory. At 10,000 memories with MiniLM
+on numpy (2026-11-24): their import 98 MiB of RSS (47 of it anonymous: 637 Python modules, pydantic models
+among them; 61 MiB of the 185 MB Rust library resident), LanceDB's first IVF search 64 MiB more, of a
+352 MiB worker. The warm worker answers searches from its in-memory lists (memory/recall/warm_index.py),
+which hold every vector already, so between bursts it needs none of that. Cold side: imports
+memory.recall.vectors in the child only; the worker side imports the standard library.
+
+Protocol: pickled (op, args) over the child's stdin and (status, value, cleanup due) back over a
+descriptor that was its stdout (its fd 1 then points at stderr, so a library's print cannot corrupt
+the stream). A store is named in every call by (project dir, provider key, dim), so a child started
+again after a quiet spell opens it again itself. The child exits at EOF: a worker that dies takes it along.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from multiprocessing.connection import Connection
+from typing import Any
+
+# A child nobody has called for MEMORY_VECTOR_PROCESS_SECONDS (20) is stopped by the worker's idle loop
+# (release_if_quiet). Starting one costs ~2 CPU-s (the imports); a burst's batches come every few seconds at
+# most, so 20 s spans them.
+SCAN_ROWS = 8192  # rows per message of a scan: 12 MiB of float32 at 384 dimensions
+
+
+class VectorHostError(RuntimeError):
+    """The child failed an operation (its message), or is gone."""
+
+
+class Host:
+    """One child process, shared by every project of a worker; calls from any thread, one at a time."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._out: Connection | None = None
+        self._in: Connection | None = None
+        self._lock = threading.Lock()
+        self.used = 0.0  # monotonic time of the last call
+        self.scans = 0  # open scans: the child is not stopped under them
+        self.started = 0  # children started so far (benchmarks and tests read it)
+        # Each store's next clean-up (VectorStore._cleanup_due): the child stays up for one due soon.
+        self.dues: dict[tuple[str, str, int], float | None] = {}
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    def call(self, op: str, *args: Any) -> tuple[Any, float | None]:
+        """Run `op` in the child (started if need be): its result and the store's clean-up due time."""
+        with self._lock:
+            if self.pid is None:
+                self._start()
+            assert self._out is not None and self._in is not None
+            try:
+                self._out.send((op, args))
+                status, value, due = self._in.recv()
+            except (EOFError, OSError) as exc:
+                self._stop()
+                raise VectorHostError(f"vector process gone: {exc!r}") from exc
+            finally:
+                self.used = time.monotonic()
+        if status != "ok":
+            raise VectorHostError(value)
+        return value, due
+
+    def _start(self) -> None:
+        self._stop()
+        env = {**os.environ, "MALLOC_ARENA_MAX": "2"}
+        self._proc = subprocess.Popen([sys.executable, "-m", "memory.recall.vector_host"], env=env,
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True)
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._out = Connection(os.dup(self._proc.stdin.fileno()), readable=False)
+        self._in = Connection(os.dup(self._proc.stdout.fileno()), writable=False)
+        self._proc.stdin.close()
+        self._proc.stdout.close()
+        self.started += 1
+
+    def _stop(self) -> None:
+        for conn in (self._out, self._in):
+            if conn is not None:
+                conn.close()
+        self._out = self._in = None
+        if self._proc is not None:
+            try:
+                self._proc.wait(10)  # EOF on its stdin: it finishes the call under way and exits
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+        self.scans = 0
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stop()
+
+    def release_if_quiet(self, quiet_s: float | None = None) -> bool:
+        """Stop the child if nothing has called it for `quiet_s` (MEMORY_VECTOR_PROCESS_SECONDS), no scan is
+        open and no store's clean-up is due within `quiet_s` (it would start again for it); True if stopped."""
+        if self.pid is None:
+            return False
+        if quiet_s is None:
+            from memory.base.config import env_int
+
+            quiet_s = float(env_int("MEMORY_VECTOR_PROCESS_SECONDS"))
+        with self._lock:
+            now = time.monotonic()
+            if (self.pid is None or self.scans or now - self.used < quiet_s
+                    or any(due is not None and due - now < quiet_s for due in self.dues.values())):
+                return False
+            self._stop()
+        return True
+
+
+class RemoteStore:
+    """memory.recall.vectors.VectorStore's methods the worker uses, run in the Host's child."""
+
+    def __init__(self, host: Host, project_dir: str, provider_key: str, dim: int) -> None:
+        self.host, self.where, self.dim = host, (project_dir, provider_key, dim), dim
+        self._due: float | None = 0.0  # as VectorStore: unknown until the child has opened the store
+
+    def _call(self, op: str, *args: Any) -> Any:
+        value, self._due = self.host.call(op, self.where, *args)
+        self.host.dues[self.where] = self._due
+        return value
+
+    def cleanup_due(self) -> bool:
+        """Known here without the child: a quiet worker does not start one to ask."""
+        return self._due is not None and time.monotonic() >= self._due
+
+    def upsert(self, rows: list[dict[str, Any]]) -> None:
+        if rows:
+            self._call("upsert", rows)
+
+    def delete(self, ids: list[int]) -> None:
+        if ids:
+            self._call("delete", ids)
+
+    def count(self) -> int:
+        return int(self._call("count"))
+
+    def versions(self) -> int:
+        return int(self._call("versions"))
+
+    def drop_other_tables(self) -> list[str]:
+        return list(self._call("drop_other_tables"))
+
+    def reset(self) -> None:
+        self._call("reset")
+
+    def maintain(self, force: bool = False, keep_s: float | None = None) -> str | None:
+        return self._call("maintain", force, keep_s)
+
+    def search(self, vector: list[float], k: int, where: str | None = None) -> list[tuple[int, float]]:
+        return list(self._call("search", vector, k, where))
+
+    def scan(self, rows: int = SCAN_ROWS) -> Iterator[tuple[Any, Any]]:
+        """The child's VectorStore.scan, a message per batch; the child stays up until it is closed."""
+        self.host.scans += 1
+        try:
+            scan_id = self._call("scan_open", rows)
+            try:
+                while (batch := self._call("scan_next", scan_id)) is not None:
+                    yield batch
+            finally:
+                try:
+                    self._call("scan_close", scan_id)
+                except VectorHostError:
+                    pass
+        finally:
+            self.host.scans = max(0, self.host.scans - 1)
+
+
+# -- the child ------------------------------------------------------------------------------------------
+
+
+def serve(inp: Connection, out: Connection) -> None:
+    """Answer calls until the worker closes the pipe."""
+    from memory.recall.vectors import VectorStore
+
+    stores: dict[tuple[str, str, int], VectorStore] = {}
+    scans: dict[int, Iterator[tuple[Any, Any]]] = {}
+    while True:
+        try:
+            op, (where, *args) = inp.recv()
+        except EOFError:
+            return
+        store = None
+        try:
+            store = stores.get(where)
+            if store is None:
+                store = stores[where] = VectorStore(*where)
+            if op == "scan_open":
+                scan_id = len(scans) and max(scans) + 1
+                scans[scan_id] = store.scan(*args)
+                value: Any = scan_id
+            elif op == "scan_next":
+                value = next(scans[args[0]], None)
+            elif op == "scan_close":
+                it = scans.pop(args[0], None)
+                if it is not None:
+                    it.close()  # type: ignore[attr-defined]
+                value = None
+            else:
+                value = getattr(store, op)(*args)
+            reply = ("ok", value, store._cleanup_due)
+        except Exception as exc:  # noqa: BLE001 - the worker logs it and retries the batch
+            reply = ("err", f"{type(exc).__name__}: {exc}", getattr(store, "_cleanup_due", 0.0))
+        out.send(reply)
+
+
+def main() -> None:
+    reply_fd = os.dup(1)
+    os.dup2(2, 1)  # a library's print goes to the worker's log, not into the replies
+    serve(Connection(0, writable=False), Connection(reply_fd, readable=False))
+
+
+if __name__ == "__main__":
+    main()

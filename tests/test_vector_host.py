@@ -1,0 +1,81 @@
+"""The worker holds no LanceDB: its writes and first reads go to a child process (memory/recall/vector_host.py)
+that exits after MEMORY_VECTOR_PROCESS_SECONDS, and a warm worker that only searches neither imports lancedb
+nor starts that process again; its RSS stays under a bound lancedb's import alone would break."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memory import store
+from memory.base import worker_client
+from memory.recall.embed import numpy_minilm
+from memory.store.workspace import Workspace
+from tests.test_vector_upkeep import fill
+from tests.test_worker import counts, spawn, wait_for
+
+# Measured 2026-11-24 in this test: a warm worker with the hashing embedder and 300 memories 44 MiB, with MiniLM
+# on numpy and 20 memories 104 MiB. Before this change lancedb and pyarrow's import alone added 98 MiB and
+# LanceDB's first search ~60 more (hashing, 2,000 memories: 304-320 MiB warm).
+BOUND_MIB = {"hashing": 100, "minilm": 170}
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path(f"/proc/{pid}/stat").exists() or Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+def search(home: Path, key: str, query: str) -> dict | None:
+    answer = worker_client.ask(str(home), {"op": "search", "project": key, "query": query, "limit": 5}, timeout=10)
+    return answer if answer and answer.get("ok") and answer.get("hits") else None
+
+
+@pytest.mark.parametrize("embedder,n", [("hashing", 300), ("minilm", 20)])
+def test_a_warm_worker_searches_without_lancedb(home: Path, project: Path, embedder: str, n: int) -> None:
+    if embedder == "minilm" and not numpy_minilm.available():
+        pytest.skip("the packaged all-MiniLM-L6-v2 is not installed")
+    ws = Workspace.for_dir(str(project), home=str(home))
+    fill(ws, n)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "MEMORY_HOME": str(home),
+           "MEMORY_EMBEDDER": embedder, "MEMORY_WORKER": "on", "MEMORY_WORKER_IDLE_SECONDS": "120",
+           "MEMORY_WORKER_RELEASE_SECONDS": "0", "MEMORY_VECTOR_KEEP_VERSIONS_SECONDS": "1",
+           "MEMORY_VECTOR_PROCESS_SECONDS": "1", "MEMORY_DAILY_LOG": "off"}
+    proc = spawn(env)
+    key = ws.project.key
+    try:
+        assert wait_for(lambda: (c := counts(ws.db_path))["ledger"] == c["memories"] == n, 240, 0.5), \
+            counts(ws.db_path)
+        assert wait_for(lambda: (a := search(home, key, "postgres pool module")) and a.get("warm"), 60, 0.2)
+        state = worker_client.ask(str(home), {"op": "ping"}, timeout=5)
+        child = state["vector_process"]
+        assert child and not state["lancedb_in_worker"], state  # the writes and the warm build went there
+        # Quiet: the child exits (after the versions' clean-up); the worker lets go of nothing else.
+        assert wait_for(lambda: worker_client.ask(str(home), {"op": "ping"}, timeout=5)["vector_process"] is None,
+                        60, 0.2)
+        assert wait_for(lambda: not alive(child), 10, 0.1)
+        for q in ("redis cache", "grpc deadline module", "terraform state run", "pytest fixture", "nginx proxy"):
+            answer = search(home, key, q)
+            assert answer and answer["warm"], answer
+        state = worker_client.ask(str(home), {"op": "ping"}, timeout=5)
+        assert state["vector_process"] is None and not state["lancedb_loaded"], state
+        assert state["projects"][key]["warm"] and state["model_loaded"]
+        assert state["rss_bytes"] < BOUND_MIB[embedder] << 20, state["rss_bytes"] >> 20
+        # A new memory starts the child again for its write; the search after it finds the memory.
+        saved = store.save(ws.db, key, store.NewMemory("kafka offsets", "kafka consumer offsets reset after a "
+                                                        "rebalance", type="bugfix", session_id="s-new"),
+                           filter_low_value=False)
+        store.mark_dirty(ws.db, None)
+        worker_client.ask(str(home), {"op": "wake"}, timeout=5)
+        assert wait_for(lambda: (c := counts(ws.db_path))["ledger"] == c["memories"] == n + 1, 60, 0.2)
+        hit = wait_for(lambda: (a := search(home, key, "kafka consumer offsets")) and a["hits"][0]["id"], 30)
+        assert hit == saved.id, hit
+    finally:
+        worker_client.ask(str(home), {"op": "shutdown"}, timeout=5)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0
+    ws.close()
