@@ -45,6 +45,9 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                "back)"),
     "MEMORY_MARKDOWN_INTERVAL_MINUTES": ("30", "markdown is re-indexed at most this often (a job queued at "
                                                "SessionStart)"),
+    "MEMORY_EXCLUDE": ("", "folders where the hooks record and inject nothing, as globs separated by `:` (`*` within"
+                           " a path segment, `**` across segments, `?` one character, `~` expanded); a folder inside "
+                           "a match is excluded too; `memory exclude PATH` records single folders in the data dir"),
     "MEMORY_DAILY_LOG": ("on", "off: no daily markdown log (`daily/YYYY-MM-DD.md` in the data dir) of what was saved"),
     # Semantic recall (memory/recall, memory/worker)
     "MEMORY_EMBEDDER": ("auto", "embedding provider: auto (ollama, then sentence-transformers, then minilm, then "

@@ -13,7 +13,6 @@ import click
 
 from memory import store
 from memory.base.classify import TYPES
-from memory.base.timeparse import parse_when
 from memory.base.words import count
 from memory.cli.common import (
     MEMORY_ID,
@@ -29,6 +28,7 @@ from memory.cli.common import (
     when,
     workspace,
 )
+from memory.present.export import exported_project, jsonl_fields
 from memory.present.text import minute
 from memory.recall.search import Filters, Hit, timeline
 from memory.store.workspace import Workspace, all_projects
@@ -67,7 +67,7 @@ def search(query: tuple[str, ...], limit: int, types: tuple[str, ...], since: st
                                    filters=filters, wait=layers.STARTING_WAIT_S)
     if not as_json:  # stdout stays the hits alone, for scripts
         click.echo(f"memory: {answered.line()}", err=True)
-    store.log_access(ws.db, [h.id for h in hits], "search", None, text)
+    layers.log_search(ws, hits, text, answered.mode)
     from memory.base import fence
 
     prov = store.provenance(ws.db, [h.id for h in hits])
@@ -150,9 +150,10 @@ JSONL_BATCH = 2000
 
 
 def _parse_jsonl_line(line: str, number: int, default_project: str | None,
-                      places: dict[str | None, Workspace]) -> tuple[Workspace, store.NewMemory]:
+                      places: dict[str | None, Workspace]) -> tuple[Workspace, store.NewMemory, int | None]:
     """One --jsonl line, checked and converted completely: every line is, before anything is saved. A
-    project is resolved once per spelling (`places`), its database opened later, once."""
+    project is resolved once per spelling (`places`), its database opened later, once. Also returns the
+    line's own `id` (a `memory export` line), which the output maps to the new one."""
     def bad(why: str) -> click.ClickException:
         return click.ClickException(f"line {number}: {why}")
 
@@ -162,39 +163,10 @@ def _parse_jsonl_line(line: str, number: int, default_project: str | None,
         raise bad(f"not JSON ({exc.msg}); give one JSON object per line") from None
     if not isinstance(obj, dict):
         raise bad("needs a JSON object with a string \"content\" (and \"title\")")
-    content, title = obj.get("content"), obj.get("title")
-    if not isinstance(content if content is not None else title, str) or not (content or title):
-        raise bad("needs a non-empty string \"content\" (and \"title\")")
-    if title is not None and not isinstance(title, str):
-        raise bad("\"title\" must be a string")
-    content = str(content or title)
-    out: dict[str, Any] = {"content": content, "title": title or content.splitlines()[0][:120]}
-    out["type"] = obj.get("type", "observation")
-    if out["type"] not in TYPES:
-        raise bad(f"type must be one of {', '.join(TYPES)}")
-    importance = obj.get("importance", 0.5)
-    if isinstance(importance, bool) or not isinstance(importance, int | float) or not 0 <= importance <= 1:
-        raise bad("importance must be a number from 0 to 1")
-    out["importance"] = float(importance)
-    tags = obj.get("tags", [])
-    if isinstance(tags, str):
-        tags = [tags]
-    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise bad("tags must be a string or a list of strings")
-    out["tags"] = tags
-    created = obj.get("created_at")
-    if isinstance(created, str):
-        try:
-            created = parse_when(created)
-        except ValueError as exc:
-            raise bad(f"created_at: {exc}") from None
-    elif created is not None and (isinstance(created, bool) or not isinstance(created, int | float)):
-        raise bad("created_at must be a date string or a unix time in seconds")
-    out["created_at"] = created
-    session = obj.get("session_id")
-    if session is not None and not isinstance(session, str):
-        raise bad("session_id must be a string")
-    out["session_id"] = session
+    try:
+        fields = jsonl_fields(obj)
+    except ValueError as exc:
+        raise bad(str(exc)) from None
     project = obj.get("project") or default_project
     if project is not None and not isinstance(project, str):
         raise bad("project must be a folder or a project key or name")
@@ -202,19 +174,24 @@ def _parse_jsonl_line(line: str, number: int, default_project: str | None,
         try:
             places[project] = workspace(project)
         except click.UsageError as exc:
-            raise bad(exc.message) from None
-    return places[project], store.NewMemory(source="cli", **out)
+            known = exported_project(obj)  # a `memory export` line: its project made here, by its key
+            if known is None:
+                raise bad(exc.message) from None
+            places[project] = known
+    old = obj.get("id")
+    was = old if isinstance(old, int) and not isinstance(old, bool) else None
+    return places[project], store.NewMemory(**fields), was
 
 
 def _save_jsonl(default_project: str | None, as_json: bool) -> None:
     """`save --jsonl`: every line checked first (a bad one saves nothing), then one connection per project
     and one transaction per JSONL_BATCH lines, with each memory under the rules of a single save."""
     places: dict[str | None, Workspace] = {}
-    groups: dict[str, tuple[Workspace, list[tuple[int, store.NewMemory]]]] = {}
+    groups: dict[str, tuple[Workspace, list[tuple[int, store.NewMemory, int | None]]]] = {}
     for number, line in enumerate(sys.stdin, start=1):
         if line.strip():
-            ws, memory = _parse_jsonl_line(line, number, default_project, places)
-            groups.setdefault(ws.project.key, (ws, []))[1].append((number, memory))
+            ws, memory, old = _parse_jsonl_line(line, number, default_project, places)
+            groups.setdefault(ws.project.key, (ws, []))[1].append((number, memory, old))
     total = sum(len(items) for _, items in groups.values())
     bar = _progress(total) if total >= 10 * JSONL_BATCH and not as_json else None
     results: list[dict[str, Any]] = []
@@ -223,12 +200,13 @@ def _save_jsonl(default_project: str | None, as_json: bool) -> None:
         for start in range(0, len(items), JSONL_BATCH):
             batch = items[start:start + JSONL_BATCH]
             try:
-                saved = store.save_many(ws.db, ws.project.key, [m for _, m in batch], filter_low_value=False)
+                saved = store.save_many(ws.db, ws.project.key, [m for _, m, _ in batch], filter_low_value=False)
             except sqlite3.Error as exc:
                 raise click.ClickException(
                     f"line {batch[0][0]}: saving stopped ({exc}); its batch of {len(batch)} lines was rolled "
                     f"back, {len(results)} lines of earlier batches were saved") from None
-            results += [{"line": n, "id": s.id, "action": s.action} for (n, _), s in zip(batch, saved, strict=True)]
+            results += [{"line": n, "id": s.id, "action": s.action, **({"was": old} if old is not None else {})}
+                        for (n, _, old), s in zip(batch, saved, strict=True)]
             if bar is not None:
                 bar.update(len(batch))
         ws.close()

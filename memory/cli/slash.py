@@ -18,7 +18,7 @@ import sys
 
 import click
 
-VERBS = ("search", "save", "forget", "handoff", "stats", "recent", "get", "timeline", "cleanup")
+VERBS = ("search", "save", "forget", "handoff", "stats", "recent", "get", "timeline", "cleanup", "pause", "resume")
 USAGE = {
     "search": "/memory:search QUERY [--type T] [--since 7d] [--all-projects]",
     "get": "/memory:get ID...",
@@ -123,6 +123,8 @@ def argv_for(cli: click.Group, verb: str, raw: str, session: str | None) -> list
         return ["search", *options, "--", *rest]
     if verb == "handoff" and session:
         options += ["--current-session", session]
+    if verb in ("pause", "resume") and session and "--session" not in options:
+        options += ["--session", session]  # the session the command was typed in
     return [verb, *options, *rest]
 
 

@@ -119,6 +119,14 @@ def dispatch(name: str, event: dict[str, Any], project_dir: str | None = None, r
              ) -> dict[str, Any] | None:
     """Run the handler of a hook entry (HANDLERS) on one event; a spool replay gives the project folder the
     event was recorded in."""
+    from memory.base import quiet
+
+    why = quiet.reason(event, project_dir)
+    if why is not None:  # paused or excluded: nothing recorded, nothing injected (memory/base/quiet.py)
+        log("debug", f"{why[0]}: {why[1]}", event=name)
+        if name == "session_start" and event.get("source") != "compact" and not replayed:
+            return {"systemMessage": quiet.message(why)}  # said once a session: compaction keeps it
+        return None
     # __import__ with a fromlist returns the module itself; not importlib.import_module: importing
     # importlib costs a hook ~0.5 ms.
     return __import__(HANDLERS[name], fromlist=("handle",)).handle(event, Call(project_dir, replayed))

@@ -198,7 +198,7 @@ def search(places: Places, query: str, limit: int = 10, types: list[str] | None 
     try:
         hits, answered = layers.search(ws, query, limit=limit, filters=filters, timeout=WORKER_TIMEOUT_S,
                                        wait=layers.STARTING_WAIT_S)
-        store.log_access(ws.db, [h.id for h in hits], "search", None, query)
+        layers.log_search(ws, hits, query, answered.mode, "mcp-search")
         if not hits:
             return f"No memory in project {ws.project.name} matches {query!r} ({answered.line()})."
         head = (f"{count(len(hits), 'memory')} in project {ws.project.name} for {query!r}, {answered.line()} "

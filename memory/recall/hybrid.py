@@ -63,13 +63,15 @@ class Weights:
 class Scored:
     id: int
     score: float
-    keyword: float | None
-    vector: float | None
+    keyword: float | None  # raw BM25
+    vector: float | None  # cosine similarity
+    parts: dict[str, float] | None = None  # memory/recall/search.py PARTS, as fuse filled them
 
     def as_dict(self) -> dict[str, object]:
         return {"id": self.id, "score": round(self.score, 4),
                 "keyword": None if self.keyword is None else round(self.keyword, 4),
-                "vector": None if self.vector is None else round(self.vector, 4)}
+                "vector": None if self.vector is None else round(self.vector, 4),
+                "parts": {k: round(v, 4) for k, v in (self.parts or {}).items()}}
 
 
 def pending_ids(db: sqlite3.Connection) -> list[int]:
@@ -137,6 +139,7 @@ def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, Any], wei
     ids = set(lex) | set(vec)
     if not ids:
         return []
+    boost: dict[int, float] = {}  # the session part of each score (weighted fusion)
     if method == "rrf":
         lrank = {i: r for r, i in enumerate(sorted(lex, key=lambda i: -lex[i]), start=1)}
         vrank = {i: r for r, i in enumerate(sorted(vec, key=lambda i: -vec[i]), start=1)}
@@ -153,6 +156,7 @@ def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, Any], wei
                     best[sid] = max(best.get(sid, 0.0), s)
             boosted = {i: ln.get(i, 0.0) + weights.session * best.get(rows[i][0] or "", 0.0)
                        for i in ids}
+            boost = {i: b - ln.get(i, 0.0) for i, b in boosted.items()}
             top = max(boosted.values()) or 1.0
             ln = {i: s / top for i, s in boosted.items()}
         lo, hi = min(vec.values(), default=0.0), max(vec.values(), default=0.0)
@@ -171,9 +175,18 @@ def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, Any], wei
     most = most or 1.0
     # The same gentle boost keyword search gives: between two equally relevant memories, the important one.
     scores = {i: relevance(base[i] / most, rows[i][1]) for i in ids}
+    before = dict(scores) if weights.repeat > 0 else scores
     session = {i: rows[i][0] for i in ids}
     best_first = cap_top(diversify(scores, session, weights.repeat), session, int(weights.cap))
-    return [Scored(i, scores[i], lex.get(i), vec.get(i)) for i in best_first[:limit]]
+    top = max(lex.values(), default=0.0) or 1.0
+    out = []
+    for i in best_first[:limit]:
+        # Why each hit ranks where it does (`memory why`): its parts, for the hits returned only.
+        parts = {"keyword": lex[i] / top if i in lex else None, "vector": vec.get(i), "session": boost.get(i),
+                 "time": weights.time if dated and i in dated else None, "importance": rows[i][1],
+                 "score": scores[i], "diversity": scores[i] / before[i] if before is not scores and before[i] else None}
+        out.append(Scored(i, scores[i], lex.get(i), vec.get(i), {k: v for k, v in parts.items() if v is not None}))
+    return out
 
 
 def diversify(scores: dict[int, float], session: dict[int, str | None], repeat: float) -> list[int]:
@@ -312,4 +325,4 @@ def in_process(ws: Workspace, query: str, limit: int, filters: Filters) -> list[
     scored = search(ws.db, query, limit=limit, filters=filters, vector_search=vector_search,
                     weights=Weights.from_env(e.name))
     rows = layers.rows_by_id(ws.db, [s.id for s in scored])
-    return [(hit_from_row(rows[s.id], s.score), s.as_dict()) for s in scored if s.id in rows]
+    return [(hit_from_row(rows[s.id], s.score, s.parts), s.as_dict()) for s in scored if s.id in rows]

@@ -157,6 +157,7 @@ def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) 
             parts.append(_handoff_text(f"Handoff from the memory plugin (where {which} stopped, "
                                        f"{_date(h['created_at'])}{after}){HANDOFF_SOURCES}", h["content"]))
     want = env_int("MEMORY_STARTUP_MEMORIES")
+    related: list[Hit] | None = None
     hits = [x for x in useful_memories(ws.db, ws.project.key, want * 3)
             if x.session_id != session_id and x.importance >= 0.4]
     if h and h["content"].strip():
@@ -192,8 +193,16 @@ def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) 
         return "", []
     text = _fit(parts, limit)
     used = [x.id for x in hits if f"#{x.id})" in text]
-    store.log_access(ws.db, used, "inject-start", session_id)
+    _record(ws, hits, used, "inject-start", session_id, None, text, "startup+hybrid" if related else "startup")
     return text, used
+
+
+def _record(ws: Workspace, hits: list[Hit], ids: list[int], kind: str, session_id: str, query: str | None,
+            text: str, mode: str) -> None:
+    """The injection and each memory it names with its rank and score parts (`memory why`): one
+    injections row and an access_log row a memory, in one transaction (memory/store log_access)."""
+    parts = {h.id: h.parts or {"score": h.score} for h in hits}
+    store.log_access(ws.db, ids, kind, session_id, query, parts=parts, text=text, mode=mode)
 
 
 # Where each line of a handoff (memory/capture/handoff.py render) comes from, by its key: the handoff is one text,
@@ -266,6 +275,7 @@ def prompt_recall_body(ws: Workspace, session_id: str, prompt: str, width: int) 
         return "", []
     want = env_int("MEMORY_PROMPT_RECALL_LIMIT")
     hits = _hybrid(ws, prompt, want + OVERFETCH, Filters(exclude_session=session_id), relevant_only=True)
+    mode = "hybrid" if hits is not None else "keyword"
     if hits is None:  # one more: the same prompt asked in another session is dropped below
         # The exclusion costs ~1 ms on 10,000 memories: only for a session that has been shown some.
         shown_some = ws.db.execute("SELECT 1 FROM access_log WHERE session_id = ? AND kind LIKE 'inject%' LIMIT 1",
@@ -294,5 +304,5 @@ def prompt_recall_body(ws: Workspace, session_id: str, prompt: str, width: int) 
         parts.append(_withheld(withheld))
     text = _fit(parts, width)
     ids = [h.id for h in hits if f"#{h.id})" in text]
-    store.log_access(ws.db, ids, "inject-prompt", session_id, prompt)
+    _record(ws, hits, ids, "inject-prompt", session_id, prompt, text, mode)
     return text, ids

@@ -55,7 +55,8 @@ def _ask_search(ws: Workspace, query: str, limit: int, filters: Filters,
 def _hits(ws: Workspace, answer: dict[str, Any]) -> list[tuple[Hit, dict[str, Any]]]:
     parts = answer.get("hits") or []
     rows = rows_by_id(ws.db, [int(p["id"]) for p in parts])
-    return [(hit_from_row(rows[int(p["id"])], float(p["score"])), p) for p in parts if int(p["id"]) in rows]
+    return [(hit_from_row(rows[int(p["id"])], float(p["score"]), p.get("parts") or None), p)
+            for p in parts if int(p["id"]) in rows]
 
 
 def hybrid_via_worker(ws: Workspace, query: str, limit: int, filters: Filters,
@@ -165,6 +166,13 @@ def search(ws: Workspace, query: str, *, limit: int = 10, filters: Filters | Non
     if got is not None:
         return [h for h, _ in got], answered
     return keyword_search(ws.db, query, limit=limit, filters=filters), answered
+
+
+def log_search(ws: Workspace, hits: list[Hit], query: str, mode: str | None = None, kind: str = "search",
+               session_id: str | None = None) -> None:
+    """Record a search's hits as shown, each with its rank and score parts (`memory why`)."""
+    store.log_access(ws.db, [h.id for h in hits], kind, session_id, query,
+                     parts={h.id: h.parts or {"score": h.score} for h in hits}, mode=mode)
 
 
 def compact(hits: list[Hit]) -> list[dict[str, object]]:

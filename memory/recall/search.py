@@ -60,14 +60,26 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(parts) if parts else None
 
 
+# The parts of a hit's score a ranking fills in Hit.parts, for "why was this recalled" (`memory why`, the
+# access_log rows of memory/store log_access): keyword (BM25 relative to the best match, 0-1), vector (cosine
+# similarity), session (the boost from the best keyword hit of the same session: its neighbours), time (the
+# boost of a hit recorded in the span of time the query names), importance, recency and use (SessionStart's
+# blend), diversity (the share of its score a hit keeps after others of its session ranked above it), and
+# score (the result).
+# A ranking fills those it has; a new part is a new key.
+PARTS = ("keyword", "vector", "session", "time", "importance", "recency", "use", "diversity", "score")
+
+
 class Hit:
-    __slots__ = ("id", "title", "type", "score", "created_at", "session_id", "content", "importance", "project")
+    __slots__ = ("id", "title", "type", "score", "created_at", "session_id", "content", "importance", "project",
+                 "parts")
 
     def __init__(self, id: int, title: str, type: str, score: float, created_at: float, session_id: str | None,
-                 content: str, importance: float, project: str) -> None:
+                 content: str, importance: float, project: str, parts: dict[str, float] | None = None) -> None:
         self.id, self.title, self.type, self.score = id, title, type, score
         self.created_at, self.session_id, self.content = created_at, session_id, content
         self.importance, self.project = importance, project
+        self.parts = parts  # PARTS by name, as the ranking that found the hit filled them
 
     def compact(self) -> dict[str, object]:
         return {"id": self.id, "title": self.title, "type": self.type, "score": round(self.score, 3),
@@ -115,9 +127,9 @@ class Filters:
         return (" AND " + " AND ".join(where)) if where else "", args
 
 
-def hit_from_row(row: sqlite3.Row, score: float) -> Hit:
+def hit_from_row(row: sqlite3.Row, score: float, parts: dict[str, float] | None = None) -> Hit:
     return Hit(row["id"], row["title"], row["type"], score, row["created_at"], row["session_id"],
-               row["content"], row["importance"], row["project"])
+               row["content"], row["importance"], row["project"], parts)
 
 
 def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filters | None = None,
@@ -156,7 +168,9 @@ def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filte
     for row in rows:
         if min_terms > 1 and _shared_terms(qterms, f"{row['title']} {row['content']} {row['tags']}") < min_terms:
             continue
-        hits.append(hit_from_row(row, relevance(-row["rank"] / top, row["importance"])))
+        match = -row["rank"] / top
+        score = relevance(match, row["importance"])
+        hits.append(hit_from_row(row, score, {"keyword": match, "importance": row["importance"], "score": score}))
     hits.sort(key=lambda h: -h.score)
     return hits[:limit]
 
@@ -202,6 +216,7 @@ def useful_memories(db: sqlite3.Connection, project: str, limit: int, *,
     now = time.time()
     marks = ",".join("?" * len(exclude_types))
     scores: dict[int, float] = {}
+    parts: dict[int, tuple[float, float, float]] = {}
     for order in ("importance DESC, created_at DESC", "created_at DESC"):
         for mid, importance, created, updated, used in db.execute(
             f"""SELECT id, importance, created_at, updated_at, access_count FROM memories WHERE project = ?
@@ -212,9 +227,12 @@ def useful_memories(db: sqlite3.Connection, project: str, limit: int, *,
             recency = 1.0 / (1.0 + age_days / 7)
             use = min(1.0, (used or 0) / 10)
             scores[mid] = 0.55 * importance + 0.3 * recency + 0.15 * use
+            parts[mid] = (importance, recency, use)
     best = sorted(scores, key=lambda i: -scores[i])[:limit]  # stable: ties keep the candidates' order
     if not best:
         return []
     rows = {r["id"]: r for r in db.execute(f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(best))})",
                                            best)}
-    return [hit_from_row(rows[i], scores[i]) for i in best if i in rows]
+    return [hit_from_row(rows[i], scores[i], dict(zip(("importance", "recency", "use", "score"),
+                                                      (*parts[i], scores[i]), strict=True)))
+            for i in best if i in rows]

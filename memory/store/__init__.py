@@ -25,7 +25,8 @@ class NewMemory:
                  confidence: float = 0.5, tags: list[str] | None = None, files: list[str] | None = None,
                  source: str = "hook", session_id: str | None = None, created_at: float | None = None,
                  expires_at: float | None = None, origin: str | None = None, origin_detail: str | None = None,
-                 flags: str = "") -> None:
+                 flags: str = "", updated_at: float | None = None, author: str | None = None,
+                 machine: str | None = None) -> None:
         self.title = title
         self.content = content
         self.type = type
@@ -42,6 +43,11 @@ class NewMemory:
         self.origin = origin
         self.origin_detail = origin_detail
         self.flags = flags
+        # What an import restores (`memory export` then `save --jsonl`): the last change, and the teammate
+        # and machine of a memory pulled from a team server.
+        self.updated_at = updated_at
+        self.author = author
+        self.machine = machine
 
     def __repr__(self) -> str:
         return f"NewMemory({self.type}: {self.title!r})"
@@ -114,7 +120,8 @@ def save_many(db: sqlite3.Connection, project: str, memories: list[NewMemory], *
 
 # The columns a new memory is written with, in the order of _Row.values().
 _COLUMNS = ("project, session_id, type, title, title_key, content, content_hash, importance, confidence, tags, "
-            "files, source, created_at, updated_at, expires_at, origin, origin_detail, flags")
+            "files, source, created_at, updated_at, expires_at, origin, origin_detail, flags, author, machine")
+_MARKS = ",".join("?" * len(_COLUMNS.split(",")))
 
 
 class _Row:
@@ -133,6 +140,8 @@ class _Row:
         self.tags = ",".join(sorted({c for t in m.tags if (c := clean(t).strip().lower())}))
         self.files = "\n".join(dict.fromkeys(clean(f) for f in m.files if f))
         self.source, self.created, self.now, self.expires_at = m.source, m.created_at or now, now, m.expires_at
+        self.updated = m.updated_at or now
+        self.author, self.machine = m.author, m.machine
         origin, detail = (m.origin, m.origin_detail) if m.origin else derive_origin(m.source, m.type, self.tags,
                                                                                     self.files)
         self.origin, self.detail = origin, clean(detail)[:200] if detail else detail
@@ -140,8 +149,8 @@ class _Row:
 
     def values(self) -> tuple[object, ...]:
         return (self.project, self.session_id, self.type, self.title, self.tkey, self.content, self.chash,
-                self.importance, self.confidence, self.tags, self.files, self.source, self.created, self.now,
-                self.expires_at, self.origin, self.detail, self.flags)
+                self.importance, self.confidence, self.tags, self.files, self.source, self.created, self.updated,
+                self.expires_at, self.origin, self.detail, self.flags, self.author, self.machine)
 
     def merged(self, old: _Row | sqlite3.Row) -> tuple[str, str, float, str | None]:
         """What an update by title keeps of the older memory: its tags and files merged with these, the
@@ -175,7 +184,7 @@ def _save_row(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_
         found = _in_store(db, r)
         if found is not None:
             return found
-        cur = db.execute(f"INSERT INTO memories ({_COLUMNS}) VALUES ({','.join('?' * 18)})", r.values())
+        cur = db.execute(f"INSERT INTO memories ({_COLUMNS}) VALUES ({_MARKS})", r.values())
         return Saved(cur.lastrowid, "inserted", (r.type, r.title, r.content))
 
 
@@ -250,7 +259,7 @@ def _save_batch(db: sqlite3.Connection, project: str, memories: list[NewMemory],
             out.append(Saved(r.id, "inserted", (r.type, r.title, r.content)))
     if new:
         db.execute(f"CREATE TEMP TABLE IF NOT EXISTS bulk_memories (id INTEGER PRIMARY KEY, {_COLUMNS})")
-        db.executemany(f"INSERT INTO temp.bulk_memories (id, {_COLUMNS}) VALUES ({','.join('?' * 19)})",
+        db.executemany(f"INSERT INTO temp.bulk_memories (id, {_COLUMNS}) VALUES (?,{_MARKS})",
                        [(r.id, *r.values()) for r in new])
         # uid and scope as the team trigger (migration m005) would set them: its two updates a row are then
         # no-ops (~8 us a row less).
@@ -337,22 +346,48 @@ def provenance(db: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]
 
 
 def log_access(db: sqlite3.Connection, ids: list[int], kind: str, session_id: str | None = None,
-               query: str | None = None) -> None:
-    if not ids:
-        return
+               query: str | None = None, *, parts: dict[int, dict[str, float]] | None = None,
+               text: str | None = None, mode: str | None = None) -> int | None:
+    """Record that these memories were shown (kind: search, get, inject-start, inject-prompt, ...). With
+    `parts` (an injection or a search: each memory's score parts, memory/recall/search.py PARTS) or `text`
+    (what a hook gave the model), the showing is also one `injections` row, which the access_log rows name
+    with their rank and score (`memory why`): one more row and a few bytes of JSON each, in the same
+    transaction (a hook's text is recorded even when it names no memory). Returns that row's id."""
+    if not ids and text is None:
+        return None
     now = time.time()
+    asked = clean(query)[:200] if query else None
     try:
         with Tx(db):
+            injection = None
+            if parts is not None or text is not None:
+                injection = db.execute("INSERT INTO injections (session_id, kind, mode, query, text, at) VALUES "
+                                       "(?, ?, ?, ?, ?, ?)", (session_id, kind, mode, asked, text, now)).lastrowid
             db.executemany(
-                "INSERT INTO access_log (memory_id, session_id, kind, query, at) VALUES (?, ?, ?, ?, ?)",
-                [(i, session_id, kind, clean(query)[:200] if query else None, now) for i in ids],
+                "INSERT INTO access_log (memory_id, session_id, kind, query, at, injection_id, rank, score, parts) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(i, session_id, kind, asked, now, injection, *_scored(rank, (parts or {}).get(i)))
+                 for rank, i in enumerate(ids, start=1)],
             )
             db.executemany(
                 "UPDATE memories SET accessed_at = ?, access_count = access_count + 1 WHERE id = ?",
                 [(now, i) for i in ids],
             )
+        return injection
     except sqlite3.OperationalError as exc:
         # Bookkeeping of a read: a search or a recall is not failed because other sessions hold the write
         # lock past the busy timeout (nothing was written: the lock is taken before the first statement).
         if "locked" not in str(exc) and "busy" not in str(exc):
             raise
+        return None
+
+
+def _scored(rank: int, parts: dict[str, float] | None) -> tuple[int | None, float | None, str | None]:
+    """An access_log row's rank, score and parts (JSON, 4 decimals) from what the ranking filled."""
+    if parts is None:
+        return None, None, None
+    from memory.base import jsonlite
+
+    kept = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in parts.items() if v is not None}
+    score = kept.get("score")
+    return rank, float(score) if isinstance(score, int | float) else None, jsonlite.dumps(kept)

@@ -321,5 +321,33 @@ def m006_provenance(db: sqlite3.Connection) -> None:
     db.executemany("UPDATE memories SET origin = ?, origin_detail = ?, flags = ? WHERE id = ?", updates)
 
 
+def m007_injections(db: sqlite3.Connection) -> None:
+    # "Why was this recalled": each injection (SessionStart, a prompt's recall, a search) is one row of
+    # `injections`, with the exact text the model was given (hooks; NULL for a search, whose answer is the
+    # hit list); each memory it named keeps its access_log row, now linked to it with its rank, score and
+    # the score parts the ranking filled (JSON: keyword, vector, session, importance, recency, use,
+    # diversity...; memory/recall/search.py PARTS). Read by `memory why` and the viewer.
+    run_script(
+        db,
+        """
+        CREATE TABLE injections (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT,
+            kind TEXT NOT NULL,
+            mode TEXT,
+            query TEXT,
+            text TEXT,
+            at REAL NOT NULL
+        );
+        CREATE INDEX injections_session ON injections(session_id, at);
+        ALTER TABLE access_log ADD COLUMN injection_id INTEGER;
+        ALTER TABLE access_log ADD COLUMN rank INTEGER;
+        ALTER TABLE access_log ADD COLUMN score REAL;
+        ALTER TABLE access_log ADD COLUMN parts TEXT;
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_outlines, m003_semantic,
-                                                          m004_extraction, m005_team, m006_provenance]
+                                                          m004_extraction, m005_team, m006_provenance,
+                                                          m007_injections]
