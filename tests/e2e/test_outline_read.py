@@ -4,6 +4,7 @@ and on each older one (2.1.197 answers a second Read with `file_unchanged`)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -85,18 +86,17 @@ def test_a_second_full_read_returns_the_whole_file(run_claude: RunClaude, tmp_pa
     assert "BODY_MARKER_7" in second and "[memory plugin] Outline" not in second
 
 
-def one_whole_read(run_claude: RunClaude, tmp_path: Path, env: dict[str, str]) -> tuple[str, int]:
-    """What the model got for one whole Read of big_module() in a session run with `env`; target_function's line."""
-    source, line = big_module()
+def one_whole_read(run_claude: RunClaude, tmp_path: Path, source: str, env: dict[str, str] | None = None) -> str:
+    """What the model got for one whole Read of `source` (as big.py) in a session run with `env`."""
     project = make_git_repo(tmp_path / "project", {"big.py": source})
     script = Turns([tool_use("Read", {"file_path": str(project / "big.py")}), text("done")])
     run = run_claude("Read big.py", cwd=project, home=tmp_path / "home", plugin_dir=REPO, script=script, env=env)
     assert run.returncode == 0, run.describe()
-    return tool_result_text(tool_results(run.main_requests[1])[-1]), line
+    return tool_result_text(tool_results(run.main_requests[1])[-1])
 
 
 def test_outline_off_passes_reads_through(run_claude: RunClaude, tmp_path: Path) -> None:
-    body, _ = one_whole_read(run_claude, tmp_path, {"MEMORY_OUTLINE": "off"})
+    body = one_whole_read(run_claude, tmp_path, big_module()[0], {"MEMORY_OUTLINE": "off"})
     assert "BODY_MARKER_7" in body and "[memory plugin] Outline" not in body
 
 
@@ -114,6 +114,22 @@ def test_a_file_over_the_size_cap_gets_its_outline_then_a_range_then_the_edit(ru
 
 def test_a_file_over_the_token_cap_gets_its_outline(run_claude: RunClaude, tmp_path: Path) -> None:
     # big_module() is ~18 KB, ~5,000 tokens: over a 2,000-token cap, which the hook inherits from the client.
-    full, line = one_whole_read(run_claude, tmp_path, {"CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS": "2000"})
+    source, line = big_module()
+    full = one_whole_read(run_claude, tmp_path, source, {"CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS": "2000"})
     assert "over 2000 tokens). Its outline: " in full and f"{line}-{line + 3} target_function(" in full
     assert "exceeds maximum allowed tokens" not in full
+
+
+def test_a_long_outline_reaches_the_model_whole_up_to_the_plugins_cut(run_claude: RunClaude, tmp_path: Path) -> None:
+    """2.1.330 caps some hook texts (2,000 characters, 20 lines): not a deny's reason, measured here with an
+    outline of 3,000 rows that the plugin cuts at ~50,000 characters (half the 25,000-token cap)."""
+    source = "".join(f'class Thing{i}:\n    """Doc {i}."""\n\n    def run_{i}(self, value: int) -> int:\n'
+                     + "        value += 1\n" * 15 + "        return value\n\n" for i in range(1500))
+    full = one_whole_read(run_claude, tmp_path, source)
+    rows = full.splitlines()
+    assert len(full) > 45_000 and len(rows) > 1000, (len(full), len(rows))
+    assert "class Thing0 # Doc 0" in rows[1]
+    cut = re.fullmatch(r"\[\.\.\. (\d+) more rows from line (\d+): Read offset\+limit\]", rows[-1])
+    assert cut, rows[-1]
+    assert len(rows) - 2 + int(cut[1]) == 3000  # header, kept rows, the cut's line: every class and method
+    assert int(cut[2]) > int(rows[-2].strip().split("-")[0])
