@@ -52,6 +52,7 @@ def events(project: Path) -> dict[str, tuple[str, dict]]:
     base = {"session_id": "bench-live", "transcript_path": "", "cwd": str(project), "permission_mode": "default"}
     app = str(project / "src" / "app.py")
     big = str(project / "src" / "big.py")
+    huge = str(project / "src" / "huge.py")
     return {
         "SessionStart(startup)": ("session_start", {**base, "hook_event_name": "SessionStart", "source": "startup"}),
         "SessionStart(compact)": ("session_start", {**base, "hook_event_name": "SessionStart", "source": "compact"}),
@@ -61,12 +62,17 @@ def events(project: Path) -> dict[str, tuple[str, dict]]:
                                                                    "session_id": LONG_SESSION, "prompt": PROMPT}),
         "PreToolUse(Read)": ("pre_tool_use", {**base, "hook_event_name": "PreToolUse", "tool_name": "Read",
                                               "tool_input": {"file_path": app}, "tool_use_id": "t1"}),
+        "PreToolUse(Read, 315 KB, outline cold)": ("pre_tool_use", _pre_read_event(base, huge, "pre-cold")),
+        "PreToolUse(Read, 315 KB, outline cached)": ("pre_tool_use", _pre_read_event(base, huge, "pre-cached")),
         "PostToolUse(Read)": ("post_tool_use", {**base, "hook_event_name": "PostToolUse", "tool_name": "Read",
                                                 "tool_input": {"file_path": app}, "tool_response": {
                                                     "type": "text", "file": {"filePath": app,
                                                                              "content": "x = 1\n" * 400}}}),
         "PostToolUse(Read, outline cold)": ("post_tool_use", _read_event(base, big, "cold")),
         "PostToolUse(Read, outline cached)": ("post_tool_use", _read_event(base, big, "cached")),
+        "PostToolUse(Read, file_unchanged)": ("post_tool_use", {
+            **_read_event(base, big, "unchanged"), "session_id": UNCHANGED_SESSION,
+            "tool_response": {"type": "file_unchanged", "file": {"filePath": big}}}),
         "PostToolUse(Edit)": ("post_tool_use", {**base, "hook_event_name": "PostToolUse", "tool_name": "Edit",
                                                 "tool_input": {"file_path": app, "old_string": "x = 1",
                                                                "new_string": "x = 2"}, "tool_response": {}}),
@@ -84,6 +90,8 @@ def events(project: Path) -> dict[str, tuple[str, dict]]:
 BIG_SOURCE = ROOT / "memory" / "cli" / "memories.py"  # a large module of this repository (21 KB)
 PROMPT = "Why does the parser raise an error when the encoding of the file is missing? fix the decoder"
 LONG_SESSION = "bench-long"
+UNCHANGED_SESSION = "bench-unchanged"  # big.py was outlined in it: a file_unchanged Read gets the file
+HUGE_COPIES = 15  # huge.py: BIG_SOURCE this many times, ~315 KB, over the client's 256 KB cap
 
 
 def seed_prompt_sessions(ws: Workspace, runs: int, tags: list[str]) -> None:
@@ -123,12 +131,22 @@ def _read_event(base: dict, path: str, mode: str) -> dict:
                                                        "startLine": 1, "totalLines": 2000}}, "_mode": mode}
 
 
+def _pre_read_event(base: dict, path: str, mode: str) -> dict:
+    """A whole Read of a file over the client's cap, as PreToolUse sees it; `pre-cold` changes the file each run."""
+    return {**base, "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": path},
+            "tool_use_id": "t2", "_mode": mode}
+
+
 def prepare(payload: dict, run: int, tag: str = "") -> bytes:
     """The event of one run; `tag` keeps the per-run sessions of a --compare checkout apart."""
     mode = payload.get("_mode")
     event = {k: v for k, v in payload.items() if k != "_mode"}
     if mode == "fresh":
         event["session_id"] = f"bench-prompt{tag}-{run}"
+    elif mode == "pre-cold":
+        Path(event["tool_input"]["file_path"]).write_text(BIG_SOURCE.read_text() * HUGE_COPIES + f"\n# {run}{tag}\n")
+    elif mode in ("pre-cached", "unchanged"):
+        pass
     elif mode:
         event["session_id"] = f"bench-read-{mode}{tag}-{run}"
         if mode == "cold":
@@ -230,6 +248,7 @@ def main() -> None:
         subprocess.run(["git", "init", "-q", str(project)], check=True)
         (project / "src" / "app.py").write_text("x = 1\n" * 400)
         (project / "src" / "big.py").write_text(BIG_SOURCE.read_text())
+        (project / "src" / "huge.py").write_text(BIG_SOURCE.read_text() * HUGE_COPIES)
         # Worker off, as the README's table says: a worker the hooks start would index the 50,000 memories
         # on the same cores and time itself, not the hooks.
         env = {**os.environ, "MEMORY_HOME": str(home), "MEMORY_WORKER": "off"}
@@ -252,6 +271,9 @@ def main() -> None:
         runs = [(f"{name}{tag}", str(root / "hooks" / "run"), entry, payload, tag)
                 for name, (entry, payload) in evs.items() for tag, root in roots]
         for _, launcher, entry, payload, tag in runs:  # warm-up: .pyc files, page cache
+            if payload.get("_mode") == "unchanged":  # the outline the file_unchanged Read follows
+                outlined = {**_read_event(payload, payload["tool_input"]["file_path"], ""), "_mode": None}
+                run_timed([launcher, entry], prepare(outlined, -1, tag), env)
             run_timed([launcher, entry], prepare(payload, -1, tag), env)
 
         def hook(launcher: str, entry: str, payload: dict, tag: str) -> Callable[[int], Timed]:
