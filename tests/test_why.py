@@ -79,3 +79,37 @@ def test_hybrid_parts_come_from_the_ranking() -> None:
     assert any("diversity" in p for p in parts.values())  # the second hit of s1 keeps half its score
     assert all(p["score"] == s.score for s, p in zip(scored, parts.values(), strict=True))
     assert json.loads(json.dumps(scored[0].as_dict()))["parts"]["score"] == round(scored[0].score, 4)
+
+
+def test_a_hybrid_search_records_its_vector_and_session_parts(home: Path, project: Path) -> None:
+    """The CLI's in-process hybrid search (a hashing index, as the worker would use) fills the parts."""
+    cli = Cli(home, project)
+    ids = cli.jsonl({"title": "The parser uses tree-sitter for outlines", "content": "The parser uses tree-sitter "
+                     "for outlines", "session_id": "a"},
+                    {"title": "Grammars are loaded lazily", "content": "Grammars are loaded lazily from their "
+                     "files", "session_id": "a"})
+    cli.ok("reindex", "--embedder", "hashing")
+    hits = cli.json("search", "tree-sitter", "parser", "--mode", "hybrid")
+    assert hits and hits[0]["mode"] == "hybrid"
+    got = cli.json("why", str(ids[0]))["recalls"][0]
+    assert got["mode"] == "hybrid" and {"keyword", "vector", "importance"} <= set(got["parts"])
+    # No word of the query in its own text: found through its neighbour's (memories_ctx) and its session.
+    neighbour = cli.json("why", str(ids[1]))["recalls"][0]["parts"]
+    assert neighbour["session"] == 0.25 and neighbour["keyword"] < got["parts"]["keyword"] == 1.0
+
+
+def test_a_forgotten_memory_leaves_no_text_in_the_recorded_injections(home: Path, project: Path,
+                                                                      hooks: HookRunner) -> None:
+    cli = Cli(home, project)
+    keep, gone = cli.jsonl(
+        {"title": "Release notes live in CHANGELOG.md", "content": "Release notes live in CHANGELOG.md",
+         "type": "decision", "importance": 0.9, "session_id": "old"},
+        {"title": "The staging password rotates monthly", "content": "The staging password rotates monthly via "
+         "the vault job", "type": "decision", "importance": 0.9, "session_id": "old"})
+    hooks.session = "s1"
+    start = hooks.start()
+    assert f"#{keep})" in start and f"#{gone})" in start
+    cli.ok("forget", str(gone))
+    text = _db(home, project).execute("SELECT text FROM injections").fetchone()[0]
+    assert "staging password" not in text and f"- (memory #{gone}, deleted since)" in text
+    assert f"#{keep})" in text

@@ -277,12 +277,23 @@ def forget(db: sqlite3.Connection, ids: list[int]) -> list[int]:
     with Tx(db):
         for mid in ids:
             if db.execute("DELETE FROM memories WHERE id = ?", (mid,)).rowcount:
+                scrub_injections(db, mid)
                 db.execute("DELETE FROM access_log WHERE memory_id = ?", (mid,))
                 gone.append(mid)
         queue_vector_jobs(db, gone)
     if gone:
         mark_dirty(db, None)
     return gone
+
+
+def scrub_injections(db: sqlite3.Connection, mid: int) -> None:
+    """A deleted memory leaves no text behind: its line in the recorded injections that named it (memory/recall/
+    inject.py ends each with `#<id>)`) becomes a placeholder."""
+    for iid, text in db.execute("SELECT id, text FROM injections WHERE text IS NOT NULL AND id IN (SELECT "
+                                "injection_id FROM access_log WHERE memory_id = ?)", (mid,)).fetchall():
+        lines = [f"- (memory #{mid}, deleted since)" if line.endswith(f" #{mid})") else line
+                 for line in text.split("\n")]
+        db.execute("UPDATE injections SET text = ? WHERE id = ?", ("\n".join(lines), iid))
 
 
 def queue_vector_jobs(db: sqlite3.Connection, ids: list[int]) -> None:

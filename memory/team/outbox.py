@@ -139,6 +139,7 @@ def apply_pulled(db: sqlite3.Connection, project: str, rows: list[dict[str, Any]
             if r["deleted"]:
                 if local is not None:
                     db.execute("DELETE FROM memories WHERE id = ?", (local["id"],))
+                    store.scrub_injections(db, local["id"])
                     db.execute("DELETE FROM access_log WHERE memory_id = ?", (local["id"],))
                     touched.append(local["id"])
                     counts["deleted"] += 1
