@@ -10,6 +10,12 @@ files of 300+ lines picked deterministically, prints:
   the reduction of the bare outline (no header) is shown for reference;
 * symbol recall against Universal Ctags (functions, methods, classes,
   structs, interfaces, enums it reports that the outline also lists);
+* names visible: of every name ctags reports (its default kinds, less
+  references, locals and data members: tests/support/ctags_oracle.py
+  ctags_names), the share that appears as a word in the text the model
+  receives (a file passed through whole shows every name). Recall counts
+  symbols extracted; this counts what survives rendering (grouped rows,
+  cut signatures);
 * in-process outline time (grammar already loaded), median and p90;
 * the Read hook itself, spawned as Claude Code spawns it (hooks/run
   post_tool_use, a Read event on stdin) on a copy of sample files in a
@@ -18,7 +24,11 @@ files of 300+ lines picked deterministically, prints:
   (`python -S -c pass`) measured in the same interleaved rounds. Wall time
   and CPU time (user+sys of the hook process: steadier on a shared machine).
 
-Usage: .venv/bin/python -m scripts.bench.outline [--files N] [--hook-files N] [--rounds N] [--languages a,b]
+With ``--corpus DIR`` the files are DIR's code files of ``--min-lines``+ lines (any language the outliner
+knows, by extension), up to ``--files`` per language, instead of the machine's.
+
+Usage: .venv/bin/python -m scripts.bench.outline [--corpus DIR] [--min-lines N] [--files N] [--hook-files N]
+       [--rounds N] [--languages a,b]
 """
 
 from __future__ import annotations
@@ -33,16 +43,16 @@ import sys
 import tempfile
 import time
 
-from parser import estimate_tokens, outline_source
+from parser import estimate_tokens, language_for_path, outline_source
 from parser.render import read_text
 from scripts.bench.common import BARE, ROOT, machine_line, percentile, print_json, python, run_timed
 from tests.support import outline_corpus as corpus
-from tests.support.ctags_oracle import CTAGS_LANGUAGE, ctags_available, ctags_tags, missing
+from tests.support.ctags_oracle import CTAGS_LANGUAGE, ctags_available, ctags_names, ctags_tags, missing, visible
 
 
 def bench_language(language: str, files: list[str], use_ctags: bool) -> dict[str, float | int]:
     reductions, bare, times = [], [], []
-    passed_through = tags_total = tags_missing = 0
+    passed_through = tags_total = tags_missing = names_total = names_seen = 0
     outline_source(b"", "warmup", language)  # load the grammar outside the timings
     for path in files:
         with open(path, "rb") as fh:
@@ -60,6 +70,9 @@ def bench_language(language: str, files: list[str], use_ctags: bool) -> dict[str
             tags = ctags_tags(path, language)
             tags_total += len(tags)
             tags_missing += len(missing(outline, tags))
+            names = ctags_names(path, language)
+            names_total += len(names)
+            names_seen += len(names) if shown is None else len(visible(shown[0], names))
     return {
         "files": len(files),
         "red_median": statistics.median(reductions),
@@ -68,9 +81,28 @@ def bench_language(language: str, files: list[str], use_ctags: bool) -> dict[str
         "passed": passed_through,
         "tags": tags_total,
         "recall": 1 - tags_missing / tags_total if tags_total else float("nan"),
+        "names": names_total,
+        "visible": names_seen / names_total if names_total else float("nan"),
         "ms_median": statistics.median(times),
         "ms_p90": percentile(times, 0.90),
     }
+
+
+def corpus_files(root: str, min_lines: int, limit: int) -> dict[str, list[str]]:
+    """Per language, up to `limit` code files of `min_lines`+ lines under `root`, sampled evenly by path."""
+    found: dict[str, list[str]] = {}
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            language = language_for_path(path)
+            if language is None or not os.path.isfile(path):
+                continue
+            with open(path, "rb") as fh:
+                if fh.read().count(b"\n") >= min_lines:
+                    found.setdefault(language, []).append(path)
+    return {lang: paths if len(paths) <= limit else [paths[int(i * len(paths) / limit)] for i in range(limit)]
+            for lang, paths in sorted(found.items())}
 
 
 def _read_event(project: str, path: str, session: str) -> bytes:
@@ -147,7 +179,9 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=60, help="files per language (default 60)")
     ap.add_argument("--hook-files", type=int, default=3, help="files per language timed through the hook")
     ap.add_argument("--rounds", type=int, default=7, help="rounds of hook timings (default 7)")
-    ap.add_argument("--languages", default=",".join(corpus.languages()))
+    ap.add_argument("--languages", default=None, help="comma-separated (default: every language found)")
+    ap.add_argument("--corpus", default=None, help="a folder of code to outline instead of the machine's")
+    ap.add_argument("--min-lines", type=int, default=corpus.MIN_LINES, help="smallest file outlined")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     say = (lambda *_: None) if args.json else print
@@ -155,16 +189,21 @@ def main() -> int:
     use_ctags = ctags_available()
     if not use_ctags:
         say("note: Universal Ctags not found; recall not measured")
+    wanted = args.languages.split(",") if args.languages else None
     corpora = {}
-    for language in args.languages.split(","):
-        files = corpus.find_files(language, args.files)
-        if files:
-            corpora[language] = files
-        else:
-            say(f"note: no {language} source of {corpus.MIN_LINES}+ lines here; skipped")
+    if args.corpus:
+        corpora = {lang: files for lang, files in corpus_files(args.corpus, args.min_lines, args.files).items()
+                   if wanted is None or lang in wanted}
+    else:
+        for language in wanted or corpus.languages():
+            files = corpus.find_files(language, args.files, args.min_lines)
+            if files:
+                corpora[language] = files
+            else:
+                say(f"note: no {language} source of {args.min_lines}+ lines here; skipped")
 
     header = (f"{'language':<11}{'files':>6}{'red.med':>9}{'red.p10':>9}{'no hdr':>8}{'whole':>6}{'tags':>7}"
-              f"{'recall':>9}{'ms med':>8}{'ms p90':>8}")
+              f"{'recall':>9}{'names':>7}{'visible':>9}{'ms med':>8}{'ms p90':>8}")
     say(header)
     say("-" * len(header))
     total_files = 0
@@ -173,9 +212,11 @@ def main() -> int:
         r = outlines[language] = bench_language(language, files, use_ctags)
         total_files += int(r["files"])
         say(f"{language:<11}{r['files']:>6}{r['red_median']:>9.1%}{r['red_p10']:>9.1%}{r['bare_median']:>8.1%}"
-            f"{r['passed']:>6}{r['tags']:>7}{r['recall']:>9.2%}{r['ms_median']:>8.1f}{r['ms_p90']:>8.1f}")
+            f"{r['passed']:>6}{r['tags']:>7}{r['recall']:>9.2%}{r['names']:>7}{r['visible']:>9.2%}"
+            f"{r['ms_median']:>8.1f}{r['ms_p90']:>8.1f}")
     say(f"{total_files} files in {len(corpora)} languages (red.: header + outline as the hook returns it, "
-        f"whole files count 0%; no hdr: the outline alone; whole: files the hook passes through)")
+        f"whole files count 0%; no hdr: the outline alone; whole: files the hook passes through; tags/recall: "
+        f"ctags definitions found as symbols; names/visible: ctags names found as words in what the model reads)")
 
     hooks = {}
     if args.rounds > 0 and args.hook_files > 0:

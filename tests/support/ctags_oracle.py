@@ -88,23 +88,29 @@ def ctags_available() -> bool:
     return "Universal Ctags" in out.stdout
 
 
+def _run(path: str, ctags_lang: str) -> list[dict]:
+    """ctags' JSON tags for ``path`` (line numbers, long kind names, signatures, ends)."""
+    out = subprocess.run(
+        [CTAGS, "--output-format=json", "--fields=+nKSe", f"--language-force={ctags_lang}", "-f", "-", path],
+        capture_output=True, text=True, timeout=120, errors="replace",
+    )
+    tags = []
+    for line in out.stdout.splitlines():
+        try:
+            tags.append(json.loads(line))
+        except ValueError:
+            continue
+    return tags
+
+
 def ctags_tags(path: str, language: str) -> list[Tag]:
     """The definitions ctags finds in ``path`` that an outline must list."""
     ctags_lang = CTAGS_LANGUAGE.get(language)
     if ctags_lang is None:
         return []
     kinds = {**_CTAGS_KINDS["default"], **_CTAGS_KINDS.get(language, {})}
-    out = subprocess.run(
-        [CTAGS, "--output-format=json", "--fields=+nKSe", f"--language-force={ctags_lang}",
-         "-f", "-", path],
-        capture_output=True, text=True, timeout=120, errors="replace",
-    )
     tags = []
-    for line in out.stdout.splitlines():
-        try:
-            tag = json.loads(line)
-        except ValueError:
-            continue
+    for tag in _run(path, ctags_lang):
         category = kinds.get(tag.get("kind", ""))
         name = tag.get("name", "")
         if not category or not name or "line" not in tag or name.startswith(_ANONYMOUS):
@@ -115,6 +121,38 @@ def ctags_tags(path: str, language: str) -> list[Tag]:
             category = ANY if category == TYPE else category
         tags.append(Tag(name, category, int(tag["line"]), tag["kind"]))
     return tags
+
+
+# Data members of structs and classes: the outline lists a type's callables and nested types, not its data
+# fields (Kotlin and Swift properties are listed: ctags calls them variables).
+_DATA_MEMBERS = {"c": {"member"}, "cpp": {"member"}, "go": {"member"}, "rust": {"field"}, "java": {"field"},
+                 "csharp": {"field"}, "php": set(), "javascript": {"field"}, "typescript": {"property"}}
+# Kinds ctags only reports as references (imports), and C's prototypes-only extern variables.
+_NOT_NAMES = frozenset({"header", "module", "namespace", "unknown", "local", "parameter", "label",
+                        "macroparam", "package"})
+
+
+def ctags_names(path: str, language: str) -> list[Tag]:
+    """Every name ctags reports with its default kinds that an outline should let the model see: all but
+    references, locals (Kotlin's are reported: variables scoped in a function), lambdas and data members (see
+    _DATA_MEMBERS)."""
+    ctags_lang = CTAGS_LANGUAGE.get(language)
+    if ctags_lang is None:
+        return []
+    skip = _NOT_NAMES | _DATA_MEMBERS.get(language, set())
+    tags = []
+    for tag in _run(path, ctags_lang):
+        name, kind = tag.get("name", ""), tag.get("kind", "")
+        local = tag.get("scopeKind") in ("method", "function") and kind in ("variable", "constant")  # Kotlin's
+        if name and kind not in skip and "line" in tag and not name.startswith(_ANONYMOUS + ("<",)) and not local:
+            tags.append(Tag(name, kind, int(tag["line"]), kind))
+    return tags
+
+
+def visible(text: str, tags: list[Tag]) -> list[Tag]:
+    """The tags whose name appears in ``text`` as a whole word (what the model can see, whatever the row)."""
+    words = set(re.findall(r"[\w$]+", text))
+    return [t for t in tags if t.name in words or all(part in words for part in re.findall(r"[\w$]+", t.name))]
 
 
 def _norm(name: str) -> str:
