@@ -91,17 +91,46 @@ def name_of(node: Node) -> Node | None:
         parent = node.parent
         if parent is None or parent.type not in _DECLARATION_PARENTS:
             return None
-        return _declarator_name(node)
+        return _declarator_name(node) or _field_name(node)
     if kind == "function_definition":
         return _declarator_name(node)
     if kind in _NEEDS_BODY and node.child_by_field_name("body") is None:
         return None  # `struct Foo;`, `class Foo;`: a forward declaration
-    if kind == "type_definition":  # typedef ... Name;
+    if kind == "type_definition":  # typedef ... Name; typedef int (*Name)(void); typedef char Name[4];
         decl = node.child_by_field_name("declarator")
-        return decl if decl is not None and decl.type == "type_identifier" else None
+        for _ in range(6):
+            if decl is None or decl.type == "type_identifier":
+                return decl
+            decl = decl.child_by_field_name("declarator") or next(
+                (c for c in decl.named_children if c.type.endswith("declarator") or c.type == "type_identifier"),
+                None)
+        return None
     if kind == "preproc_def" and node.child_by_field_name("value") is None:
         return None  # a bare #define is an include guard or a flag
     return node.child_by_field_name("name")
+
+
+def _field_name(node: Node) -> Node | None:
+    """C++: the name of a data member (`std::set<int> *held_ GUARDED_BY(mu_);` -> held_), None for anything
+    else (a variable, whose row would be noise)."""
+    if node.type != "field_declaration" or node.parent is None or node.parent.type != "field_declaration_list":
+        return None
+    return _field_identifier(node.child_by_field_name("declarator"))
+
+
+def field_names(node: Node) -> list[Node]:
+    """Every name a C++ data member declaration declares (`double x, y;`)."""
+    found = (_field_identifier(d) for d in node.children_by_field_name("declarator"))
+    return [name for name in found if name is not None]
+
+
+def _field_identifier(decl: Node | None) -> Node | None:
+    for _ in range(6):
+        if decl is None or decl.type == "field_identifier":
+            return decl
+        decl = decl.child_by_field_name("declarator") or next(
+            (c for c in decl.named_children if c.type.endswith("declarator") or c.type == "field_identifier"), None)
+    return None
 
 
 # Where a C/C++ declaration declares something of the file's interface.
@@ -119,7 +148,9 @@ _CONST_NOT = ("require(",)  # `const fs = require('fs')` is an import, not a con
 # Captures whose kind and name the outliner works out from the node (see resolve): matching these shapes
 # in the query (`(variable_declarator value: [(arrow_function) ...])`) made the TypeScript query take
 # ~50 ms to compile, paid by every hook that outlines a file.
-RESOLVED_KINDS = frozenset({"declarator", "assignment", "pair", "field", "val", "const_property",
+# Where a Kotlin or Swift property declaration declares a property (not a local variable).
+_PROPERTY_PARENTS = frozenset({"source_file", "class_body", "enum_class_body", "protocol_body"})
+RESOLVED_KINDS = frozenset({"declarator", "assignment", "pair", "field", "val", "const_property", "swift_property",
                             "const_field"})
 
 
@@ -197,12 +228,25 @@ def resolve(node: Node, kind: str) -> tuple[Node, Node, str] | None:
         if name is None or name.type != "identifier" or parent is None:
             return None
         return (node, name, "constant") if parent.type in ("compilation_unit", "template_body") else None
-    if kind == "const_property":  # Kotlin: top-level `const val X = ...`
-        if node.parent is None or node.parent.type != "source_file" or not _has_modifier(node, b"const"):
-            return None
+    if kind == "const_property":  # Kotlin: top-level `const val X = ...`, or a property of a file or class
+        parent = node.parent
+        if parent is None or parent.type not in _PROPERTY_PARENTS:
+            return None  # a local variable
         decl = next((c for c in node.named_children if c.type == "variable_declaration"), None)
         name = next((c for c in decl.named_children if c.type == "identifier"), None) if decl else None
-        return (node, name, "constant") if name is not None else None
+        if name is None:
+            return None
+        const = parent.type == "source_file" and _has_modifier(node, b"const")
+        return node, name, "constant" if const else "property"
+    if kind == "swift_property":  # Swift: `let x = 1` of a file is a constant; a type's `var x: Int`, a property
+        parent = node.parent
+        pattern = node.child_by_field_name("name")
+        name = pattern.child_by_field_name("bound_identifier") if pattern is not None else None
+        if parent is None or parent.type not in _PROPERTY_PARENTS or name is None:
+            return None
+        top_let = parent.type == "source_file" and any(c.type == "value_binding_pattern" and c.text == b"let"
+                                                       for c in node.children)
+        return node, name, "constant" if top_let else "property"
     if kind == "const_field":  # C#: `const int X = ...` in a class
         if not any(c.type == "modifier" and c.text == b"const" for c in node.named_children):
             return None
@@ -225,6 +269,8 @@ _SWIFT_KINDS = {"struct": "struct", "enum": "enum", "extension": "extension", "a
 
 def refine_kind(node: Node, kind: str) -> str:
     """Kind of a node captured by a generic pattern (see name_of)."""
+    if node.type == "field_declaration" and _declarator_name(node) is None and _field_name(node) is not None:
+        return "field"  # C++ data member
     if node.type == "class_declaration" and node.grammar_name == "class_declaration":
         decl = node.child_by_field_name("declaration_kind")
         if decl is not None:
@@ -360,6 +406,32 @@ def _compress_decorators(text: str, limit: int) -> str:
     return " ".join(shown) + " " + _cap(rest, limit)
 
 
+# An enum's body and its members: every member name goes on the enum's row (`enum Color {red, green}`),
+# values left out. They are the names code uses; an elided body would hide them all.
+ENUM_BODIES = frozenset({"enumerator_list", "enum_body", "enum_variant_list", "enum_member_declaration_list",
+                         "enum_class_body", "enum_declaration_list"})
+_ENUM_MEMBERS = frozenset({"enumerator", "enum_constant", "enum_variant", "enum_member_declaration",
+                           "enum_entry", "enum_assignment", "enum_case"})
+_ENUM_PLACEHOLDER = "\x00"
+
+
+def enum_members(body: Node) -> list[str]:
+    """Names of the members of an enum body, in order."""
+    names: list[str] = []
+    for child in body.named_children:
+        if child.type in ("property_identifier", "string"):  # TypeScript: a member without a value
+            names.append(_text(child))
+        elif child.type in _ENUM_MEMBERS:
+            found = child.children_by_field_name("name") or [
+                c for c in child.named_children if c.type in ("identifier", "simple_identifier", "name")][:1]
+            names.extend(_text(n) for n in found)
+    return names
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", errors="replace").strip("'\"")
+
+
 def _typedef_fields(node: Node) -> Node | None:
     """The field list of the struct or union a C/C++ typedef defines, if it defines one."""
     kind = node.child_by_field_name("type")
@@ -387,16 +459,30 @@ def signature(node: Node, body: Node | None, source: bytes, language: str) -> st
     if node.type == "preproc_function_def":  # `#define MAX(a, b)`: its replacement text is its body
         value = node.child_by_field_name("value")
         end = value.start_byte if value is not None else end
+    elif node.type == "property_declaration":  # Kotlin/Swift: a getter's or a computed property's body is a body
+        accessor = next((c for c in node.children if c.type in _ACCESSORS), None)
+        end = min(end, accessor.start_byte) if accessor is not None else end
+    if body is None and language == "python" and node.type in _PYTHON_BLOCK_OWNERS:
+        end = start + _python_header_end(source[start:end])  # a broken body: the header ends at its colon
     cuts: list[tuple[int, int, bytes]] = []
     head = source[start:end]
     # Walking the nodes is the costly part; most signatures need no edit.
     if _may_have_default(head, language) or any(m in head for m in _COMMENT_STARTS):
         _elisions(node, start, end, cuts, _marks(head, start) if language in ("c", "cpp") else None)
+    members: list[str] | None = None
     if node.type == "type_definition":  # `typedef struct _x {…} X`: the fields are the struct's body
         fields = _typedef_fields(node)
         if fields is not None:
             cuts.append((fields.start_byte, fields.end_byte, b"{\xe2\x80\xa6}"))
             cuts.sort()
+        kind = node.child_by_field_name("type")
+        enum_body = kind.child_by_field_name("body") if kind is not None and kind.type == "enum_specifier" else None
+        if enum_body is not None:  # `typedef enum {…} State`: the members, then the name
+            members = enum_members(enum_body)
+            cuts.append((enum_body.start_byte, enum_body.end_byte, _ENUM_PLACEHOLDER.encode()))
+            cuts.sort()
+    elif body is not None and body.type in ENUM_BODIES:
+        members = enum_members(body)
     parts, pos = [], start
     for c_start, c_end, replacement in cuts:
         parts.append(source[pos:max(pos, c_start)])
@@ -413,7 +499,43 @@ def signature(node: Node, body: Node | None, source: bytes, language: str) -> st
     prefix = _SPEC_PREFIX.get(node.type) if language == "go" else None
     if prefix and not text.startswith(prefix):
         text = prefix + text
-    return _compress_decorators(text, SIGNATURE_CAP if body is not None else VALUE_CAP)
+    text = _compress_decorators(text, SIGNATURE_CAP if body is not None else VALUE_CAP)
+    if members is None:
+        return text
+    listed = "{" + ", ".join(members) + "}"
+    return text.replace(_ENUM_PLACEHOLDER, listed) if _ENUM_PLACEHOLDER in text else f"{text} {listed}"
+
+
+_PYTHON_BLOCK_OWNERS = frozenset({"class_definition", "function_definition", "decorated_definition"})
+
+
+_ACCESSORS = frozenset({"getter", "setter", "computed_property", "computed_getter", "computed_setter",
+                        "computed_modify", "willset_didset_block"})
+
+
+def _python_header_end(head: bytes) -> int:
+    """Where a Python class or def header ends: its first `:` outside brackets and strings after the
+    `def`/`class` keyword (decorators come before it); without one (an unclosed bracket), its first line."""
+    keyword = max(head.find(b"def "), head.find(b"class "))
+    depth, quote, i = 0, 0, max(keyword, 0)
+    while i < len(head):
+        ch = head[i]
+        if quote:
+            if ch == 92:  # backslash
+                i += 1
+            elif ch == quote:
+                quote = 0
+        elif ch in b"\"'":
+            quote = ch
+        elif ch in b"([{":
+            depth += 1
+        elif ch in b")]}":
+            depth -= 1
+        elif ch == 58 and depth <= 0:  # ":"
+            return i + 1
+        i += 1
+    newline = head.find(b"\n", max(keyword, 0))
+    return newline if newline > 0 else len(head)
 
 
 def _python_docstring(body: Node) -> str | None:

@@ -13,7 +13,7 @@ from collections import Counter
 from parser import extract, walk
 from parser.grammars import GrammarUnavailable, get_parser, get_query, ts
 from parser.languages import language_for_path, refine_language
-from parser.preprocess import mask_macros
+from parser.preprocess import blank_lines, first_branches, mask_macros
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -39,7 +39,7 @@ _KIND_RANK = {"constant": 0, "variable": 0, "class": 1, "function": 1}
 
 _SYMBOL_FIELDS = ("name", "kind", "start_line", "end_line", "signature", "parent", "doc", "depth")
 _OUTLINE_FIELDS = ("path", "language", "total_lines", "imports", "symbols", "parsed", "error_ratio",
-                   "total_bytes", "reason", "import_count")
+                   "total_bytes", "reason", "import_count", "error_lines")
 
 
 # Plain classes, not dataclasses: importing dataclasses (and the inspect module it pulls in) costs a
@@ -79,14 +79,17 @@ class Outline:
 
     def __init__(self, path: str, language: str | None, total_lines: int, imports: list[str] | None = None,
                  symbols: list[Symbol] | None = None, parsed: bool = False, error_ratio: float = 0.0,
-                 total_bytes: int = 0, reason: str | None = None, import_count: int = 0) -> None:
+                 total_bytes: int = 0, reason: str | None = None, import_count: int = 0,
+                 error_lines: list[tuple[int, int]] | None = None) -> None:
         self.path = path
         self.language = language
         self.total_lines = total_lines
         self.imports = imports if imports is not None else []  # "module" or "module (3)"
         self.symbols = symbols if symbols is not None else []
         self.parsed = parsed
-        self.error_ratio = error_ratio  # share of lines touched by ERROR / MISSING nodes
+        self.error_ratio = error_ratio  # share of lines that are broken (see error_lines)
+        # Broken lines as (first, last) ranges, 1-based: where the parser met tokens it could not place.
+        self.error_lines = error_lines if error_lines is not None else []
         self.total_bytes = total_bytes
         self.reason = reason  # why parsed is False
         self.import_count = import_count  # import statements/specs seen, before dedup
@@ -101,6 +104,7 @@ class Outline:
         data["imports"] = list(self.imports)
         data["symbols"] = [s.to_json() for s in self.symbols]
         data["error_ratio"] = round(self.error_ratio, 4)
+        data["error_lines"] = [list(r) for r in self.error_lines]
         return data
 
     def __repr__(self) -> str:
@@ -119,7 +123,7 @@ def _fallback(path: str, language: str | None, source: bytes, reason: str) -> Ou
 
 
 def _error_rows(root: Node) -> set[int]:
-    """Rows touched by ERROR nodes (whole span) and MISSING nodes.
+    """Rows touched by ERROR nodes (whole span) and MISSING nodes: how much of the file a parse lost.
 
     Iterative: pathological nesting must not hit the recursion limit."""
     rows: set[int] = set()
@@ -135,12 +139,186 @@ def _error_rows(root: Node) -> set[int]:
     return rows
 
 
-def _error_ratio(root: Node, total_lines: int) -> float:
-    if not root.has_error:
-        return 0.0
-    if root.is_error:  # nothing parsed at all
-        return 1.0
-    return min(1.0, len(_error_rows(root)) / max(total_lines, 1))
+def _broken_rows(root: Node) -> set[int]:
+    """The rows that are broken: those of the tokens an ERROR node holds outside any well-formed subtree
+    (and of MISSING nodes). An ERROR that wraps a whole class around one bad line spans the class; its own
+    tokens sit on a few lines, and those are the lines to name."""
+    rows: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        in_error = node.is_error
+        own = False
+        for child in node.children:
+            if child.is_missing:
+                rows.add(child.start_point.row)
+            elif child.is_error or child.has_error:
+                stack.append(child)
+            elif in_error and child.child_count == 0 and "comment" not in child.type:
+                rows.add(child.start_point.row)
+                own = True
+        if in_error and not own and not node.child_count:
+            rows.add(node.start_point.row)
+    return rows
+
+
+def _ranges(rows: set[int]) -> list[tuple[int, int]]:
+    """0-based rows -> 1-based (first, last) runs."""
+    out: list[tuple[int, int]] = []
+    for row in sorted(rows):
+        if out and out[-1][1] == row:
+            out[-1] = (out[-1][0], row + 1)
+        else:
+            out.append((row + 1, row + 1))
+    return out
+
+
+# Repair of a broken parse: each round tries blanking each of the first few runs of broken lines (and each
+# with the line before it) and keeps the copy that loses the fewest lines to ERROR nodes. A file without
+# errors pays nothing; a broken one at most REPAIR_ROUNDS * REPAIR_TRIES more parses (and C/C++ one more).
+REPAIR_ROUNDS = 2
+REPAIR_TRIES = 8
+REPAIR_MIN_SWALLOWED = 1  # lines lost to ERROR nodes beyond the broken ones before a repair is tried
+
+
+def _candidates(broken: set[int]) -> list[tuple[int, int]]:
+    """Rows (0-based, inclusive) to try blanking: each of the first runs of broken rows, then each with the
+    line before it (where an unclosed `{` or `(` usually is: the parser notices on the next line)."""
+    runs = [(a - 1, b - 1) for a, b in _ranges(broken)][: REPAIR_TRIES // 2]
+    return (runs + [(a - 1, b) for a, b in runs if a > 0])[:REPAIR_TRIES]
+
+
+def _parse(parser: Any, text: bytes) -> tuple[Any, int]:
+    """The tree and the number of lines it lost to ERROR nodes (all of them when the root is one)."""
+    tree = parser.parse(text)
+    root = tree.root_node
+    if root.is_error:
+        return tree, root.end_point.row + 1
+    return tree, (len(_error_rows(root)) if root.has_error else 0)
+
+
+def _parse_repaired(parser: Any, text: bytes, language: str) -> tuple[Any, set[int], set[int]]:
+    """The tree of `text` or of a repaired copy (same offsets), the broken rows to report (the lines blanked
+    by the repair and those still broken), and the rows the repair blanked.
+
+    Only a parse whose ERROR nodes swallow more than the broken lines themselves is repaired (a line the
+    parser skipped and resumed after costs nothing), a repair must not lose a definition the parse found (a
+    line is not blanked if a definition starts on it; one configuration of the `#if`s must find as many),
+    and it must lose fewer lines to ERROR nodes."""
+    tree, lost = _parse(parser, text)
+    if not lost:
+        return tree, set(), set()
+    first_tree, original = tree, _broken_rows(tree.root_node)
+    if lost < len(original) + REPAIR_MIN_SWALLOWED:
+        return tree, original, set()
+    entries = _collect(tree.root_node, language)[0]
+    # Rows where a found definition starts, unless the lexical fallback would find it again (`def f(a`).
+    lines = text.split(b"\n")
+    starts = {row for row in (node.start_point.row for node, _name, _kind in entries)
+              if _header_match(lines[row].decode("utf-8", "replace") if row < len(lines) else "") is None}
+    if language in ("c", "cpp"):  # `#if` inside a declaration: parse one configuration instead
+        branch = first_branches(text)
+        candidate, candidate_lost = _parse(parser, branch)
+        if candidate_lost < lost and len(_collect(candidate.root_node, language)[0]) >= len(entries):
+            text, tree, lost = branch, candidate, candidate_lost
+    blanked: set[int] = set()
+    for _ in range(REPAIR_ROUNDS):
+        if not lost:
+            break
+        best = None
+        for first, last in _candidates(_broken_rows(tree.root_node)):
+            if any(first <= row <= last for row in starts):
+                continue
+            copy = blank_lines(text, first, last)
+            candidate, candidate_lost = _parse(parser, copy)
+            if candidate_lost < (best[2] if best else lost):
+                best = (copy, candidate, candidate_lost, range(first, last + 1))
+                if not candidate_lost:
+                    break
+        if best is None:
+            break
+        text, tree, lost = best[0], best[1], best[2]
+        blanked.update(best[3])
+    if tree is first_tree:
+        return tree, original, set()
+    return tree, blanked | (_broken_rows(tree.root_node) if lost else set()), blanked
+
+
+# A definition's header on a line the repair blanked (`def bad(:`), found by its keyword: the lexical
+# fallback that keeps its name in the outline. Compiled on first use (only broken files get here).
+_HEADER = (r"^(\s*)(?:(?:public|private|protected|internal|static|async|export|pub|override|open|final|"
+           r"abstract|inline|suspend)\s+)*(def|class|fun|func|fn|function|struct|enum|interface|trait|object|"
+           r"module|protocol|impl)\s+([A-Za-z_$][\w$]*)")
+_TYPE_WORDS = {"class": "class", "struct": "struct", "enum": "enum", "interface": "interface", "trait": "trait",
+               "object": "object", "module": "module", "protocol": "protocol", "impl": "impl"}
+_header: list[Any] = []
+
+
+def _header_match(line: str) -> Any:
+    if not _header:
+        import re
+
+        _header.append(re.compile(_HEADER))
+    return _header[0].match(line)
+
+
+def _lexical(symbols: list[Symbol], blanked: set[int], source: bytes) -> list[Symbol]:
+    """`symbols` and a symbol for each definition header on a blanked line, ranging to the line before the
+    next one indented no deeper, nested under the symbol around it."""
+    lines = source.decode("utf-8", errors="replace").split("\n")
+    added = []
+    for row in sorted(blanked):
+        match = _header_match(lines[row]) if row < len(lines) else None
+        if match is None:
+            continue
+        indent = len(match.group(1))
+        end = row
+        for k in range(row + 1, len(lines)):
+            text = lines[k]
+            if text.strip() and len(text) - len(text.lstrip()) <= indent:
+                break
+            if text.strip():
+                end = k
+        if end + 1 < len(lines) and lines[end + 1].strip() in ("}", "end", "};"):
+            end += 1  # the closing brace at the header's indentation
+        parents = [p for p in symbols if p.start_line - 1 < row and p.end_line - 1 >= end]
+        parent = max(parents, key=lambda p: p.depth) if parents else None
+        kind = _TYPE_WORDS.get(match.group(2), "function")
+        if kind == "function" and parent is not None and parent.kind in _TYPE_KINDS:
+            kind = "method"
+        added.append(Symbol(match.group(3), kind, row + 1, end + 1, " ".join(lines[row].split())[:100],
+                            parent.qualified_name if parent else None, None,
+                            parent.depth + 1 if parent else 0))
+    if not added:
+        return symbols
+    return sorted(symbols + added, key=lambda s: (s.start_line, s.depth))
+
+
+def _blank_rows(data: bytes, rows: set[int]) -> bytes:
+    for first, last in _ranges(rows):
+        data = blank_lines(data, first - 1, last - 1)
+    return data
+
+
+def _clip(symbols: list[Symbol], blanked: set[int], source: bytes) -> None:
+    """A symbol whose range runs over a blanked line that is indented no deeper than its own first line (the
+    header of the next definition, broken) ends before that line: in the repaired copy the broken
+    definition's body joined the one before it."""
+    lines = source.split(b"\n")
+
+    def indent(row: int) -> int:
+        line = lines[row] if row < len(lines) else b""
+        return len(line) - len(line.lstrip()) if line.strip() else 1 << 30
+
+    for symbol in symbols:
+        own = indent(symbol.start_line - 1)
+        cut = next((r for r in sorted(blanked) if symbol.start_line - 1 < r < symbol.end_line and indent(r) <= own),
+                   None)
+        if cut is not None:
+            end = cut - 1
+            while end > symbol.start_line - 1 and not lines[end].strip():
+                end -= 1
+            symbol.end_line = end + 1
 
 
 def _end_line(node: Node) -> int:
@@ -218,11 +396,12 @@ def _collect(root: Node, language: str) -> tuple[list[tuple[Node, Node, str]], l
                     continue
                 if not names:
                     kind = extract.refine_kind(node, kind)
-            key = (name.start_byte, name.end_byte)
-            seen = by_name.get(key)
-            if seen is not None and _preference(seen[0], seen[2]) >= _preference(node, kind):
-                continue
-            by_name[key] = (node, name, kind)
+            for each in (extract.field_names(node) if kind == "field" else (name,)):  # `int x, y;`: both
+                key = (each.start_byte, each.end_byte)
+                seen = by_name.get(key)
+                if seen is not None and _preference(seen[0], seen[2]) >= _preference(node, kind):
+                    continue
+                by_name[key] = (node, each, kind)
     if language == "ruby":
         imports.extend(extract.ruby_requires(root))
     # One definition captured with nested names (Rust `impl Foo<T>` gives
@@ -243,6 +422,36 @@ def _collect(root: Node, language: str) -> tuple[list[tuple[Node, Node, str]], l
             continue
         by_def[key] = entry
     return list(by_def.values()), imports
+
+
+_TEST_DIRS = ("/test/", "/tests/", "/__tests__/", "/spec/", "/testing/", "/androidTest/")
+_TEST_SUFFIXES = ("_test", "_spec", "Test", "Tests", "Spec", ".test", ".spec")
+
+
+def is_test_path(path: str) -> bool:
+    """Whether `path` names a test file (`test_x.py`, `x_test.go`, `FooTest.kt`, `a.spec.ts`, `tests/...`)."""
+    slashed = "/" + path.replace("\\", "/")
+    base = slashed.rsplit("/", 1)[-1]
+    stem = base.split(".", 1)[0] if not base.endswith((".test.ts", ".spec.ts", ".test.js", ".spec.js")) else (
+        base.rsplit(".", 2)[0] + "." + base.rsplit(".", 2)[1])
+    return (base.startswith("test_") or stem.endswith(_TEST_SUFFIXES) or base.startswith("Test")
+            or any(d in slashed for d in _TEST_DIRS))
+
+
+def _without_local_types(symbols: list[Symbol]) -> list[Symbol]:
+    """A test's local types (`class Probe` inside a test function) are fixtures of that test, not the file's
+    map: they and what they hold get no rows."""
+    kept: list[Symbol] = []
+    dropped: set[str] = set()
+    kinds = {}
+    for symbol in symbols:
+        parent = symbol.parent
+        kinds[symbol.qualified_name] = symbol.kind
+        if parent in dropped or (symbol.kind in _TYPE_KINDS and kinds.get(parent or "") in ("function", "method")):
+            dropped.add(symbol.qualified_name)
+            continue
+        kept.append(symbol)
+    return kept
 
 
 def _summarise_imports(nodes: list[Node]) -> list[str]:
@@ -281,7 +490,8 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes,
             depth=len(stack),
         )
         symbols.append(symbol)
-        stack.append((node.end_byte, symbol))
+        if kind != "field":  # a data member holds nothing (and `int x, y;` is one node for two)
+            stack.append((node.end_byte, symbol))
     return symbols
 
 
@@ -303,18 +513,30 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
         except GrammarUnavailable:
             return _fallback(path, language, source, f"grammar for {language} not installed")
         # C/C++: parse a copy with derailing macros blanked (same offsets).
-        tree = parser.parse(mask_macros(source) if language in ("c", "cpp") else source)
+        tree, broken, blanked = _parse_repaired(
+            parser, mask_macros(source) if language in ("c", "cpp") else source, language)
         root = tree.root_node
         entries, import_nodes = _collect(root, language)
-        error_ratio = _error_ratio(root, total_lines)
+        # Signatures are cut from the original bytes, but not from lines the repair blanked.
+        symbols = _build_symbols(entries, _blank_rows(source, blanked) if blanked else source, language)
+        if blanked:
+            _clip(symbols, blanked, source)
+            symbols = _lexical(symbols, blanked, source)
+        if is_test_path(path):
+            symbols = _without_local_types(symbols)
+        if language == "python" and path.endswith("_pb2.py"):  # generated: its classes are made at run time
+            from parser.generated import protobuf_symbols
+
+            symbols = protobuf_symbols(source, symbols)
         return Outline(
             path=path,
             language=language,
             total_lines=total_lines,
             imports=_summarise_imports(import_nodes),
-            symbols=_build_symbols(entries, source, language),
+            symbols=symbols,
             parsed=True,
-            error_ratio=error_ratio,
+            error_ratio=min(1.0, len(broken) / max(total_lines, 1)),
+            error_lines=_ranges(broken),
             total_bytes=len(source),
             import_count=len(import_nodes),
         )

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False  # importing typing costs a hook several ms
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # ALL_CAPS with an underscore (not a type like FILE), or glibc's __THROW.
 _MACRO = rb"(?:_+[A-Z][A-Z0-9_]*|[A-Z][A-Z0-9]*_[A-Z0-9_]*)"
 _ARGS = rb"(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?"  # (x) or ((1, 2))
@@ -22,9 +26,10 @@ _ATTR = rb"(?:" + _MACRO + rb"|" + _LOWER + rb")" + _ARGS
 _LEAD_ATTR = rb"(?:" + _MACRO + rb"|__[a-z][a-z0-9_]*__|__declspec)" + _ARGS
 
 # Compiled on first use (C and C++ only): compiling them costs a hook ~1 ms.
-_SOURCES = [
+_SOURCES: list[tuple] = [
     # A macro alone on its line: namespace/extern "C" openers and closers.
-    (rb"^[ \t]*(?=[A-Z_])(" + _MACRO + _ARGS + rb")[ \t]*$", re.M),
+    # (Not the last member of an enum or a list, `  A,\n  STATE_ERROR\n}`: see _blank_alone.)
+    (rb"^[ \t]*(?=[A-Z_])(" + _MACRO + _ARGS + rb")[ \t]*$", re.M, "alone"),
     # namespace std _GLIBCXX_VISIBILITY(default)
     # (A literal first, the word boundary checked behind it: ~10x faster than a leading \b.)
     (rb"namespace(?<=\bnamespace)[ \t]+\w+[ \t]+(" + _MACRO + _ARGS + rb")", 0),
@@ -34,9 +39,37 @@ _SOURCES = [
     # Attribute macros leading a declaration: LLVM_NODISCARD bool f();
     # (The look-ahead rejects most lines before the alternation is tried: ~3x faster.)
     (rb"^[ \t]*(?=[A-Z_])((?:" + _LEAD_ATTR + rb"[ \t]+)+)(?=[A-Za-z_~])", re.M),
+    # After a declared name: `std::mutex* mu_ GUARDED_BY(lock_);`, `void F() override LOCKS_EXCLUDED(mu_);`
+    # (thread-safety annotations); the parser would take the macro for the declared function. A keyword
+    # before it (`return MAX_OF(a, b);`) makes it an expression: see _blank_after_name.
+    (rb"(?<=[\w\]])[ \t]+(" + _MACRO + rb"[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))[ \t]*(?=[;={,]|$)", re.M, "after_name"),
     # Trailing ones: int f() const _GLIBCXX_NOEXCEPT {  /  f (void) __THROW __wur;
     (rb"\)[ \t]*(?:const[ \t]*)?((?:" + _ATTR + rb"[ \t]*)+)(?=[;{]|$)", re.M),
 ]
+
+
+# Words after which `WORD MACRO_CALL(x);` is an expression, not a declaration with an attribute.
+_EXPRESSION_WORDS = frozenset({b"return", b"case", b"else", b"do", b"goto", b"throw", b"co_return", b"co_yield",
+                               b"co_await", b"new", b"delete", b"sizeof"})
+
+
+def _blank_after_name(match: re.Match[bytes]) -> bytes:
+    """_blank, unless the words before the macro make it an expression or a #define's value."""
+    line_start = match.string.rfind(b"\n", 0, match.start()) + 1
+    words = match.string[line_start:match.start()].split()
+    last = words[-1] if words else b""
+    if last in _EXPRESSION_WORDS or (len(words) < 2 and not last.endswith(b")")) or words[0].startswith(b"#"):
+        return match.group(0)
+    return _blank(match)
+
+
+def _blank_alone(match: re.Match[bytes]) -> bytes:
+    """_blank, unless the line before ends with a comma or an operator: then the name is a list's last member
+    (`  STATE_CLOSED,\n  STATE_ERROR\n}`) or an operand."""
+    before = match.string[max(0, match.start() - 200):match.start()].rstrip()
+    if before.endswith((b",", b"(", b"=", b"|", b"&", b"+")):
+        return match.group(0)
+    return _blank(match)
 
 
 def _blank(match: re.Match[bytes]) -> bytes:
@@ -45,13 +78,60 @@ def _blank(match: re.Match[bytes]) -> bytes:
     return whole[:start] + b" " * (end - start) + whole[end:]
 
 
-_PATTERNS: list[re.Pattern[bytes]] = []
+_PATTERNS: list[tuple[re.Pattern[bytes], Callable[[re.Match[bytes]], bytes]]] = []
+# Patterns whose matches are checked before they are blanked (the third item of a _SOURCES entry).
+_CHECKS = {"alone": _blank_alone, "after_name": _blank_after_name}
 
 
 def mask_macros(source: bytes) -> bytes:
     """``source`` with derailing macros replaced by spaces (same length)."""
     if not _PATTERNS:
-        _PATTERNS.extend(re.compile(pattern, flags) for pattern, flags in _SOURCES)
-    for pattern in _PATTERNS:
-        source = pattern.sub(_blank, source)
+        _PATTERNS.extend((re.compile(entry[0], entry[1]), _CHECKS[entry[2]] if len(entry) > 2 else _blank)
+                         for entry in _SOURCES)
+    for pattern, blank in _PATTERNS:
+        source = pattern.sub(blank, source)
     return source
+
+
+_CONDITIONALS = (b"if", b"ifdef", b"ifndef", b"elif", b"elifdef", b"elifndef", b"else", b"endif")
+
+
+def _directive(line: bytes) -> bytes | None:
+    """`ifdef` for `  #  ifdef X`, None for a line that is no conditional directive."""
+    text = line.lstrip()
+    if not text.startswith(b"#"):
+        return None
+    word = text[1:].lstrip().split(None, 1)
+    word0 = word[0].split(b"(", 1)[0] if word else b""
+    return word0 if word0 in _CONDITIONALS else None
+
+
+def first_branches(source: bytes) -> bytes:
+    """``source`` with each `#if`/`#elif`/`#else`/`#endif` line blanked and every branch but the first of a
+    conditional blanked too (same length): what is left is one configuration's code. tree-sitter parses a
+    conditional inside a declaration or an expression (`: #if X a_(1), #endif b_(2) {`) as an error that can
+    swallow the rest of the file; the outliner tries this copy when the plain parse has errors."""
+    lines = source.split(b"\n")
+    skipping: list[bool] = []  # per open conditional: whether its current branch is dropped
+    continued = False
+    for i, line in enumerate(lines):
+        directive = None if continued else _directive(line)
+        drop = continued or directive is not None or any(skipping)
+        if directive in (b"if", b"ifdef", b"ifndef"):
+            skipping.append(False)
+        elif directive is not None and directive != b"endif" and skipping:
+            skipping[-1] = True  # #else / #elif: the first branch was kept
+        elif directive == b"endif" and skipping:
+            skipping.pop()
+        continued = (directive is not None or continued) and line.rstrip(b"\r").endswith(b"\\")
+        if drop:
+            lines[i] = b" " * len(line)
+    return b"\n".join(lines)
+
+
+def blank_lines(source: bytes, first: int, last: int) -> bytes:
+    """``source`` with rows ``first``..``last`` (0-based, inclusive) turned to spaces (same length)."""
+    lines = source.split(b"\n")
+    for i in range(first, min(last, len(lines) - 1) + 1):
+        lines[i] = b" " * len(lines[i])
+    return b"\n".join(lines)

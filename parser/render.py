@@ -33,7 +33,6 @@ DOC_MAX_CHARS = 50
 # #defines, a table of settings) becomes one line of names: their values are
 # what makes such files long, and the model can read the range if it needs them.
 GROUP_MIN = 4
-MAX_GROUPED_NAMES = 20
 GROUP_MAX_GAP = 10  # lines between two constants of one run
 _GROUPED_KINDS = frozenset({"constant", "variable"})
 # Siblings with the same signature but for the name (getters, `fn test_x()`,
@@ -250,12 +249,10 @@ def symbol_line(symbol: Symbol, language: str | None = None) -> str:
 
 
 def _constants_line(run: list[Symbol]) -> str:
+    """Every name of the run: a name the model cannot see is one it cannot ask for."""
     first, last = run[0], run[-1]
-    names = [s.name for s in run[:MAX_GROUPED_NAMES]]
-    more = len(run) - len(names)
-    tail = f", +{more} more" if more > 0 else ""
     return (f"{'  ' * first.depth}{_span(first.start_line, last.end_line)} "
-            f"{len(run)} constants: {', '.join(names)}{tail}")
+            f"{len(run)} constants: {', '.join(s.name for s in run)}")
 
 
 _SHAPE_MARK = "*"
@@ -326,6 +323,16 @@ def _shape_run(symbols: list[Symbol], i: int, language: str | None,
     return (j, shape) if shape is not None and j - i >= SAME_SHAPE_MIN else (i, None)
 
 
+def _run_end(symbols: list[Symbol], i: int, kind: str) -> int:
+    """End of the run of `kind` siblings from i (i itself when symbols[i] is not of that kind)."""
+    j = i
+    while (j < len(symbols) and symbols[j].kind == kind and symbols[j].depth == symbols[i].depth
+           and symbols[j].parent == symbols[i].parent
+           and (j == i or symbols[j].start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP)):
+        j += 1
+    return j
+
+
 def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str]:
     """One line per symbol; runs of constants and of same-shape siblings share a line."""
     lines: list[str] = []
@@ -341,6 +348,12 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
             lines.append(_constants_line(symbols[i:j]))
             i = j
             continue
+        j = _run_end(symbols, i, "field")
+        if j > i:  # data members: their names, one row per run (their types are in the body, a Read away)
+            lines.append(f"{'  ' * symbols[i].depth}{_span(symbols[i].start_line, symbols[j - 1].end_line)} "
+                         f"fields: {', '.join(s.name for s in symbols[i:j])}")
+            i = j
+            continue
         j, shape = _shape_run(symbols, i, language, shapes)
         if shape is not None:
             lines.append(_shape_line(symbols[i:j], shape))
@@ -349,6 +362,20 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
         lines.append(symbol_line(symbols[i], language))
         i += 1
     return lines
+
+
+MAX_ERROR_RANGES = 8
+
+
+def _errors_line(outline: Outline) -> str:
+    """`syntax errors at lines 30, 41-43 (2% of lines); outline may be partial`: where the code is broken,
+    so that the model can read those lines."""
+    ranges = [_span(a, b) for a, b in outline.error_lines]
+    shown = ", ".join(ranges[:MAX_ERROR_RANGES]) + (f" and {len(ranges) - MAX_ERROR_RANGES} more places"
+                                                     if len(ranges) > MAX_ERROR_RANGES else "")
+    share = max(outline.error_ratio, 0.01)  # never print "0%" for a broken file
+    where = f"at line{'s' if len(ranges) > 1 or '-' in shown else ''} {shown} " if ranges else ""
+    return f"syntax errors {where}({share:.0%} of lines); outline may be partial"
 
 
 def fallback_text(outline: Outline) -> str:
@@ -387,8 +414,7 @@ def render(outline: Outline, max_chars: int | None = None) -> str:
     if imports:
         lines.append(imports)
     if outline.error_ratio > 0:
-        share = max(outline.error_ratio, 0.01)  # never print "0%" for a broken file
-        lines.append(f"syntax errors in {share:.0%} of lines; outline may be partial")
+        lines.append(_errors_line(outline))
     if not outline.symbols:
         lines.append(f"no symbols found ({outline.total_lines} lines)")
         return "\n".join(lines)

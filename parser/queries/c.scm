@@ -9,7 +9,8 @@
 (struct_specifier name: (type_identifier) @name body: (_)) @definition.struct
 (union_specifier name: (type_identifier) @name body: (_)) @definition.struct
 (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum
-(type_definition declarator: (type_identifier) @name) @definition.type
+; The name is found by following the declarator: `typedef int (*handler)(void);` names `handler`.
+(type_definition) @definition.type
 ; #define with a value (a bare #define is an include guard or a flag).
 (preproc_def name: (identifier) @name value: (_)) @definition.constant
 (preproc_function_def name: (identifier) @name) @definition.macro

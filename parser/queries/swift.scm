@@ -9,11 +9,11 @@
 (protocol_function_declaration name: (simple_identifier) @name) @definition.method
 (init_declaration "init" @name) @definition.method
 (deinit_declaration "deinit" @name) @definition.method
-(typealias_declaration name: (_) @name) @definition.type
+; `typealias A = B` has two `name` fields (A and B): only the type_identifier is the name.
+(typealias_declaration name: (type_identifier) @name) @definition.type
 
-(source_file
-  (property_declaration
-    (value_binding_pattern "let")
-    name: (pattern bound_identifier: (simple_identifier) @name)) @definition.constant)
+; Properties of a file or a type (a file's `let` is a constant): the outliner reads the name and the
+; parent (parser/extract.py resolve).
+(property_declaration) @definition.swift_property
 
 (import_declaration (identifier) @import)

@@ -39,7 +39,8 @@ def test_syntax_errors_keep_what_parses() -> None:
     assert 0 < result.error_ratio < 0.5
     names = [s.qualified_name for s in result.symbols]
     assert "good" in names and "Fine" in names and "Fine.m" in names
-    assert result.render().startswith("syntax errors in ") and "% of lines; outline may be partial" in result.render()
+    assert "bad" in names  # its header is broken: found by the lexical fallback
+    assert result.render().startswith("syntax errors at line 4 (11% of lines); outline may be partial")
 
 
 def test_garbage_is_all_errors() -> None:
@@ -126,8 +127,7 @@ def test_constant_runs_collapse_in_render() -> None:
     result = outline_source(source, "settings.py")
     assert len(result.symbols) == 31  # every constant is still a symbol
     lines = result.render().splitlines()
-    assert lines[0].startswith("1-30 30 constants: SETTING_0, SETTING_1,")
-    assert lines[0].endswith(", +10 more")
+    assert lines[0] == "1-30 30 constants: " + ", ".join(f"SETTING_{i}" for i in range(30))  # every name
     assert lines[1] == "32-33 f()"
 
 

@@ -68,10 +68,12 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
         ("buffer_append", "function", 21, 27), ("usage", "function", 29, 31), ("main", "function", 33, 39),
     ],
     "sample.hpp": [
-        ("geo", "module", 5, 42), ("geo.Point", "struct", 8, 10), ("geo.Shape", "class", 12, 20),
+        ("geo", "module", 5, 42), ("geo.Point", "struct", 8, 10), ("geo.Point.x", "field", 9, 9),
+        ("geo.Point.y", "field", 9, 9), ("geo.Shape", "class", 12, 20),
         ("geo.Shape.~Shape", "method", 14, 14), ("geo.Shape.area", "method", 15, 15),
-        ("geo.Shape.name", "method", 16, 16), ("geo.Circle", "class", 22, 29),
+        ("geo.Shape.name", "method", 16, 16), ("geo.Shape.name_", "field", 19, 19), ("geo.Circle", "class", 22, 29),
         ("geo.Circle.Circle", "method", 24, 24), ("geo.Circle.area", "method", 25, 25),
+        ("geo.Circle.r_", "field", 28, 28),
         ("geo.clamp", "function", 32, 34), ("geo.Color", "enum", 36, 36), ("geo.area", "function", 38, 40),
     ],
     "sample.rb": [
@@ -104,11 +106,12 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
         ("NoteId", "type", 35, 35), ("toNote", "function", 37, 37),
     ],
     "sample.swift": [
-        ("maxItems", "constant", 3, 3), ("Todo", "struct", 6, 13), ("Todo.toggle", "method", 10, 12),
+        ("maxItems", "constant", 3, 3), ("Todo", "struct", 6, 13), ("Todo.title", "property", 7, 7),
+        ("Todo.done", "property", 8, 8), ("Todo.toggle", "method", 10, 12),
         ("TodoStore", "protocol", 15, 17), ("TodoStore.load", "method", 16, 16), ("Filter", "enum", 19, 21),
-        ("MemoryStore", "class", 24, 34), ("MemoryStore.init", "method", 27, 29),
-        ("MemoryStore.load", "method", 31, 33), ("Todo", "extension", 36, 38),
-        ("makeStore", "function", 40, 42),
+        ("MemoryStore", "class", 24, 34), ("MemoryStore.items", "property", 25, 25),
+        ("MemoryStore.init", "method", 27, 29), ("MemoryStore.load", "method", 31, 33),
+        ("Todo", "extension", 36, 38), ("Todo.summary", "property", 37, 37), ("makeStore", "function", 40, 42),
     ],
     "sample.sh": [("usage", "function", 5, 7), ("log", "function", 9, 11), ("main", "function", 13, 16)],
     "sample.lua": [

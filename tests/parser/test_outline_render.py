@@ -88,7 +88,7 @@ def test_a_typedef_struct_shows_its_names_not_its_fields() -> None:
     source = b"typedef struct _item {\n    int value;\n    struct _item *next;\n} Item;\n"
     source += b"typedef enum { RED = 1, GREEN = 2 } Color;\n"
     lines = outline_source(source, "t.h").render().splitlines()
-    assert lines[0] == "1-4 typedef struct _item {…} Item" and "5 typedef enum { RED = 1, GREEN = 2 } Color" in lines
+    assert lines[0] == "1-4 typedef struct _item {…} Item" and "5 typedef enum {RED, GREEN} Color" in lines
 
 
 def test_a_doc_that_starts_with_the_name_drops_it() -> None:

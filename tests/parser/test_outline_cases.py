@@ -1,0 +1,223 @@
+"""Broken code and hidden names, one committed fixture per case (tests/parser/fixtures/cases/, written for
+these tests): definitions after a syntax error, ranges that end where the code does, the broken lines named,
+and every name the outline lists visible in the text the model reads."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from parser import outline_file, outline_source
+from parser.outline import Outline, is_test_path
+from tests.support.ctags_oracle import ctags_available, ctags_names, visible
+
+CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "cases")
+
+
+def _case(name: str) -> tuple[Outline, str]:
+    outline = outline_file(os.path.join(CASES, name))
+    return outline, outline.render()
+
+
+def _rows(outline: Outline) -> dict[str, tuple[str, int, int]]:
+    return {s.qualified_name: (s.kind, s.start_line, s.end_line) for s in outline.symbols}
+
+
+# --- 3. Broken code -------------------------------------------------------------------------------------------
+
+def test_kotlin_error_inside_a_class_keeps_the_class_and_everything_after_it() -> None:
+    # A Java ternary on line 30 made tree-sitter wrap the whole class in one ERROR node: only `read` was left.
+    outline, text = _case("stream_broken.kt")
+    rows = _rows(outline)
+    assert rows["FrameStream"] == ("class", 6, 51)
+    assert rows["FrameStream.brokenWindow"] == ("method", 25, 31)
+    for name in ("FrameStream.close", "FrameStream.reset", "FrameStream.Source.pull", "FrameStream.companion.create",
+                 "topLevelHelper", "defaultTimeout"):
+        assert name in rows, name
+    assert outline.error_lines == [(30, 30)]
+    assert text.splitlines()[1] == "syntax errors at line 30 (2% of lines); outline may be partial"
+
+
+def test_an_unclosed_brace_is_repaired_and_named() -> None:
+    with open(os.path.join(CASES, "stream_broken.kt"), encoding="utf-8") as fh:
+        source = fh.read().replace("bytesRead += x > 0 ? x : 0", "bytesRead += x")
+    source = source.replace("      0L -> return\n", "      0L -> {return\n")  # never closed
+    outline = outline_source(source.encode(), "stream.kt")
+    rows = _rows(outline)
+    assert rows["FrameStream"] == ("class", 6, 51) and "topLevelHelper" in rows and "FrameStream.reset" in rows
+    assert outline.error_lines == [(27, 28)] and outline.error_ratio < 0.05
+
+
+def test_the_error_share_counts_broken_lines_not_the_span_of_the_error_node() -> None:
+    # The same file, unrepaired, was "syntax errors in 100% of lines" (the root itself was an ERROR node).
+    source = b"fun a() {\n  val x = (1 +\n}\n\n" + b"".join(b"fun f%d() = %d\n" % (i, i) for i in range(40))
+    outline = outline_source(source, "many.kt")
+    assert 0 < outline.error_ratio < 0.1
+    assert all(f"f{i}" in _rows(outline) for i in range(40))
+    assert re.match(r"syntax errors at lines? [\d, -]+ \(\d+% of lines\)", outline.render())
+
+
+def test_cpp_conditional_in_a_constructor_does_not_swallow_the_file() -> None:
+    # `#if` inside a member initializer list made one class span the whole file and drop what followed.
+    outline, text = _case("lock_table.cc")
+    rows = _rows(outline)
+    assert rows["demo.Limiter"] == ("class", 8, 30)
+    assert rows["demo.Limiter.Limiter"][1:] == (10, 16)
+    assert rows["demo.LockTable"] == ("class", 32, 44) and rows["demo.Scheduler"] == ("class", 46, 55)
+    assert "demo.OpenFile" in rows and "demo.CloseFile" in rows
+    assert outline.error_ratio == 0 and "syntax errors" not in text
+
+
+def test_attribute_macros_after_a_name_keep_the_field_names() -> None:
+    outline, text = _case("lock_table.cc")
+    names = {s.name for s in outline.symbols}
+    assert not names & {"GUARDED_BY", "ABSL_GUARDED_BY", "LOCKS_EXCLUDED", "EXCLUSIVE_LOCKS_REQUIRED"}
+    assert "    41-43 fields: mu_, held_, generation_" in text.splitlines()
+    assert "    52-54 fields: mu_, started_, pending_" in text.splitlines()
+    assert "    49 void RunLoop() EXCLUSIVE_LOCKS_REQUIRED(mu_)" in text.splitlines()  # signatures keep them
+
+
+def test_expressions_that_look_like_attribute_macros_are_left_alone() -> None:
+    from parser.preprocess import mask_macros
+
+    source = b"int f() {\n  return ARRAY_SIZE(x);\n}\n#define N MAX_OF(1, 2)\nint g_ GUARDED_BY(mu);\n"
+    masked = mask_macros(source)
+    assert b"return ARRAY_SIZE(x);" in masked and b"MAX_OF(1, 2)" in masked and b"GUARDED_BY" not in masked
+
+
+def test_python_broken_method_leaves_the_classes_whole_and_rows_clean() -> None:
+    outline, text = _case("broken_docstring.py")
+    rows = _rows(outline)
+    assert rows["Store"] == ("class", 6, 22) and rows["Index"] == ("class", 25, 32)
+    assert rows["Index.add"] == ("method", 31, 32) and "open_store" in rows
+    lines = text.splitlines()
+    assert "  15-18 get(key)" in lines  # not its broken body
+    assert outline.error_lines == [(16, 17)]
+
+
+def test_python_class_row_never_swallows_its_docstring() -> None:
+    source = (b'class Broken:\n    """Doc of broken: not for the class row."""\n\n    def f(self, a\n'
+              b"        return a +\n\n    def g(self):\n        return 2\n\n\nclass After:\n    pass\n")
+    outline = outline_source(source, "b.py")
+    rows = _rows(outline)
+    assert [s.signature for s in outline.symbols if s.name == "Broken"] == ["class Broken"]
+    assert rows["Broken.g"][0] == "method" and rows["After"] == ("class", 11, 12)
+    assert rows["Broken"][2] <= 8  # ends where it does, not at the next class
+
+
+def test_a_broken_definition_header_is_found_by_the_lexical_fallback() -> None:
+    source = b"def good(a):\n    return a\n\ndef bad(:\n    return\n\nclass Fine:\n    def m(self):\n        pass\n"
+    rows = _rows(outline_source(source, "broken.py"))
+    assert rows["good"] == ("function", 1, 2)  # not stretched over the broken function's body
+    assert rows["bad"] == ("function", 4, 5)
+
+
+def test_a_file_without_errors_is_parsed_once() -> None:
+    outline, text = _case("Config.kt")
+    assert outline.error_ratio == 0 and outline.error_lines == [] and "syntax errors" not in text
+
+
+# --- 4. Every name visible ------------------------------------------------------------------------------------
+
+def test_typedef_enum_shows_its_name_and_every_member() -> None:
+    outline, text = _case("connection.h")
+    assert text.splitlines()[0] == ("5-12 typedef enum {CONN_STATE_NONE, CONN_STATE_CONNECTING, CONN_STATE_ACCEPTING, "
+                                    "CONN_STATE_CONNECTED, CONN_STATE_CLOSED, CONN_STATE_ERROR} ConnectionState")
+    assert "19-23 typedef struct {…} Connection" in text and "25 typedef union {…} NumberValue" in text
+
+
+def test_grouped_constants_list_every_name() -> None:
+    outline, text = _case("connection.h")
+    row = next(line for line in text.splitlines() if "constants:" in line)
+    assert "more" not in row
+    defined = [s.name for s in outline.symbols if s.kind == "constant"]
+    assert len(defined) == 24 and row.endswith(", ".join(defined))
+
+
+def test_function_pointer_typedefs_are_named() -> None:
+    source = b"typedef int (*getbufferproc)(void *, int);\ntypedef char Name4[4];\ntypedef struct a *ptr_t;\n"
+    assert [s.name for s in outline_source(source, "x.h").symbols] == ["getbufferproc", "Name4", "ptr_t"]
+
+
+@pytest.mark.parametrize(("source", "path", "row"), [
+    (b"enum E { A, B(2), C; int x; }", "E.java", "1 enum E {A, B, C}"),
+    (b"enum E { A, B = 2 }", "e.ts", "1 enum E {A, B}"),
+    (b"enum E { A, B(u8), C { x: u8 } }", "e.rs", "1 enum E {A, B, C}"),
+    (b"enum E { A, B = 2 }", "E.cs", "1 enum E {A, B}"),
+    (b"enum class E { A, B(2) }", "e.kt", "1 enum class E {A, B}"),
+    (b"enum class E : int { a = 1, b };", "e.hpp", "1 enum class E : int {a, b}"),
+])
+def test_enums_list_their_members(source: bytes, path: str, row: str) -> None:
+    assert outline_source(source, path).render() == row
+
+
+def test_protobuf_module_lists_its_message_classes() -> None:
+    outline, text = _case("search_pb2.py")
+    assert [(s.qualified_name, s.kind) for s in outline.symbols] == [
+        ("DESCRIPTOR", "constant"), ("SearchRequest", "class"), ("SearchRequest.Result", "class"),
+        ("SearchRequest.Order", "enum"), ("SearchResponse", "class"), ("Corpus", "enum"), ("SearchService", "class")]
+    assert "14 enum Corpus {CORPUS_UNSPECIFIED, CORPUS_WEB, CORPUS_NEWS}" in text
+    assert "\\x" not in text  # the serialized bytes are not shown
+
+
+def test_legacy_protobuf_module_lists_its_classes_not_its_descriptors() -> None:
+    outline, text = _case("legacy_pb2.py")
+    names = [s.name for s in outline.symbols]
+    assert names == ["DESCRIPTOR", "Ping", "Pong"]
+
+
+def test_kotlin_properties_of_files_and_classes() -> None:
+    outline, text = _case("Config.kt")
+    rows = _rows(outline)
+    assert rows["MAX_RETRIES"][0] == "constant"
+    for name in ("defaultName", "counter", "Config.url", "Config.enabled", "Config.owner", "Config.cache",
+                 "Config.companion.empty", "Registry.items"):
+        assert rows[name][0] == "property", name
+    assert "Config.describe.local" not in rows and "local" not in text
+    assert "  8-9 val url: String" in text.splitlines()  # the getter is its body
+
+
+def test_swift_properties_and_one_typealias_row() -> None:
+    outline, text = _case("Settings.swift")
+    rows = _rows(outline)
+    for name in ("SessionSettings.shared", "SessionSettings.timeout", "SessionSettings.retries",
+                 "SessionSettings.userAgent", "SessionSettings.cache", "Endpoint.path", "Endpoint.headers"):
+        assert rows[name][0] == "property", name
+    assert rows["defaultEndpoint"][0] == "constant" and "local" not in text
+    assert text.count("typealias Completion") == 1 and text.count("typealias Headers") == 1
+    assert "  10-12 var userAgent: String" in text.splitlines()
+
+
+def test_local_types_in_test_files_get_no_rows() -> None:
+    _, text = _case("test_parsing.py")
+    assert "Point" not in text and "Other" not in text and "Inner" not in text
+    assert "class ParserTest" in text and "helper()" in text  # the file's own types, local functions stay
+    _, kotlin = _case("LocalTypesTest.kt")
+    assert "Probe" not in kotlin and "Pair2" not in kotlin and "class LocalTypesTest" in kotlin
+    with open(os.path.join(CASES, "test_parsing.py"), "rb") as fh:
+        assert "Point" in outline_source(fh.read(), "src/geometry.py").render()  # elsewhere they stay
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("a/test_x.py", True), ("x_test.go", True), ("FooTest.kt", True), ("FooTests.swift", True), ("a.spec.ts", True),
+    ("src/tests/util.rs", True), ("src/main.py", False), ("contest.py", False), ("latest.py", False)])
+def test_is_test_path(path: str, expected: bool) -> None:
+    assert is_test_path(path) is expected
+
+
+@pytest.mark.skipif(not ctags_available(), reason="Universal Ctags not installed")
+@pytest.mark.parametrize(("name", "language"), [("connection.h", "c"), ("lock_table.cc", "cpp"),
+                                                ("Config.kt", "kotlin"), ("stream_broken.kt", "kotlin"),
+                                                ("broken_docstring.py", "python")])
+def test_every_name_ctags_reports_is_visible(name: str, language: str) -> None:
+    path = os.path.join(CASES, name)
+    outline = outline_file(path)
+    names = ctags_names(path, language)
+    assert names
+    missing = {t.name for t in names} - {t.name for t in visible(outline.render(), names)}
+    # An include guard is a bare #define, which the outline leaves out on purpose; ctags calls a companion
+    # object `Companion` (the row says `companion object`); on the broken Kotlin file ctags takes the local
+    # `val x` for a top-level constant.
+    assert missing <= {"CONNECTION_H", "Companion", "x"}, missing
