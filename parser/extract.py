@@ -502,7 +502,9 @@ def signature(node: Node, body: Node | None, source: bytes, language: str) -> st
     text = _compress_decorators(text, SIGNATURE_CAP if body is not None else VALUE_CAP)
     if members is None:
         return text
-    listed = "{" + ", ".join(members) + "}"
+    from parser.render import name_list
+
+    listed = "{" + name_list(members) + "}"
     return text.replace(_ENUM_PLACEHOLDER, listed) if _ENUM_PLACEHOLDER in text else f"{text} {listed}"
 
 

@@ -252,7 +252,36 @@ def _constants_line(run: list[Symbol]) -> str:
     """Every name of the run: a name the model cannot see is one it cannot ask for."""
     first, last = run[0], run[-1]
     return (f"{'  ' * first.depth}{_span(first.start_line, last.end_line)} "
-            f"{len(run)} constants: {', '.join(s.name for s in run)}")
+            f"{len(run)} constants: {name_list([s.name for s in run])}")
+
+
+PREFIX_MIN_RUN = 3  # names in a row sharing a prefix before it is written once
+
+
+def name_list(names: list[str]) -> str:
+    """`A, B, OBJ_{LIST, SET, ENCODING_{RAW, INT, HT}}`: each name in order, a prefix up to an `_` shared by
+    a run of PREFIX_MIN_RUN or more written once, and so on within it (a wall of `#define`s or enumerators is
+    mostly its prefixes)."""
+    out: list[str] = []
+    i = 0
+    while i < len(names):
+        prefix = _prefix(names[i])
+        j = i + 1
+        while prefix and j < len(names) and names[j].startswith(prefix) and len(names[j]) > len(prefix):
+            j += 1
+        if prefix and j - i >= PREFIX_MIN_RUN:
+            out.append(f"{prefix}{{{name_list([n[len(prefix):] for n in names[i:j]])}}}")  # OBJ_{ENCODING_{RAW}}
+            i = j
+        else:
+            out.append(names[i])
+            i += 1
+    return ", ".join(out)
+
+
+def _prefix(name: str) -> str:
+    """`OBJ_ENCODING_` of `OBJ_ENCODING_RAW`: up to the last inner `_` (none for `_x` or `x_`)."""
+    cut = name.rstrip("_").rfind("_")
+    return name[:cut + 1] if cut > 0 and name[:cut].strip("_") else ""
 
 
 _SHAPE_MARK = "*"
@@ -351,7 +380,7 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
         j = _run_end(symbols, i, "field")
         if j > i:  # data members: their names, one row per run (their types are in the body, a Read away)
             lines.append(f"{'  ' * symbols[i].depth}{_span(symbols[i].start_line, symbols[j - 1].end_line)} "
-                         f"fields: {', '.join(s.name for s in symbols[i:j])}")
+                         f"fields: {name_list([s.name for s in symbols[i:j]])}")
             i = j
             continue
         j, shape = _shape_run(symbols, i, language, shapes)

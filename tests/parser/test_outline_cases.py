@@ -11,7 +11,8 @@ import pytest
 
 from parser import outline_file, outline_source
 from parser.outline import Outline, is_test_path
-from tests.support.ctags_oracle import ctags_available, ctags_names, visible
+from parser.render import name_list
+from tests.support.ctags_oracle import Tag, ctags_available, ctags_names, visible
 
 CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "cases")
 
@@ -123,17 +124,30 @@ def test_a_file_without_errors_is_parsed_once() -> None:
 
 def test_typedef_enum_shows_its_name_and_every_member() -> None:
     outline, text = _case("connection.h")
-    assert text.splitlines()[0] == ("5-12 typedef enum {CONN_STATE_NONE, CONN_STATE_CONNECTING, CONN_STATE_ACCEPTING, "
-                                    "CONN_STATE_CONNECTED, CONN_STATE_CLOSED, CONN_STATE_ERROR} ConnectionState")
+    assert text.splitlines()[0] == ("5-12 typedef enum {CONN_STATE_{NONE, CONNECTING, ACCEPTING, CONNECTED, CLOSED, "
+                                    "ERROR}} ConnectionState")
     assert "19-23 typedef struct {…} Connection" in text and "25 typedef union {…} NumberValue" in text
 
 
 def test_grouped_constants_list_every_name() -> None:
     outline, text = _case("connection.h")
     row = next(line for line in text.splitlines() if "constants:" in line)
-    assert "more" not in row
-    defined = [s.name for s in outline.symbols if s.kind == "constant"]
-    assert len(defined) == 24 and row.endswith(", ".join(defined))
+    assert row == ("27-50 24 constants: OBJ_{STRING, LIST, SET, ZSET, HASH, MODULE, STREAM, ENCODING_{RAW, INT, HT, "
+                   "ZIPMAP, LINKEDLIST, ZIPLIST, INTSET, SKIPLIST, EMBSTR, QUICKLIST, STREAM, LISTPACK}}, "
+                   "LRU_{BITS, CLOCK_MAX, CLOCK_RESOLUTION}, OBJ_SHARED_REFCOUNT, OBJ_STATIC_REFCOUNT")
+    defined = [Tag(s.name, "macro", s.start_line, "macro") for s in outline.symbols if s.kind == "constant"]
+    assert len(defined) == 24 and visible(row, defined) == defined  # every name, read through its prefix
+
+
+@pytest.mark.parametrize(("names", "text"), [
+    (["A_X", "A_Y"], "A_X, A_Y"),  # two share a prefix: not worth braces
+    (["A_X", "A_Y", "A_Z", "B"], "A_{X, Y, Z}, B"),
+    (["K_X", "K_A_1", "K_A_2", "K_A_3"], "K_{X, A_{1, 2, 3}}"),
+    (["K_A_1", "K_A_2", "K_A_3", "K_B"], "K_A_{1, 2, 3}, K_B"),  # the prefix is the first name's
+    (["_x", "_y", "_z", "m_", "n_", "o_"], "_x, _y, _z, m_, n_, o_"),  # no prefix before a lone `_`
+])
+def test_name_list(names: list[str], text: str) -> None:
+    assert name_list(names) == text
 
 
 def test_function_pointer_typedefs_are_named() -> None:

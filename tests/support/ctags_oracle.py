@@ -150,8 +150,16 @@ def ctags_names(path: str, language: str) -> list[Tag]:
 
 
 def visible(text: str, tags: list[Tag]) -> list[Tag]:
-    """The tags whose name appears in ``text`` as a whole word (what the model can see, whatever the row)."""
+    """The tags whose name appears in ``text`` as a whole word (what the model can see, whatever the row); a
+    shared prefix written once counts for each name (`OBJ_{STRING, LIST}` shows OBJ_STRING and OBJ_LIST)."""
     words = set(re.findall(r"[\w$]+", text))
+    inner = re.compile(r"([\w$]+)\{([^{}]*)\}")
+    while True:  # innermost groups first: OBJ_{A, ENCODING_{RAW, INT}} -> OBJ_{A, ENCODING_RAW, ENCODING_INT}
+        expanded = inner.sub(lambda m: ", ".join(m.group(1) + n.strip() for n in m.group(2).split(",")), text)
+        if expanded == text:
+            break
+        text = expanded
+        words.update(re.findall(r"[\w$]+", text))
     return [t for t in tags if t.name in words or all(part in words for part in re.findall(r"[\w$]+", t.name))]
 
 
