@@ -274,3 +274,17 @@ def test_cold_callers_pass_the_vector_delete_and_others_queue_a_job(ws: Workspac
     monkeypatch.setenv("MEMORY_MAX_MEMORIES", "1")  # 2 left, over the limit: evicted down to its 85%, none
     result = handler(ws, {"reason": "memories"})
     assert result["evicted_for_count"] == 2 and result["vectors"] == "deleted"
+
+
+def test_pinned_memories_are_never_evicted(ws: Workspace, home: Path) -> None:
+    """A pin (the viewer's action, memory/store/edit.py) keeps the oldest, least used memories too."""
+    from memory.store import edit
+
+    ids = fill(ws, 120)
+    for mid in ids[:10]:
+        edit.set_pinned(ws.db, mid, True)
+    evict.run(str(home), max_memories=100, max_bytes=10**12)
+    left = {r[0] for r in ws.db.execute("SELECT id FROM memories")}
+    assert set(ids[:10]) <= left and len(left) == 85
+    edit.set_pinned(ws.db, ids[0], False)
+    assert ws.db.execute("SELECT tags FROM memories WHERE id = ?", (ids[0],)).fetchone()[0] == ""

@@ -48,6 +48,7 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_EXCLUDE": ("", "folders where the hooks record and inject nothing, as globs separated by `:` (`*` within"
                            " a path segment, `**` across segments, `?` one character, `~` expanded); a folder inside "
                            "a match is excluded too; `memory exclude PATH` records single folders in the data dir"),
+    "MEMORY_UI_IDLE_MINUTES": ("60", "`memory ui` stops after this many minutes without a request (0: only Ctrl-C)"),
     "MEMORY_DAILY_LOG": ("on", "off: no daily markdown log (`daily/YYYY-MM-DD.md` in the data dir) of what was saved"),
     # Semantic recall (memory/recall, memory/worker)
     "MEMORY_EMBEDDER": ("auto", "embedding provider: auto (ollama, then sentence-transformers, then minilm, then "

@@ -18,7 +18,8 @@ import sys
 
 import click
 
-VERBS = ("search", "save", "forget", "handoff", "stats", "recent", "get", "timeline", "cleanup", "pause", "resume")
+VERBS = ("search", "save", "forget", "handoff", "stats", "recent", "get", "timeline", "cleanup", "pause", "resume",
+         "ui")
 USAGE = {
     "search": "/memory:search QUERY [--type T] [--since 7d] [--all-projects]",
     "get": "/memory:get ID...",
@@ -121,6 +122,8 @@ def argv_for(cli: click.Group, verb: str, raw: str, session: str | None) -> list
         if not rest:
             return f"what should I search for? Usage: {USAGE['search']}"
         return ["search", *options, "--", *rest]
+    if verb == "ui":  # the slash command must return: the viewer goes on in the background
+        return ["ui", "--detach", *options, *rest]
     if verb == "handoff" and session:
         options += ["--current-session", session]
     if verb in ("pause", "resume") and session and "--session" not in options:

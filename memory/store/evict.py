@@ -6,7 +6,8 @@ and the vectors, because that is what a disk cap means to the user; the count li
 is per project, because it bounds how large one project's recall gets.
 
 Order: least recently accessed first (a memory never accessed counts from its creation), then oldest.
-Never evicted: decisions, and memories of a session still active (seen within ACTIVE_SESSION_HOURS).
+Never evicted: decisions, pinned memories (tag `pinned`, memory/store/edit.py), and memories of a session
+still active (seen within ACTIVE_SESSION_HOURS).
 Deletions go in batches of 100 until the usage is under 85% of the limit; each batch takes its vectors
 with it; then the FTS index is optimised and the freed pages are given back to the filesystem.
 """
@@ -87,7 +88,8 @@ def _workspaces(home: str) -> list[Workspace]:
 
 def _protection(now: float) -> tuple[str, list[Any]]:
     marks = ",".join("?" * len(PROTECTED_TYPES))
-    where = (f"type NOT IN ({marks}) AND (session_id IS NULL OR session_id NOT IN "
+    where = (f"type NOT IN ({marks}) AND instr(',' || tags || ',', ',pinned,') = 0 "
+             "AND (session_id IS NULL OR session_id NOT IN "
              "(SELECT id FROM sessions WHERE status = 'active' AND COALESCE(last_event_at, started_at) > ?))")
     return where, [*PROTECTED_TYPES, now - ACTIVE_SESSION_HOURS * 3600]
 
@@ -317,13 +319,13 @@ def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: 
                 r.rounds += 1
                 freed = _evict_bytes(r, spaces, used - r.target_bytes, now, gone)
                 if freed == 0:
-                    r.note = ("could not get under the target: what is left is protected (decisions, "
+                    r.note = ("could not get under the target: what is left is protected (decisions, pinned, "
                               "active sessions) or not memory")
                     break
                 if dry_run:
                     if freed < used - r.target_bytes:  # every candidate taken and still over
                         r.note = ("a cleanup could not get under the target: what is left is protected "
-                                  "(decisions, active sessions) or not memory")
+                                  "(decisions, pinned, active sessions) or not memory")
                     used -= freed
                     break
                 used = measured()

@@ -1,0 +1,195 @@
+"""The viewer's HTML, rendered here with the text escaped (html.escape): no template engine, no script
+needed to read a page (static/ui.js only asks before a delete and submits the project picker)."""
+
+from __future__ import annotations
+
+import time
+from html import escape
+from typing import Any
+from urllib.parse import urlencode
+
+from memory.base.classify import TYPES
+from memory.ui import plots
+
+
+class Ctx:
+    """What every page needs: the project shown, the others to pick from, the CSRF token for its forms."""
+
+    def __init__(self, key: str, name: str, projects: list[dict[str, Any]], csrf: str) -> None:
+        self.key, self.name, self.projects, self.csrf = key, name, projects, csrf
+
+    def href(self, path: str, **params: Any) -> str:
+        query = urlencode({"p": self.key, **{k: v for k, v in params.items() if v not in (None, "")}}, doseq=True)
+        return escape(f"{path}?{query}")
+
+
+def when(ts: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
+
+
+def _picker(ctx: Ctx, path: str) -> str:
+    options = "".join(f'<option value="{escape(p["key"])}"{" selected" if p["key"] == ctx.key else ""}>'
+                      f'{escape(p.get("name") or p["key"])}</option>' for p in ctx.projects)
+    return (f'<form method="get" action="{escape(path)}" class="picker"><label>project '
+            f'<select name="p" data-autosubmit>{options}</select></label>'
+            '<noscript><button>go</button></noscript></form>')
+
+
+def layout(ctx: Ctx, title: str, body: str, path: str = "/", notice: str = "") -> str:
+    nav = "".join(f'<a href="{ctx.href(href)}"{" class=here" if path == href else ""}>{label}</a>'
+                  for href, label in (("/", "Search"), ("/sessions", "Sessions"), ("/stats", "Stats")))
+    note = f'<p class="notice" role="status">{escape(notice)}</p>' if notice else ""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{escape(title)} · memory</title><link rel="stylesheet" href="/static/ui.css">
+<script src="/static/ui.js" defer></script></head>
+<body><header><strong class="brand">memory</strong><nav>{nav}</nav>{_picker(ctx, path)}</header>
+<main>{note}{body}</main></body></html>"""
+
+
+def _options(values: list[str], chosen: list[str] | str, blank: str | None = None) -> str:
+    chosen = [chosen] if isinstance(chosen, str) else chosen
+    head = f'<option value="">{escape(blank)}</option>' if blank is not None else ""
+    return head + "".join(f'<option value="{escape(v)}"{" selected" if v in chosen else ""}>{escape(v)}'
+                          '</option>' for v in values)
+
+
+def search_form(ctx: Ctx, a: dict[str, Any]) -> str:
+    return f"""<form method="get" action="/" class="search" id="search">
+<input type="hidden" name="p" value="{escape(ctx.key)}">
+<input type="search" name="q" value="{escape(a['q'])}" placeholder="Search memories" autofocus aria-label="query">
+<select name="mode" aria-label="mode">{_options(["hybrid", "keyword"], a['mode'])}</select>
+<select name="type" aria-label="type">{_options(list(TYPES), a['type'], "any type")}</select>
+<label>since <input type="date" name="since" value="{escape(a['since'])}"></label>
+<label>until <input type="date" name="until" value="{escape(a['until'])}"></label>
+<input type="text" name="session" value="{escape(a['session'])}" placeholder="session id" size="12"
+aria-label="session">
+<select name="flag" aria-label="trust flag">{_options(["any", "flagged", "clean"], a['flag'])}</select>
+<button type="submit">Search</button></form>"""
+
+
+def _snippet(text: str, n: int = 220) -> str:
+    text = " ".join(text.split())
+    return escape(text if len(text) <= n else text[:n] + "…")
+
+
+def search_page(ctx: Ctx, a: dict[str, Any], rows: list[dict[str, Any]], answered: str, notice: str = "") -> str:
+    items = []
+    for r in rows:
+        flag = '<span class="flag">instruction-shaped</span>' if r["flags"] else ""
+        pin = '<span class="pin">pinned</span>' if "pinned" in (r.get("tags") or "").split(",") else ""
+        score = f'<span class="score">{r["score"]:.2f}</span>' if r["score"] else ""
+        items.append(f"""<li class="hit" data-id="{r['id']}"><a href="{ctx.href(f'/m/{r["id"]}')}">#{r['id']}
+{escape(r['title'])}</a> <span class="type t-{escape(r['type'])}">{escape(r['type'])}</span>{flag}{pin}{score}
+<span class="date">{when(r['created_at'])}</span><p>{_snippet(r['content'])}</p></li>""")
+    listing = f'<ol class="hits">{"".join(items)}</ol>' if items else '<p class="empty">no memories match</p>'
+    body = (f'{search_form(ctx, a)}<p class="answered">{len(rows)} shown · {escape(answered)}</p>{listing}')
+    return layout(ctx, "Search", body, "/", notice)
+
+
+def _action(ctx: Ctx, mid: int, verb: str, label: str, extra: str = "", confirm: str = "") -> str:
+    ask = f' data-confirm="{escape(confirm)}"' if confirm else ""
+    return (f'<form method="post" action="/m/{mid}/{verb}" class="action"{ask}>'
+            f'<input type="hidden" name="csrf" value="{escape(ctx.csrf)}"><input type="hidden" name="p" '
+            f'value="{escape(ctx.key)}">{extra}<button type="submit" name="do" value="{verb}">{label}</button></form>')
+
+
+def memory_page(ctx: Ctx, m: dict[str, Any], notice: str = "") -> str:
+    mid = m["id"]
+    flag = ('<span class="flag">instruction-shaped: never injected automatically</span>' if m["flagged"]
+            else '<span class="ok">no trust flag</span>')
+    rows = [("type", escape(m["type"])), ("created", when(m["created_at"])), ("updated", when(m["updated_at"])),
+            ("from", f'<span class="origin">{escape(m["origin_label"])}</span> '
+                     f'<small>(origin {escape(m["origin"] or "-")}, detail {escape(m["origin_detail"] or "-")}, '
+                     f'source {escape(m["source"])})</small>'),
+            ("trust", flag), ("session", _session_link(ctx, m["session_id"])),
+            ("importance", f'{m["importance"]:.2f}'), ("tags", escape(m["tags"] or "-")),
+            ("files", escape(", ".join(m["files"].splitlines()) or "-")),
+            ("scope", escape(m.get("scope") or "-") + (f' · by {escape(m["author"])}' if m.get("author") else "")),
+            ("expires", when(m["expires_at"]) if m["expires_at"] else "never"),
+            ("used", f'{m["access_count"]} times, last {when(m["accessed_at"])}')]
+    facts = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    inj = "".join(f'<li>{when(r["at"])} · {escape(r["kind"])} · {_session_link(ctx, r["session_id"])}'
+                  f'{" · " + _snippet(r["query"], 80) if r["query"] else ""}</li>' for r in m["injections"])
+    injected = f'<ul class="injections">{inj}</ul>' if inj else "<p>never injected into a session</p>"
+    pin = _action(ctx, mid, "unpin" if m["pinned"] else "pin", "Unpin" if m["pinned"] else "Pin (keep from eviction)")
+    share = ""
+    if m.get("scope"):
+        team = m["scope"] == "team"
+        share = _action(ctx, mid, "unshare" if team else "share", "Keep personal" if team else "Share with team")
+    retype = _action(ctx, mid, "type", "Change type",
+                     f'<select name="type" aria-label="new type">{_options(list(TYPES), m["type"])}</select>')
+    edit = f"""<details class="edit"><summary>Edit</summary><form method="post" action="/m/{mid}/edit">
+<input type="hidden" name="csrf" value="{escape(ctx.csrf)}"><input type="hidden" name="p" value="{escape(ctx.key)}">
+<label>title <input name="title" value="{escape(m['title'])}" size="80"></label>
+<label>text <textarea name="content" rows="12" cols="90">{escape(m['content'])}</textarea></label>
+<button type="submit">Save</button></form></details>"""
+    delete = _action(ctx, mid, "delete", "Delete", confirm=f"Delete memory #{mid}? This cannot be undone.")
+    body = f"""<article class="memory" data-id="{mid}"><h1>#{mid} {escape(m['title'])}</h1>
+<table class="facts">{facts}</table><pre class="content">{escape(m['content'])}</pre>
+<div class="actions">{pin}{retype}{share}{delete}</div>{edit}
+<h2>Injected into</h2>{injected}<p class="searches">found {m['searches']} times by a search or a read</p></article>"""
+    return layout(ctx, f"#{mid}", body, "/m", notice)
+
+
+def _memory_href(ctx: Ctx, mid: int) -> str:
+    return ctx.href(f"/m/{mid}")
+
+
+def _session_link(ctx: Ctx, sid: str | None) -> str:
+    return f'<a href="{ctx.href(f"/s/{sid}")}">{escape(sid[:8])}</a>' if sid else "-"
+
+
+def sessions_page(ctx: Ctx, rows: list[dict[str, Any]]) -> str:
+    items = "".join(f"""<tr><td>{_session_link(ctx, r['id'])}</td><td>{when(r['started_at'])}</td>
+<td>{escape(r['status'])}</td><td>{r['prompt_count']}</td><td>{r['tool_call_count']}</td>
+<td>{_snippet(r['summary'] or '', 140)}</td></tr>""" for r in rows)
+    body = ("<h1>Sessions</h1><table class=list><tr><th>session</th><th>started</th><th>status</th><th>prompts</th>"
+            f"<th>tool calls</th><th>summary</th></tr>{items}</table>" if rows else
+            "<h1>Sessions</h1><p class=empty>no sessions recorded yet</p>")
+    return layout(ctx, "Sessions", body, "/sessions")
+
+
+def session_page(ctx: Ctx, sid: str, head: dict[str, Any] | None, events: list[dict[str, Any]]) -> str:
+    items = []
+    for e in events:
+        link = f' <a href="{_memory_href(ctx, e["id"])}">#{e["id"]}</a>' if e.get("id") else ""
+        given = "".join(f'<li><a href="{_memory_href(ctx, x["id"])}">#{x["id"]}</a> {escape(x["title"])} '
+                        f'<span class="type">{escape(x["type"])}</span></li>' for x in e.get("memories", []))
+        given = f'<ul class="given">{given}</ul>' if given else ""
+        text = f"<details><summary>text</summary><pre>{escape(e['text'])}</pre></details>" if e.get("text") else ""
+        items.append(f"""<li class="ev ev-{e['kind']}"><span class="at">{when(e['at'])[11:]}</span>
+<span class="kind">{e['kind']}</span> {escape(e['title'])}{link} <small>{escape(e['detail'] or '')}</small>
+{given}{text}</li>""")
+    meta = (f"<p>started {when(head['started_at'])} · {escape(head['status'])} · {head['prompt_count']} prompts · "
+            f"{head['tool_call_count']} tool calls · {escape(head['cwd'] or '')}</p>" if head else "")
+    listing = f'<ol class="timeline">{"".join(items)}</ol>' if items else "<p class=empty>nothing recorded</p>"
+    return layout(ctx, f"Session {sid[:8]}", f"<h1>Session {escape(sid)}</h1>{meta}{listing}", "/s")
+
+
+def stats_page(ctx: Ctx, s: dict[str, Any]) -> str:
+    days = s["days"]
+    extraction = {d: s["extraction_paid"].get(d, 0) for d in days}
+    plots_html = [
+        ("Memories per day by type", plots.stacked_bars("memories", "memories per day by type", days, s["by_type"])),
+        ("Tokens saved by outlines per day",
+         plots.bars_against("outlines", "tokens saved by outlines per day", days, s["outline_saved"], None)),
+        ("Paid extraction tokens per day against the daily budget (all projects share it)",
+         plots.bars_against("extraction", "extraction tokens per day", days, extraction, s["budget"] or None,
+                            "budget")),
+        ("Storage of the data dir against its cap",
+         plots.gauge("storage", "storage against the cap", s["storage"]["bytes"], s["cap_bytes"],
+                     {"databases": s["storage"]["databases"], "vectors": s["storage"]["vectors"]}, "B")),
+        ("Memories of this project against the count cap",
+         plots.gauge("count", "memories against the count cap", s["memories"], s["cap_memories"],
+                     {"memories": s["memories"]})),
+    ]
+    body = "".join(f'<section class="chart"><h2>{escape(t)}</h2>{svg}</section>' for t, svg in plots_html)
+    head = (f"<h1>Stats</h1><p>{s['memories']:,} memories ({s['pinned']:,} pinned) · paid extraction today "
+            f"{s['spent_today']:,} of {s['budget']:,} tokens · last {len(days)} days</p>")
+    return layout(ctx, "Stats", head + body, "/stats")
+
+
+def empty_page(ctx: Ctx) -> str:
+    return layout(ctx, "memory", "<h1>No memory yet</h1><p>The plugin records memories while you work with Claude "
+                  "Code; `memory save` adds one.</p>")
