@@ -168,5 +168,22 @@ def test_session_timeline(server: Server, browser: Any) -> None:
     screenshot(d, "sessions")
     d.find_element(By.CSS_SELECTOR, "table.list a").click()
     kinds = wait_for(lambda: [e.text.lower() for e in d.find_elements(By.CSS_SELECTOR, ".timeline .kind")])
-    assert "prompt" in kinds and "compaction" in kinds, kinds
+    assert "prompt" in kinds and "compaction" in kinds and "context" in kinds, kinds
+    context = d.find_element(By.CSS_SELECTOR, ".ev-context details")  # the exact text the hook gave the model
+    context.find_element(By.TAG_NAME, "summary").click()
+    assert "Retry the flaky upload with backoff" in context.find_element(By.TAG_NAME, "pre").text
     screenshot(d, "session")
+
+
+def test_why_recalled(server: Server, browser: Any) -> None:
+    """The memory page lists each injection and search with its rank and score parts (`memory why`)."""
+    from selenium.webdriver.common.by import By
+
+    d = browser
+    box = d.find_element(By.NAME, "q")
+    box.send_keys("flaky upload backoff")
+    box.submit()
+    wait_for(lambda: d.find_elements(By.CSS_SELECTOR, "li.hit a"))[0].click()
+    rows = wait_for(lambda: [e.text for e in d.find_elements(By.CSS_SELECTOR, "table.recalls tr")][1:])
+    assert any("injected at session start" in r for r in rows), rows
+    assert any("found by a search in the viewer" in r and "keyword" in r for r in rows), rows

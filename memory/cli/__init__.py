@@ -1,7 +1,8 @@
 """The `memory` command line: the same operations as the library, one command each.
 
 This module builds the group and adds the commands of its modules (memories, maintain, learn, semantic,
-team, audit, steer, transfer, slash, ui); what they share is in memory/cli/common.py, which imports none of them.
+team, audit, steer, transfer, slash, ui); what they share is in memory/cli/common.py, which imports none
+of them.
 
 Cold side, the top layer (above mcp, which `memory mcp` starts): may import every other memory package
 and click. Nothing imports it except the entry points (bin/memory, `python -m memory`, the `memory`
@@ -44,7 +45,7 @@ def cli(home: str | None) -> None:
         os.environ["MEMORY_HOME"] = os.path.abspath(os.path.expanduser(home))
 
 
-team, audit, steer, transfer, slash, ui); what they share is in memory/cli/common.py, which imports none of them.
+for _module in (memories, maintain, learn, semantic, team, audit, steer, transfer, slash, ui):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

@@ -12,7 +12,8 @@ from typing import Any
 # The order the parts are shown in: what matched, then what moved the score.
 ORDER = ("keyword", "vector", "session", "time", "importance", "recency", "use", "diversity")
 LABELS = {"inject-start": "injected at session start", "inject-prompt": "injected for a prompt",
-          "search": "found by `memory search`", "mcp-search": "found by the MCP search tool"}
+          "search": "found by `memory search`", "mcp-search": "found by the MCP search tool",
+          "ui-search": "found by a search in the viewer"}
 
 
 def recalls(db: sqlite3.Connection, memory_id: int, session_id: str | None = None,

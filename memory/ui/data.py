@@ -11,10 +11,12 @@ from typing import Any
 from memory import store
 from memory.base import fence
 from memory.base.project import Project
+from memory.present import why
 from memory.recall.search import Filters, Hit
 from memory.store.edit import is_pinned
 from memory.store.workspace import Workspace, all_projects
 
+SEARCH_KIND = "ui-search"  # access_log's kind for the viewer's searches (memory/present/why.py LABELS)
 DAY = "date({col}, 'unixepoch', 'localtime')"  # the local day of a unix time, as `memory stats` counts days
 
 
@@ -89,7 +91,8 @@ def search(ws: Workspace, query: str, mode: str, filters: Filters, flag: str, li
     rows = [_hit_row(h, prov.get(h.id)) for h in hits]
     if flag != "any":
         rows = [r for r in rows if bool(r["flags"]) == (flag == "flagged")][:limit]
-    store.log_access(ws.db, [r["id"] for r in rows], "search", None, query)
+    shown = {r["id"] for r in rows}
+    layers.log_search(ws, [h for h in hits if h.id in shown], query, answered.mode, kind=SEARCH_KIND)
     return rows, answered.line()
 
 
@@ -109,9 +112,7 @@ def memory(ws: Workspace, memory_id: int) -> dict[str, Any] | None:
     out["origin_label"] = fence.row_label(row)
     out["flagged"] = fence.is_flagged(row, row["title"], row["content"])
     out["pinned"] = is_pinned(row["tags"])
-    out["injections"] = [dict(r) for r in ws.db.execute(
-        """SELECT session_id, kind, query, at FROM access_log WHERE memory_id = ? AND kind LIKE 'inject%'
-           ORDER BY at DESC LIMIT 200""", (memory_id,))]
+    out["recalls"] = why.recalls(ws.db, memory_id, limit=200)  # injections and searches, with score parts
     out["searches"] = ws.db.execute("SELECT count(*) FROM access_log WHERE memory_id = ? AND kind NOT LIKE "
                                     "'inject%'", (memory_id,)).fetchone()[0]
     return out
@@ -144,18 +145,40 @@ def timeline(ws: Workspace, session_id: str) -> tuple[dict[str, Any] | None, lis
 
 
 def _injections(db: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
-    """Each injection (memories given at one moment, access_log `inject-start` / `inject-prompt`) as one
-    event listing them."""
-    groups: dict[tuple[str, float], dict[str, Any]] = {}
-    for r in db.execute("""SELECT a.kind, a.at, a.query, a.memory_id, m.title, m.type FROM access_log a
-                           LEFT JOIN memories m ON m.id = a.memory_id
-                           WHERE a.session_id = ? AND a.kind LIKE 'inject%' ORDER BY a.at, a.id""", (session_id,)):
-        g = groups.setdefault((r["kind"], r["at"]), {
-            "at": r["at"], "kind": "context", "id": None, "memories": [],
-            "title": "context at session start" if r["kind"] == "inject-start" else "context for a prompt",
-            "detail": r["kind"], "text": r["query"] or ""})
-        g["memories"].append({"id": r["memory_id"], "title": r["title"] or "(deleted)", "type": r["type"] or ""})
+    """Each injection at SessionStart or for a prompt as one event: the memories it named, in rank order,
+    and the exact text the hook gave the model (the `injections` table, memory/present/why.py). Older
+    injections, recorded before that table, are grouped from access_log and have no text."""
+    groups: dict[Any, dict[str, Any]] = {}
+    for inj in why.session_injections(db, session_id):
+        if inj["kind"].startswith("inject"):
+            groups[inj["id"]] = {"at": inj["at"], "kind": "context", "id": None, "memories": [],
+                                 "title": _CONTEXT.get(inj["kind"], inj["kind"]), "query": inj["query"],
+                                 "detail": f"{inj['kind']}, {inj['mode']}" if inj["mode"] else inj["kind"],
+                                 "text": inj["text"] or ""}
+    for r in db.execute("""SELECT a.kind, a.at, a.query, a.memory_id, a.injection_id, a.parts, m.title, m.type
+                           FROM access_log a LEFT JOIN memories m ON m.id = a.memory_id
+                           WHERE a.session_id = ? AND a.kind LIKE 'inject%' ORDER BY a.at, a.rank, a.id""",
+                        (session_id,)):
+        key = r["injection_id"] if r["injection_id"] in groups else (r["kind"], r["at"])
+        g = groups.setdefault(key, {"at": r["at"], "kind": "context", "id": None, "memories": [], "text": "",
+                                    "title": _CONTEXT.get(r["kind"], r["kind"]), "query": r["query"],
+                                    "detail": r["kind"]})
+        g["memories"].append({"id": r["memory_id"], "title": r["title"] or "(deleted)", "type": r["type"] or "",
+                              "parts": why.parts_line(_parts(r["parts"]))})
     return list(groups.values())
+
+
+_CONTEXT = {"inject-start": "context at session start", "inject-prompt": "context for a prompt"}
+
+
+def _parts(raw: str | None) -> dict[str, float]:
+    import json
+
+    try:
+        parts = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return {k: parts[k] for k in why.ORDER if k in parts}
 
 
 def _per_day(db: sqlite3.Connection, sql: str, args: tuple[Any, ...] = ()) -> dict[str, Any]:

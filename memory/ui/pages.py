@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from memory.base.classify import TYPES
+from memory.present import why
 from memory.ui import plots
 
 
@@ -109,9 +110,7 @@ def memory_page(ctx: Ctx, m: dict[str, Any], notice: str = "") -> str:
             ("expires", when(m["expires_at"]) if m["expires_at"] else "never"),
             ("used", f'{m["access_count"]} times, last {when(m["accessed_at"])}')]
     facts = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
-    inj = "".join(f'<li>{when(r["at"])} · {escape(r["kind"])} · {_session_link(ctx, r["session_id"])}'
-                  f'{" · " + _snippet(r["query"], 80) if r["query"] else ""}</li>' for r in m["injections"])
-    injected = f'<ul class="injections">{inj}</ul>' if inj else "<p>never injected into a session</p>"
+    injected = _recalls(ctx, m["recalls"])
     pin = _action(ctx, mid, "unpin" if m["pinned"] else "pin", "Unpin" if m["pinned"] else "Pin (keep from eviction)")
     share = ""
     if m.get("scope"):
@@ -128,8 +127,26 @@ def memory_page(ctx: Ctx, m: dict[str, Any], notice: str = "") -> str:
     body = f"""<article class="memory" data-id="{mid}"><h1>#{mid} {escape(m['title'])}</h1>
 <table class="facts">{facts}</table><pre class="content">{escape(m['content'])}</pre>
 <div class="actions">{pin}{retype}{share}{delete}</div>{edit}
-<h2>Injected into</h2>{injected}<p class="searches">found {m['searches']} times by a search or a read</p></article>"""
+<h2>Injected and found: why</h2>{injected}
+<p class="searches">shown {m['searches']} times by a search or a read</p></article>"""
     return layout(ctx, f"#{mid}", body, "/m", notice)
+
+
+def _recalls(ctx: Ctx, recalls: list[dict[str, Any]]) -> str:
+    """Each time the memory was injected or found: when, how, in which session, its rank and score parts
+    (memory/present/why.py, `memory why`)."""
+    if not recalls:
+        return "<p>never injected into a session or found by a search</p>"
+    rows = []
+    for r in recalls:
+        rank = f'{r["rank"]} of {r["of"]}' if r.get("rank") and r.get("of") else (r.get("rank") or "-")
+        score = f'{r["score"]:.2f}' if isinstance(r.get("score"), int | float) else "-"
+        cells = [when(r["at"]), escape(r["what"]), _session_link(ctx, r["session_id"]), escape(str(rank)),
+                 escape(r.get("mode") or "-"), score, escape(why.parts_line(r["parts"]) or "-"),
+                 _snippet(r["query"] or "", 80)]
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return ('<table class="list recalls"><tr><th>when</th><th>how</th><th>session</th><th>rank</th><th>mode</th>'
+            f'<th>score</th><th>score parts</th><th>asked</th></tr>{"".join(rows)}</table>')
 
 
 def _memory_href(ctx: Ctx, mid: int) -> str:
@@ -155,9 +172,14 @@ def session_page(ctx: Ctx, sid: str, head: dict[str, Any] | None, events: list[d
     for e in events:
         link = f' <a href="{_memory_href(ctx, e["id"])}">#{e["id"]}</a>' if e.get("id") else ""
         given = "".join(f'<li><a href="{_memory_href(ctx, x["id"])}">#{x["id"]}</a> {escape(x["title"])} '
-                        f'<span class="type">{escape(x["type"])}</span></li>' for x in e.get("memories", []))
-        given = f'<ul class="given">{given}</ul>' if given else ""
-        text = f"<details><summary>text</summary><pre>{escape(e['text'])}</pre></details>" if e.get("text") else ""
+                        f'<span class="type">{escape(x["type"])}</span> <small class="parts">{escape(x["parts"])}'
+                        '</small></li>' for x in e.get("memories", []))
+        given = f'<ol class="given">{given}</ol>' if given else ""
+        if e.get("query"):
+            given = f'<p class="asked">for: {_snippet(e["query"], 200)}</p>{given}'
+        label = "exact context given to the model" if e["kind"] == "context" else "text"
+        text = (f"<details><summary>{label}</summary><pre>{escape(e['text'])}</pre></details>"
+                if e.get("text") else "")
         items.append(f"""<li class="ev ev-{e['kind']}"><span class="at">{when(e['at'])[11:]}</span>
 <span class="kind">{e['kind']}</span> {escape(e['title'])}{link} <small>{escape(e['detail'] or '')}</small>
 {given}{text}</li>""")
