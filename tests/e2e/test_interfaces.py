@@ -126,6 +126,25 @@ def test_slash_recent_and_get(run_claude: RunClaude, tmp_path: Path, project: Pa
     assert DECISION in body and "[decision]" in body
 
 
+def test_slash_ui(run_claude: RunClaude, tmp_path: Path, project: Path, memory_home: Path) -> None:
+    """/memory:ui starts the viewer in the background and its URL reaches the model; the URL opens it."""
+    import json
+    import re
+    import signal
+    import urllib.request
+
+    _, body = slash(run_claude, tmp_path, project, "/memory:ui --no-browser")
+    state = json.loads((memory_home / "ui.json").read_text())
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+", body)
+        assert url and url[0] == state["url"], body[-2000:]
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())  # keeps the cookie, as one
+        with browser.open(url[0], timeout=10) as page:  # the token, then the cookie it set
+            assert page.status == 200 and "Blue-green deploys" in page.read().decode()
+    finally:
+        os.kill(state["pid"], signal.SIGINT)
+
+
 def warm_handshake_cache(memory_home: Path, project: Path) -> None:
     """What the first session after an install leaves behind (or scripts/setup, for an installed plugin):
     the MCP front's cached handshake. Without it the SDK's import (~1 s, more on a loaded machine) can
