@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import sys
 import time
 from pathlib import Path
 
@@ -140,3 +142,33 @@ def test_the_check_costs_microseconds(tmp_path: Path, monkeypatch: pytest.Monkey
     assert per_call() < 100e-6  # ~5 us on an idle machine; the bound leaves room for a loaded one
     (tmp_path / quiet.EXCLUDED_FILE).write_text("/somewhere/else\n/another/place\n")
     assert per_call() < 300e-6  # ~20 us: the file read and one realpath
+
+
+def test_the_mcp_save_tool_saves_nothing_in_an_excluded_project_and_search_records_why(home: Path,
+                                                                                     project: Path) -> None:
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    Cli(home, project).ok("exclude", str(project))
+    env = {"MEMORY_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project), "PATH": "/usr/bin:/bin",
+           **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}}
+
+    async def main(tool: str, args: dict[str, str]) -> str:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "memory.mcp.server"], env=env,
+                                       cwd=str(project))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            result = await s.call_tool(tool, args)
+            return "\n".join(getattr(c, "text", "") for c in result.content)
+
+    said = asyncio.run(main("save", {"content": "Run make lint before pushing"}))
+    assert said.startswith(f"Not saved: project {project.name} is excluded from memory")
+    assert _counts(home, project) == (0, 0)
+    cli = Cli(home, project)
+    cli.ok("include")
+    assert "Saved #1" in asyncio.run(main("save", {"content": "Run make lint before pushing"}))
+    assert "#1" in asyncio.run(main("search", {"query": "make lint"}))
+    got = cli.json("why", "1")["recalls"]
+    assert [r["kind"] for r in got] == ["mcp-search"] and got[0]["parts"]["keyword"] == 1.0

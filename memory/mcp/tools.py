@@ -293,6 +293,11 @@ def save(places: Places, content: str, title: str | None = None, type: str = "le
         raise ToolInputError(f"expires: {exc}") from None
     ws, close = places.resolve(project)
     try:
+        from memory.base.quiet import excluded_by
+
+        excluded = excluded_by(os.path.realpath(ws.project.root), ws.home)
+        if excluded:  # `memory exclude`: the model's saves are recorded no more than the hooks' (memory/base/quiet.py)
+            return f"Not saved: project {ws.project.name} is excluded from memory ({excluded})."
         rel_files = []
         for f in (files or [])[:50]:
             try:
