@@ -195,12 +195,14 @@ def _save_jsonl(default_project: str | None, as_json: bool) -> None:
     total = sum(len(items) for _, items in groups.values())
     bar = _progress(total) if total >= 10 * JSONL_BATCH and not as_json else None
     results: list[dict[str, Any]] = []
+    screen = store.Screen.bulk()  # one for the whole import: what its memo learns carries over batches
     for ws, items in groups.values():
         opened(ws)
         for start in range(0, len(items), JSONL_BATCH):
             batch = items[start:start + JSONL_BATCH]
             try:
-                saved = store.save_many(ws.db, ws.project.key, [m for _, m, _ in batch], filter_low_value=False)
+                saved = store.save_many(ws.db, ws.project.key, [m for _, m, _ in batch], filter_low_value=False,
+                                         screen=screen)
             except sqlite3.Error as exc:
                 raise click.ClickException(
                     f"line {batch[0][0]}: saving stopped ({exc}); its batch of {len(batch)} lines was rolled "
