@@ -18,6 +18,7 @@ from tests.support.helpers import HookRunner
 from tests.support.ui import ROOT, Server, chromium, need_browser, running_ui, screenshot, wait_for
 
 DAY = 86400
+SECRET = "ghp_" + "Zq7xW2mK9pL4vN8rT1yB6cF3hJ5dS0aE2uG7"  # a GitHub token's shape, split so no scanner flags it
 
 
 def _memory(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -52,6 +53,8 @@ def server(home: Path, project: Path) -> Iterator[Server]:
     runner.tool("Bash", {"command": "pytest tests/test_upload.py"}, {"stdout": "1 failed, 9 passed", "stderr": ""})
     runner.run("pre_compact", runner.event("PreCompact", trigger="auto"))
     runner.prompt("Add the retry with backoff")
+    runner.tool("Bash", {"command": f"curl -H 'Authorization: Bearer {SECRET}' https://api.example.com/upload"},
+                {"stdout": "ok", "stderr": ""})
     with running_ui(project) as s:
         yield s
 
@@ -187,3 +190,18 @@ def test_why_recalled(server: Server, browser: Any) -> None:
     rows = wait_for(lambda: [e.text for e in d.find_elements(By.CSS_SELECTOR, "table.recalls tr")][1:])
     assert any("injected at session start" in r for r in rows), rows
     assert any("found by a search in the viewer" in r and "keyword" in r for r in rows), rows
+
+
+def test_redaction_log(server: Server, browser: Any, project: Path) -> None:
+    """Counts by kind and by hook, never the value."""
+    from selenium.webdriver.common.by import By
+
+    d = browser
+    _memory("save", "-p", str(project), f"The deploy token is {SECRET} for the staging bot")
+    d.find_element(By.LINK_TEXT, "Redactions").click()
+    rows = wait_for(lambda: [e.text for e in d.find_elements(By.CSS_SELECTOR, "table.list tr")])
+    assert "github-token PostToolUse (Bash) 1" in rows and "github-token user (memory save) 1" in rows, rows
+    assert d.find_elements(By.CSS_SELECTOR, "svg[data-plot=redactions] rect")
+    assert SECRET not in d.page_source and SECRET[4:20] not in d.page_source
+    screenshot(d, "redactions")
+

@@ -112,8 +112,16 @@ def routes(v: Viewer) -> list[Any]:
             return HTMLResponse(pages.empty_page(ctx))
         return HTMLResponse(pages.stats_page(ctx, data.stats(ws)))
 
+    async def redactions(request: Request) -> Response:
+        ctx, ws = v.ctx(request)
+        if ws is None:
+            return HTMLResponse(pages.empty_page(ctx))
+        days = data.stats_days(30)
+        return HTMLResponse(pages.redactions_page(ctx, data.redactions(ws), days))
+
     return [Route("/", search), Route("/m/{id:int}", memory), Route("/m/{id:int}/{verb}", change, methods=["POST"]),
             Route("/sessions", sessions), Route("/s/{sid}", session), Route("/stats", stats),
+            Route("/redactions", redactions),
             Mount("/static", StaticFiles(directory=STATIC), name="static")]
 
 

@@ -185,13 +185,18 @@ def _per_day(db: sqlite3.Connection, sql: str, args: tuple[Any, ...] = ()) -> di
     return {r[0]: r[1] for r in db.execute(sql, args)}
 
 
+def stats_days(days: int) -> list[str]:
+    """The last `days` local days, oldest first."""
+    return [time.strftime("%Y-%m-%d", time.localtime(time.time() - i * 86400)) for i in range(days - 1, -1, -1)]
+
+
 def stats(ws: Workspace, days: int = 30) -> dict[str, Any]:
     """The series the stats page plots, over the last `days` local days."""
     from memory.store import budget, limits
     from memory.store.evict import usage
 
     db, since = ws.db, time.time() - days * 86400
-    day_list = [time.strftime("%Y-%m-%d", time.localtime(time.time() - i * 86400)) for i in range(days - 1, -1, -1)]
+    day_list = stats_days(days)
     by_type: dict[str, dict[str, int]] = {}
     for r in db.execute(f"SELECT {DAY.format(col='created_at')} AS d, type, count(*) FROM memories "
                         "WHERE created_at >= ? GROUP BY d, type", (since,)):
@@ -210,3 +215,57 @@ def stats(ws: Workspace, days: int = 30) -> dict[str, Any]:
             "cap_memories": limits.max_memories(),
             "pinned": db.execute("SELECT count(*) FROM memories WHERE instr(',' || tags || ',', ',pinned,') > 0")
             .fetchone()[0]}
+
+
+_MARK = "[REDACTED:"
+
+
+def _where(origin: str | None, detail: str | None, source: str | None) -> str:
+    """Which hook (or command) caught a memory's secrets, from its provenance."""
+    if origin == "tool":
+        return f"PostToolUse ({detail})" if detail else "PostToolUse"
+    if origin == "file":
+        return "PostToolUse (Read)"
+    if origin == "user":
+        return "UserPromptSubmit" if detail in (None, "", "prompt") else f"user ({detail})"
+    return origin or source or "recorded"
+
+
+def _marks(title: str, content: str) -> dict[str, int]:
+    """Markers by kind in one memory: a title is mostly the content's first line, so a secret redacted in
+    both counts once (the larger count of the two, per kind)."""
+    counts: list[dict[str, int]] = []
+    for text in (title, content):
+        found: dict[str, int] = {}
+        for piece in text.split(_MARK)[1:]:
+            kind = piece.split("]", 1)[0][:40]
+            found[kind] = found.get(kind, 0) + 1
+        counts.append(found)
+    return {k: max(counts[0].get(k, 0), counts[1].get(k, 0)) for k in {*counts[0], *counts[1]}}
+
+
+def redactions(ws: Workspace) -> dict[str, Any]:
+    """Counts of the privacy filter's `[REDACTED:<kind>]` markers in what is stored, by kind, by the hook
+    that caught them and by day: the markers hold no value, and neither does this. `<private>` text leaves
+    no marker (it is removed whole), so it cannot be counted here."""
+    by_kind: dict[str, int] = {}
+    by_where: dict[tuple[str, str], int] = {}
+    by_day: dict[str, dict[str, int]] = {}
+    rows = list(ws.db.execute(
+        f"""SELECT title, content AS text, origin, origin_detail, source, {DAY.format(col='created_at')} AS d
+            FROM memories WHERE instr(content, ?) > 0 OR instr(title, ?) > 0""", (_MARK, _MARK)))
+    rows += [{"title": "", "text": r["content"], "origin": f"handoff ({r['trigger']})", "origin_detail": None,
+              "source": None, "d": r["d"]} for r in ws.db.execute(
+        f"SELECT content, trigger, {DAY.format(col='created_at')} AS d FROM handoffs WHERE instr(content, ?) > 0",
+        (_MARK,))]
+    for r in rows:
+        where = _where(r["origin"], r["origin_detail"], r["source"])
+        for kind, n in _marks(r["title"], r["text"]).items():
+            by_kind[kind] = by_kind.get(kind, 0) + n
+            by_where[(kind, where)] = by_where.get((kind, where), 0) + n
+            day = by_day.setdefault(kind, {})
+            day[r["d"]] = day.get(r["d"], 0) + n
+    return {"by_kind": dict(sorted(by_kind.items(), key=lambda kv: -kv[1])), "by_day": by_day,
+            "by_where": sorted(((k, w, n) for (k, w), n in by_where.items()), key=lambda x: (-x[2], x[0], x[1])),
+            "total": sum(by_kind.values())}
+

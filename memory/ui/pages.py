@@ -38,7 +38,8 @@ def _picker(ctx: Ctx, path: str) -> str:
 
 def layout(ctx: Ctx, title: str, body: str, path: str = "/", notice: str = "") -> str:
     nav = "".join(f'<a href="{ctx.href(href)}"{" class=here" if path == href else ""}>{label}</a>'
-                  for href, label in (("/", "Search"), ("/sessions", "Sessions"), ("/stats", "Stats")))
+                  for href, label in (("/", "Search"), ("/sessions", "Sessions"), ("/stats", "Stats"),
+                                              ("/redactions", "Redactions")))
     note = f'<p class="notice" role="status">{escape(notice)}</p>' if notice else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -210,6 +211,25 @@ def stats_page(ctx: Ctx, s: dict[str, Any]) -> str:
     head = (f"<h1>Stats</h1><p>{s['memories']:,} memories ({s['pinned']:,} pinned) · paid extraction today "
             f"{s['spent_today']:,} of {s['budget']:,} tokens · last {len(days)} days</p>")
     return layout(ctx, "Stats", head + body, "/stats")
+
+
+def redactions_page(ctx: Ctx, r: dict[str, Any], days: list[str]) -> str:
+    """What the privacy filter replaced in what is stored: counts by kind, by hook and by day; no value."""
+    if not r["total"]:
+        body = ("<h1>Redactions</h1><p class=empty>no `[REDACTED:...]` marker in this project's memories or "
+                "handoffs: the privacy filter replaced no secret in what was kept</p>")
+        return layout(ctx, "Redactions", body, "/redactions")
+    kinds = "".join(f"<tr><td>{escape(k)}</td><td>{n}</td></tr>" for k, n in r["by_kind"].items())
+    where = "".join(f"<tr><td>{escape(k)}</td><td>{escape(w)}</td><td>{n}</td></tr>" for k, w, n in r["by_where"])
+    plot = plots.stacked_bars("redactions", "secrets redacted per day by kind", days, r["by_day"])
+    body = f"""<h1>Redactions</h1><p>{r['total']:,} secrets replaced by the privacy filter in what is stored
+(memories and handoffs), counted from their <code>[REDACTED:kind]</code> markers; the values were never
+kept. Text inside <code>&lt;private&gt;</code> is removed whole and leaves no marker to count.</p>
+<section class="chart"><h2>Per day, by kind (last {len(days)} days)</h2>{plot}</section>
+<h2>By kind</h2><table class="list redactions"><tr><th>kind</th><th>count</th></tr>{kinds}</table>
+<h2>By kind and where it was caught</h2><table class="list"><tr><th>kind</th><th>hook</th><th>count</th></tr>{where}
+</table>"""
+    return layout(ctx, "Redactions", body, "/redactions")
 
 
 def empty_page(ctx: Ctx) -> str:
