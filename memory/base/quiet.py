@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 
 from memory.base.config import data_home, env
-from memory.base.project import event_folder
 
 PAUSED_DIR = "paused"
 EXCLUDED_FILE = "excluded"
@@ -94,6 +93,8 @@ def reason(event: dict[str, object], project_dir: str | None = None) -> tuple[st
         return "paused", sid[:128]
     if not env("MEMORY_EXCLUDE").strip() and not os.path.exists(os.path.join(home, EXCLUDED_FILE)):
         return None
+    from memory.base.project import event_folder  # only with an exclusion: PreToolUse imports it for nothing else
+
     folder = project_dir or event_folder(event) or os.getcwd()
     try:
         real = os.path.realpath(folder)
