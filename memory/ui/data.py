@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from typing import Any
 
@@ -21,13 +22,13 @@ DAY = "date({col}, 'unixepoch', 'localtime')"  # the local day of a unix time, a
 
 
 class Places:
-    """The data dir's projects, each workspace opened once; the app's requests all run on its event loop,
-    so one connection per project is never shared between threads."""
+    """The data dir's projects, each workspace opened once per thread: uvicorn runs every request on its
+    one event loop thread, and an sqlite3 connection must stay in the thread that made it."""
 
     def __init__(self, home: str, default_key: str | None = None) -> None:
         self.home = home
         self.default_key = default_key
-        self._open: dict[str, Workspace] = {}
+        self._open: dict[tuple[int, str], Workspace] = {}
 
     def projects(self) -> list[dict[str, Any]]:
         """Projects that have a database, the most recently written first."""
@@ -44,16 +45,17 @@ class Places:
         key = key if key in known else self.default_key if self.default_key in known else next(iter(known), None)
         if key is None:
             return None
-        if key not in self._open:
+        slot = (threading.get_ident(), key)
+        if slot not in self._open:
             meta = known[key]
-            self._open[key] = Workspace(Project(key, meta.get("name") or key, meta.get("root") or "",
-                                                meta.get("remote")), self.home)
-        return self._open[key]
+            self._open[slot] = Workspace(Project(key, meta.get("name") or key, meta.get("root") or "",
+                                                 meta.get("remote")), self.home)
+        return self._open[slot]
 
     def close(self) -> None:
-        for ws in self._open.values():
-            ws.close()
-        self._open.clear()
+        """Close this thread's connections (the server's, when it stops)."""
+        for slot in [s for s in self._open if s[0] == threading.get_ident()]:
+            self._open.pop(slot).close()
 
 
 def _flag_clause(flag: str) -> str:
