@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from memory.cli.common import emit, existing, json_option, open_project, project_option, workspace
+from memory.cli.common import emit, json_option, no_memory_yet, open_project, opened, project_option, workspace
 from memory.store.workspace import Workspace, all_projects
 
 
@@ -20,8 +20,11 @@ def _workspaces(project: str | None, every: bool) -> list[Workspace]:
         from memory.cli.common import _by_key
 
         return [_by_key(m) for m in all_projects()]
-    ws = existing(workspace(project))
-    return [ws] if ws is not None else []
+    ws = workspace(project)
+    if not os.path.exists(ws.db_path):  # said on stderr: stdout is the export
+        click.echo(f"memory: {no_memory_yet(ws)}", err=True)
+        return []
+    return [opened(ws)]
 
 
 def _file_name(ws: Workspace) -> str:
