@@ -36,6 +36,10 @@ FFN_ROWS = 256
 PASS_TOKENS = 4096
 # Attention pads texts to the longest of a run of like lengths; a run ends past this ratio (+4 tokens).
 BUCKET_SLACK = 1.25
+# Attention scores per step ([texts, heads, n, n] float32): a run of 16 windows of 256 tokens held 48 MiB of
+# scores and 18 MiB of gathered q, k, v at once, most of the worker's peak while indexing. Each text's heads
+# are their own matrix products, so fewer texts per step gives the same vectors bit for bit.
+ATTENTION_BYTES = 4 << 20
 
 
 def passes(order: list[int], lengths: list[int]) -> list[list[int]]:
@@ -65,6 +69,43 @@ def mapped(path: str, name: str) -> Any:
         return None
     start, _end = meta["data_offsets"]
     return np.memmap(path, dtype=np.float32, mode="r", offset=8 + size + start, shape=tuple(meta["shape"]))
+
+def weights(path: str) -> dict[str, Any]:
+    """The tensors the forward pass reads, as float32: query, key and value fused (fewer, larger matrix
+    products), 2-D weights stored transposed (x @ W.T on a contiguous transpose, for BLAS), the word table
+    memory-mapped (30,522 rows, of which a text reads a few: 45 MiB not held in memory). Read one tensor at
+    a time: reading the whole file first (87 MiB) and keeping the originals beside their transposes took
+    the load's peak to 210 MiB of RSS for an 89 MiB result."""
+    import numpy as np
+    from safetensors import safe_open
+
+    def transposed(name: str, v: Any) -> tuple[str, Any]:
+        if name.endswith(".weight") and v.ndim == 2 and not name.startswith("embeddings."):
+            return name[:-len(".weight")] + ".weight_t", np.ascontiguousarray(v.T)
+        return name, v
+
+    w: dict[str, Any] = {}
+    with safe_open(path, framework="np") as f:
+        def get(name: str) -> Any:
+            return f.get_tensor(name).astype(np.float32, copy=False)
+
+        fused: dict[str, list[str]] = {}
+        for name in f.keys():
+            head, sep, tail = name.rpartition(".attention.self.")
+            if sep and tail.split(".")[0] in ("query", "key", "value"):
+                fused.setdefault(f"{head}{sep}qkv.{tail.split('.')[1]}", []).append(name)
+                continue
+            if name == "embeddings.word_embeddings.weight" and (words := mapped(path, name)) is not None:
+                w[name] = words
+                continue
+            key, value = transposed(name, get(name))
+            w[key] = value
+        for name, parts in fused.items():
+            order = sorted(parts, key=lambda n: ("query", "key", "value").index(n.rsplit(".", 2)[1]))
+            key, value = transposed(name, np.concatenate([get(n) for n in order]))
+            w[key] = value
+    return w
+
 
 class MiniLMUnavailable(RuntimeError):
     pass
@@ -122,7 +163,7 @@ class NumpyMiniLM:
                                     "(scripts/setup does)") from exc
         try:
             import numpy as np
-            from safetensors.numpy import load_file
+            import safetensors  # noqa: F401 - read by weights(), after the model's folder is known
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise MiniLMUnavailable(f"{exc.name} is not installed (pip install numpy safetensors tokenizers)") from exc
@@ -139,24 +180,7 @@ class NumpyMiniLM:
         self.heads = int(cfg["num_attention_heads"])
         self.layers = int(cfg["num_hidden_layers"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
-        weights = os.path.join(folder, "model.safetensors")
-        loaded = load_file(weights)
-        self.w = {k: v.astype(np.float32, copy=False) for k, v in loaded.items()}
-        del loaded
-        words = mapped(weights, "embeddings.word_embeddings.weight")
-        if words is not None:  # 30,522 rows, of which a text reads a few: 45 MiB not held in memory
-            self.w["embeddings.word_embeddings.weight"] = words
-        # Only what the forward pass reads is kept (the fused qkv, the transposes): keeping the originals
-        # beside them cost the worker 53 MiB of RSS.
-        for i in range(self.layers):  # query, key and value in one product: fewer, larger matrix products
-            p = f"encoder.layer.{i}.attention.self."
-            for part in ("weight", "bias"):
-                self.w[p + "qkv." + part] = np.concatenate([self.w.pop(f"{p}{n}.{part}")
-                                                            for n in ("query", "key", "value")])
-        for k, v in list(self.w.items()):  # x @ W.T on a stored transpose: contiguous for BLAS
-            if k.endswith(".weight") and v.ndim == 2 and not k.startswith("embeddings."):
-                self.w[k[:-len(".weight")] + ".weight_t"] = np.ascontiguousarray(v.T)
-                del self.w[k]
+        self.w = weights(os.path.join(folder, "model.safetensors"))
         self.tok = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
         self.tok.enable_truncation(max_length=max_len)
         self.tok.no_padding()
@@ -196,16 +220,22 @@ class NumpyMiniLM:
         h, d = self.heads, self.dim // self.heads
         scale = np.float32(1.0 / math.sqrt(d))
         ctx = np.empty((len(qkv), self.dim), dtype=np.float32)
-        for lo, hi, idx, real, bias in plan:
-            b, n = idx.shape
-            q, k, v = qkv[idx].reshape(b, n, 3, h, d).transpose(2, 0, 3, 1, 4)
-            scores = q @ k.transpose(0, 1, 3, 2)
-            scores *= scale
-            scores += bias
-            scores -= scores.max(-1, keepdims=True)
-            np.exp(scores, out=scores)
-            scores /= scores.sum(-1, keepdims=True)
-            ctx[lo:hi] = (scores @ v).transpose(0, 2, 1, 3).reshape(b, n, self.dim)[real]
+        for lo, _hi, run_idx, run_real, run_bias in plan:
+            n = run_idx.shape[1]
+            step = max(1, ATTENTION_BYTES // (4 * h * n * n))
+            for first in range(0, len(run_idx), step):
+                idx, real, bias = (a[first:first + step] for a in (run_idx, run_real, run_bias))
+                b = len(idx)
+                q, k, v = qkv[idx].reshape(b, n, 3, h, d).transpose(2, 0, 3, 1, 4)
+                scores = q @ k.transpose(0, 1, 3, 2)
+                scores *= scale
+                scores += bias
+                scores -= scores.max(-1, keepdims=True)
+                np.exp(scores, out=scores)
+                scores /= scores.sum(-1, keepdims=True)
+                rows = (scores @ v).transpose(0, 2, 1, 3).reshape(b, n, self.dim)[real]
+                ctx[lo:lo + len(rows)] = rows
+                lo += len(rows)
         return ctx
 
     def _forward(self, seqs: list[list[int]]) -> Any:
