@@ -361,6 +361,9 @@ class ProjectIndex:
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except Exception:  # noqa: BLE001 - busy: the next burst tries again
             pass
+        # The burst's freed activations and replies stay in malloc's arenas otherwise (10,000 memories with
+        # MiniLM, 64 memories indexed: 260 MiB after the burst, 215 once searches had reused some of it).
+        trim_heap()
 
     # -- queries ------------------------------------------------------------------------------------
 

@@ -9,8 +9,11 @@ divided by the number of memories. Both apparent size and allocated blocks are g
 
 Worker memory: a real worker (`python -m memory.worker`) on that data dir, warm: the provider loaded,
 the project opened, its in-memory search lists built (memory/recall/warm_index.py) and 24 hybrid queries answered
-over its socket. VmRSS (now) and VmHWM (peak) from
-/proc/<pid>/status.
+over its socket. VmRSS (now) and VmHWM (peak) from /proc/<pid>/status, of the worker and of its vector
+process (memory/recall/vector_host.py: LanceDB, while it is up). Then (--burst N) N new memories saved and
+indexed by the worker (what a session's hooks queue), RSS again; then, once the vector process has exited,
+24 more queries: the steady figure. --checkout DIR runs the worker from another checkout (the same data
+dir, written by this one): before and after a change in one run.
 
 Idle footprint (--idle SECONDS): after that burst nothing touches the worker; its VmRSS is read from /proc
 at 0, 5, 15, 30, 60, ... seconds of idle time, with MEMORY_WORKER_RELEASE_SECONDS from --release (default:
@@ -18,7 +21,7 @@ the plugin's; 0 keeps everything loaded, as before that setting existed). The lo
 other processes on the machine do not change RSS, but they slow the warm-up.
 
     .venv/bin/python -m scripts.bench.profile [--memories 10000] [--embedders hashing,sentence-transformers]
-        [--idle 150] [--release 120] [--stand-in] [--json]
+        [--idle 150] [--release 120] [--stand-in] [--burst 64] [--checkout DIR] [--json]
 """
 
 from __future__ import annotations
@@ -125,19 +128,67 @@ def proc_status(pid: int) -> dict[str, int]:
 
 
 IDLE_POINTS = (0, 5, 15, 30, 60, 90, 120, 150, 180, 240, 300, 420, 600)
+QUERIES = ("open the file and read lines", "decode unicode errors", "thread lock timeout", "path join",
+           "return the default value", "socket connection refused", "parse the header", "format string") * 3
 
 
-def worker_memory(home: Path, embedder_name: str, key: str, idle: int = 0, release: int | None = None
-                  ) -> dict[str, object]:
+def children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [int(c) for c in fh.read().split()]
+    except OSError:
+        return []
+
+
+def memory_of(pid: int) -> dict[str, int]:
+    """The worker's VmRSS and VmHWM, and its children's (the vector process), 0 when there is none."""
+    mem = proc_status(pid)
+    kids = []
+    for c in children(pid):
+        try:
+            kids.append(proc_status(c))
+        except OSError:  # it exited meanwhile
+            pass
+    return {"rss": mem["VmRSS"], "peak": mem["VmHWM"], "child_rss": sum(k.get("VmRSS", 0) for k in kids),
+            "child_peak": sum(k.get("VmHWM", 0) for k in kids)}
+
+
+def burst(home: Path, key: str, n: int, timeout: float = 900) -> float:
+    """n new memories saved as the hooks save them, then indexed by the worker: seconds until done."""
+    from memory import store
+
+    ws = Workspace(Project(key, key, str(home / "root"), None), str(home))
+    try:
+        for i in range(n):
+            text = f"burst {i}: the retry loop in module m{i % 13} needed a longer deadline after run {i * 7}"
+            store.save(ws.db, key, store.NewMemory(text[:60], text, type="observation", session_id="burst"),
+                       filter_low_value=False)
+        store.mark_dirty(ws.db, None)
+        worker_client.ask(str(home), {"op": "wake"}, timeout=5)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            left = ws.db.execute("SELECT count(*) FROM queue WHERE kind = 'vector' AND status IN "
+                                 "('pending', 'running')").fetchone()[0]
+            if not left:
+                break
+            time.sleep(0.5)
+        return round(time.monotonic() - t0, 1)
+    finally:
+        ws.close()
+
+
+def worker_memory(home: Path, embedder_name: str, key: str, idle: int = 0, release: int | None = None,
+                  burst_n: int = 0, checkout: Path | None = None) -> dict[str, object]:
     release = env_int("MEMORY_WORKER_RELEASE_SECONDS") if release is None else release
     env = {**os.environ, "MEMORY_HOME": str(home), "MEMORY_EMBEDDER": embedder_name,
            "MEMORY_WORKER_IDLE_SECONDS": str(max(300, idle + 60)), "MEMORY_WORKER_RELEASE_SECONDS": str(release),
-           "PYTHONPATH": str(ROOT)}
+           "PYTHONPATH": str(checkout or ROOT)}
     os.makedirs(os.path.dirname(worker_client.log_file(str(home))), exist_ok=True)
     log = open(worker_client.log_file(str(home)), "ab")  # noqa: SIM115 - kept open for the child's life
     t0 = time.perf_counter()
+    # cwd too: `python -m` puts the current directory first on sys.path, before PYTHONPATH
     proc = subprocess.Popen([sys.executable, "-m", "memory.worker"], env=env, stdout=subprocess.DEVNULL, stderr=log,
-                            start_new_session=True)
+                            start_new_session=True, cwd=str(checkout or ROOT))
     try:
         answered = None
         deadline = time.monotonic() + 300
@@ -155,10 +206,19 @@ def worker_memory(home: Path, embedder_name: str, key: str, idle: int = 0, relea
             answered = worker_client.ask(str(home), {"op": "search", "project": key, "query": "parser token cache",
                                                      "limit": 10}, timeout=5) or answered
         in_memory = time.perf_counter() - t0
-        for q in ("open the file and read lines", "decode unicode errors", "thread lock timeout", "path join",
-                  "return the default value", "socket connection refused", "parse the header", "format string")*3:
+        for q in QUERIES:
             worker_client.ask(str(home), {"op": "search", "project": key, "query": q, "limit": 10}, timeout=10)
         mem = proc_status(proc.pid)
+        stages = {"warm": memory_of(proc.pid)}
+        if burst_n:
+            stages["burst_seconds"] = burst(home, key, burst_n)  # type: ignore[assignment]
+            stages["after_indexing"] = memory_of(proc.pid)
+            deadline = time.monotonic() + 120  # the vector process exits after the clean-up and a quiet spell
+            while time.monotonic() < deadline and children(proc.pid):
+                time.sleep(1)
+            for q in QUERIES:
+                worker_client.ask(str(home), {"op": "search", "project": key, "query": q, "limit": 10}, timeout=10)
+            stages["steady"] = memory_of(proc.pid)
         idle_rss = []
         t_idle = time.monotonic()
         for at in [a for a in IDLE_POINTS if a <= idle]:
@@ -166,7 +226,7 @@ def worker_memory(home: Path, embedder_name: str, key: str, idle: int = 0, relea
             idle_rss.append((at, proc_status(proc.pid)["VmRSS"]))
         return {"embedder": answered.get("provider"), "rss_bytes": mem["VmRSS"], "peak_rss_bytes": mem["VmHWM"],
                 "seconds_to_first_answer": round(warm, 1), "seconds_to_in_memory_answer": round(in_memory, 1),
-                "release_seconds": release, "idle_rss_bytes": idle_rss}
+                "release_seconds": release, "idle_rss_bytes": idle_rss, "stages": stages}
     finally:
         worker_client.ask(str(home), {"op": "shutdown"}, timeout=5)
         try:
@@ -192,6 +252,9 @@ def main() -> None:
     ap.add_argument("--stand-in", action="store_true",
                     help="Write the vectors with a hashing stand-in of the model's key and dimension (same shapes"
                          " on disk and in the worker, which loads the real model for its queries).")
+    ap.add_argument("--burst", type=int, default=0,
+                    help="After the warm queries, this many new memories indexed by the worker, then the steady RSS.")
+    ap.add_argument("--checkout", type=Path, default=None, help="Run the worker from this checkout's code.")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     results = []
@@ -204,7 +267,7 @@ def main() -> None:
         home = Path(tempfile.mkdtemp(prefix="bench-profile-"))
         try:
             s = {**storage(args.memories, name, home, args.stand_in), "stand_in": args.stand_in}
-            w = worker_memory(home, name, "bench-profile", args.idle, args.release)
+            w = worker_memory(home, name, "bench-profile", args.idle, args.release, args.burst, args.checkout)
             results.append({**s, "worker": w})
         finally:
             shutil.rmtree(home, ignore_errors=True)
@@ -230,6 +293,12 @@ def main() -> None:
             print(f"  warm worker: RSS {mib(w['rss_bytes'])} (peak {mib(w['peak_rss_bytes'])}), first answer "
                   f"{w['seconds_to_first_answer']} s after start, from its in-memory lists "
                   f"{w['seconds_to_in_memory_answer']} s")
+            for stage, m in w["stages"].items():
+                if isinstance(m, dict):
+                    print(f"  {stage}: worker {mib(m['rss'])} (peak {mib(m['peak'])}), vector process "
+                          f"{mib(m['child_rss'])} (peak {mib(m['child_peak'])})")
+                else:
+                    print(f"  {stage}: {m}")
             if w["idle_rss_bytes"]:
                 print(f"  idle (MEMORY_WORKER_RELEASE_SECONDS={w['release_seconds']}): "
                       + ", ".join(f"{at} s {mib(b)}" for at, b in w["idle_rss_bytes"]))

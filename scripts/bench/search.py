@@ -15,7 +15,7 @@ vocabulary, so every query word matches a quarter to a half of the store: the wo
 queries of words drawn from the same text.
 
     .venv/bin/python -m scripts.bench.search [--sizes 10000,100000] [--queries 200] [--embedder hashing]
-        [--corpus vocab|prose] [--json]
+        [--corpus vocab|prose] [--checkout DIR] [--json]
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def queries(n: int, seed: int = 11, corpus: str = "vocab") -> list[str]:
     return [" ".join(rng.sample(WORDS, rng.randint(3, 7))) for _ in range(n)]
 
 
-def run_size(size: int, embedder_name: str, nq: int, corpus: str = "vocab") -> dict[str, object]:
+def run_size(size: int, embedder_name: str, nq: int, corpus: str = "vocab", checkout: str | None = None
+             ) -> dict[str, object]:
     home = tempfile.mkdtemp(prefix=f"bench-search-{size}-")
     os.environ["MEMORY_HOME"] = home
     os.environ["MEMORY_DAILY_LOG"] = "off"
@@ -123,10 +124,10 @@ def run_size(size: int, embedder_name: str, nq: int, corpus: str = "vocab") -> d
     out["hybrid_in_process_sqlite_lancedb_ms"] = summary(inproc["sqlite_lancedb"])
     p.db.close()
     # The same search through a warm worker process, as a hook asks for it.
-    env = {**os.environ, "MEMORY_HOME": home, "MEMORY_EMBEDDER": embedder_name, "PYTHONPATH": str(ROOT),
+    env = {**os.environ, "MEMORY_HOME": home, "MEMORY_EMBEDDER": embedder_name, "PYTHONPATH": checkout or str(ROOT),
            "MEMORY_WORKER_IDLE_SECONDS": "120"}
     proc = subprocess.Popen([sys.executable, "-m", "memory.worker"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL, cwd=checkout or str(ROOT))  # -m: cwd is first on sys.path
     try:
         deadline = time.monotonic() + 300
         while worker_client.ask(home, {"op": "ping"}, timeout=1) is None:
@@ -171,12 +172,13 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--embedder", default="hashing")
     ap.add_argument("--corpus", choices=("vocab", "prose"), default="vocab")
+    ap.add_argument("--checkout", default=None, help="Run the worker from this checkout's code (before/after).")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     print(machine_line(), flush=True)
     results = []
     for size in (int(s) for s in args.sizes.split(",")):
-        r = run_size(size, args.embedder, args.queries, args.corpus)
+        r = run_size(size, args.embedder, args.queries, args.corpus, args.checkout)
         results.append(r)
         print(json.dumps(r), flush=True)
     if args.json:
