@@ -113,3 +113,26 @@ def test_a_forgotten_memory_leaves_no_text_in_the_recorded_injections(home: Path
     text = _db(home, project).execute("SELECT text FROM injections").fetchone()[0]
     assert "staging password" not in text and f"- (memory #{gone}, deleted since)" in text
     assert f"#{keep})" in text
+
+
+def test_cleanup_drops_old_injected_texts_and_keeps_the_parts(home: Path, project: Path) -> None:
+    import time
+
+    from memory import store
+    from memory.store import evict
+    from memory.store.workspace import Workspace
+
+    ws = Workspace.for_dir(str(project))
+    mid = store.save(ws.db, ws.project.key, store.NewMemory("Deploys use blue-green", "Deploys use blue-green")).id
+    old = store.log_access(ws.db, [mid], "inject-prompt", "s1", "deploys?", parts={mid: {"keyword": 1.0}},
+                           text="- [observation] Deploys use blue-green (recorded, 2026-10-01, #1)")
+    new = store.log_access(ws.db, [mid], "inject-prompt", "s2", "deploys?", parts={mid: {"keyword": 1.0}},
+                           text="recent")
+    ws.db.execute("UPDATE injections SET at = ? WHERE id = ?", (time.time() - 31 * 86400, old))
+    ws.db.commit()
+    ws.close()
+    assert evict.run(str(home))["injected_texts_dropped"] == 1
+    db = _db(home, project)
+    assert [tuple(r) for r in db.execute("SELECT id, text FROM injections ORDER BY id")] == [(old, None),
+                                                                                             (new, "recent")]
+    assert db.execute("SELECT count(*) FROM access_log WHERE parts IS NOT NULL").fetchone()[0] == 2

@@ -34,6 +34,10 @@ ACTIVE_SESSION_HOURS = 24  # a session that sent no event for a day is over, eve
 PROTECTED_TYPES = ("decision",)
 MAX_ROUNDS = 8
 QUEUE_KEEP_DAYS = 7
+# The exact text of each injection (`memory why`, the viewer) is kept this long; the row itself (kind, mode,
+# query, time) and each memory's rank and score parts stay. Up to ~9 KB an injection: a busy project's
+# ~100 a day would otherwise add ~1 MB a day, which the byte limit would pay for with memories.
+INJECTED_TEXT_KEEP_DAYS = 30
 VECTOR_DIR = "vectors.lance"  # memory/recall/vectors.py keeps each project's LanceDB there
 # The vector store's delete (memory/recall/vectors.py's delete), which this hot module cannot import: the
 # cold callers (memory cleanup, the MCP delete tool, the worker's evict job) pass it in.
@@ -201,6 +205,13 @@ def purge_queue(db: sqlite3.Connection, now: float) -> int:
     return cur.rowcount
 
 
+def purge_injected_texts(db: sqlite3.Connection, now: float) -> int:
+    """Drop the text of injections older than INJECTED_TEXT_KEEP_DAYS; returns how many."""
+    cur = db.execute("UPDATE injections SET text = NULL WHERE text IS NOT NULL AND at < ?",
+                     (now - INJECTED_TEXT_KEEP_DAYS * 86400,))
+    return cur.rowcount
+
+
 # -- the run ----------------------------------------------------------------------------------------
 
 
@@ -222,6 +233,7 @@ class Run:
         self.vectors = "none"
         self.rounds = 0
         self.queue_rows = 0
+        self.injected_texts = 0
         self.memories_before = 0
         self.memories_after = 0
         self.note = ""
@@ -241,7 +253,8 @@ class Run:
             "memories_before": self.memories_before, "memories_after": self.memories_after,
             "expired": self.expired, "evicted_for_count": self.evicted_for_count,
             "evicted_for_bytes": self.evicted_for_bytes, "by_project": self.by_project, "sample": self.sample,
-            "vectors": self.vectors, "rounds": self.rounds, "queue_rows_purged": self.queue_rows, "note": self.note,
+            "vectors": self.vectors, "rounds": self.rounds, "queue_rows_purged": self.queue_rows,
+            "injected_texts_dropped": self.injected_texts, "note": self.note,
         }
 
 
@@ -288,7 +301,9 @@ def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: 
 
         if not dry_run:
             for ws in spaces:
-                if ws.project.key in touched:
+                texts = purge_injected_texts(ws.db, now)
+                r.injected_texts += texts
+                if ws.project.key in touched or texts:
                     reclaim(ws.db)
                 r.queue_rows += purge_queue(ws.db, now)
 
