@@ -126,23 +126,10 @@ def run_size(size: int, embedder_name: str, nq: int, corpus: str = "vocab", chec
     # The same search through a warm worker process, as a hook asks for it.
     env = {**os.environ, "MEMORY_HOME": home, "MEMORY_EMBEDDER": embedder_name, "PYTHONPATH": checkout or str(ROOT),
            "MEMORY_WORKER_IDLE_SECONDS": "120"}
-    proc = subprocess.Popen([sys.executable, "-m", "memory.worker"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, cwd=checkout or str(ROOT))  # -m: cwd is first on sys.path
+    request = {"op": "search", "project": "bench", "limit": 10, "filters": {}}
+    proc, warm_after = warm_worker(home, env, {**request, "query": qs[0]}, cwd=checkout or str(ROOT))
     try:
-        deadline = time.monotonic() + 300
-        while worker_client.ask(home, {"op": "ping"}, timeout=1) is None:
-            if time.monotonic() > deadline:
-                raise SystemExit("worker did not come up")
-            time.sleep(0.2)
-        request = {"op": "search", "project": "bench", "limit": 10, "filters": {}}
-        # Ready once it answers a search from its in-memory lists: it loads (and checks) the project's
-        # indexes first, then builds the copy in a thread (the answers before come from SQLite and LanceDB).
-        t0 = time.perf_counter()
-        while not (worker_client.ask(home, {**request, "query": qs[0]}, timeout=5) or {}).get("warm"):
-            if time.monotonic() > deadline:
-                raise SystemExit("worker did not answer a search from its warm index")
-            time.sleep(0.5)
-        out["worker_warm_after_s"] = round(time.perf_counter() - t0, 1)
+        out["worker_warm_after_s"] = round(warm_after, 1)
         for q in qs[:20]:  # warm-up: page cache, index
             worker_client.ask(home, {**request, "query": q}, timeout=5)
         rt, server, cpu = [], [], []
@@ -164,6 +151,29 @@ def run_size(size: int, embedder_name: str, nq: int, corpus: str = "vocab", chec
         worker_client.ask(home, {"op": "shutdown"}, timeout=5)
         proc.wait(60)
     return out
+
+
+def warm_worker(home: str, env: dict[str, str], search: dict[str, object],
+                cwd: str = str(ROOT)) -> tuple[subprocess.Popen[bytes], float]:
+    """A worker process for the data dir, returned once it answers `search` from its in-memory lists: it
+    loads (and checks) the project's indexes first, then builds the copy in a thread (the answers before
+    come from SQLite and LanceDB). Returns it and the seconds from its first answer to its first warm one;
+    stop it with {"op": "shutdown"}."""
+    proc = subprocess.Popen([sys.executable, "-m", "memory.worker"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, cwd=cwd)  # -m: cwd is first on sys.path
+    deadline = time.monotonic() + 300
+    while worker_client.ask(home, {"op": "ping"}, timeout=1) is None:
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise SystemExit("worker did not come up")
+        time.sleep(0.2)
+    up = time.perf_counter()
+    while not (worker_client.ask(home, search, timeout=5) or {}).get("warm"):
+        if time.monotonic() > deadline:
+            worker_client.ask(home, {"op": "shutdown"}, timeout=5)
+            raise SystemExit("worker did not answer a search from its warm index")
+        time.sleep(0.5)
+    return proc, time.perf_counter() - up
 
 
 def main() -> None:
