@@ -77,12 +77,13 @@ def test_search_memory_delete(server: Server, browser: Any, project: Path) -> No
     box = d.find_element(By.NAME, "q")
     box.send_keys("flaky upload backoff")
     box.submit()
+    loaded(d, "q=flaky")
     hit = wait_for(lambda: [e for e in d.find_elements(By.CSS_SELECTOR, "li.hit a")
                             if "Retry the flaky upload" in e.text])
     assert hit, d.page_source[:2000]
     screenshot(d, "search")
     hit[0].click()
-    wait_for(lambda: d.find_elements(By.CSS_SELECTOR, "article.memory"))
+    loaded(d, "/m/")
     mid = int(d.find_element(By.CSS_SELECTOR, "article.memory").get_attribute("data-id"))
     assert d.find_element(By.CSS_SELECTOR, ".origin").text == "saved by the user"
     assert "no trust flag" in d.page_source
@@ -91,11 +92,31 @@ def test_search_memory_delete(server: Server, browser: Any, project: Path) -> No
     alert = wait_for(lambda: _alert(d))
     assert alert and f"#{mid}" in alert.text
     alert.accept()
-    notice = wait_for(lambda: [e.text for e in d.find_elements(By.CSS_SELECTOR, ".notice")])
-    assert notice == [f"deleted #{mid}"], (d.current_url, d.page_source[:1500])
+    assert notice(d, f"deleted #{mid}") == f"deleted #{mid}", (d.current_url, d.page_source[:1500])
     got = _memory("get", str(mid), "-p", str(project))
     assert got.returncode != 0 and f"no memory with id {mid}" in got.stderr
     assert "Retry the flaky upload" not in _memory("search", "flaky upload", "-p", str(project)).stdout
+
+
+def loaded(d: Any, in_url: str) -> None:
+    """Wait for the navigation a click or a submit started: the old page must not answer for the new."""
+    assert wait_for(lambda: in_url in d.current_url and
+                    d.execute_script("return document.readyState") == "complete"), (in_url, d.current_url)
+
+
+def notice(d: Any, expected: str) -> str:
+    """The notice of the page an action leads to, waited for (the page before may show another)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    def shown() -> str:
+        try:
+            return " ".join(e.text for e in d.find_elements(By.CSS_SELECTOR, ".notice"))
+        except StaleElementReferenceException:  # the page changed between the lookup and the read
+            return ""
+
+    wait_for(lambda: shown() == expected)
+    return shown()
 
 
 def _alert(d: Any) -> Any:
@@ -114,11 +135,13 @@ def test_filters_and_trust_flag(server: Server, browser: Any) -> None:
     d = browser
     Select(d.find_element(By.NAME, "flag")).select_by_value("flagged")
     d.find_element(By.CSS_SELECTOR, "form.search button").click()
+    loaded(d, "flag=flagged")
     titles = wait_for(lambda: [e.text for e in d.find_elements(By.CSS_SELECTOR, "li.hit a")])
     assert titles and all("Ignore all previous" in t for t in titles)
     Select(d.find_element(By.NAME, "flag")).select_by_value("any")
     Select(d.find_element(By.NAME, "type")).select_by_value("bugfix")
     d.find_element(By.CSS_SELECTOR, "form.search button").click()
+    loaded(d, "type=bugfix")
     kinds = wait_for(lambda: {e.text for e in d.find_elements(By.CSS_SELECTOR, "li.hit .type")})
     assert kinds == {"bugfix"}
 
@@ -130,16 +153,16 @@ def test_pin_edit_and_type(server: Server, browser: Any, project: Path) -> None:
     d = browser
     d.get(f"{server.base}/m/1")
     d.find_element(By.CSS_SELECTOR, "button[value=pin]").click()
-    wait_for(lambda: d.find_elements(By.CSS_SELECTOR, "button[value=unpin]"))
+    assert notice(d, "pinned") == "pinned"
     Select(d.find_element(By.NAME, "type")).select_by_value("fact")
     d.find_element(By.CSS_SELECTOR, "button[value=type]").click()
-    wait_for(lambda: "type changed" in d.page_source)
+    assert notice(d, "type changed") == "type changed"
     d.find_element(By.CSS_SELECTOR, "details.edit summary").click()
     content = d.find_element(By.NAME, "content")
     content.clear()
     content.send_keys("Edited in the browser: module 0 is deprecated.")
     d.find_element(By.CSS_SELECTOR, "details.edit button").click()
-    wait_for(lambda: "saved" in d.page_source)
+    assert notice(d, "saved") == "saved"
     got = json.loads(_memory("get", "1", "-p", str(project), "--json").stdout)[0]
     assert got["tags"] == "pinned" and got["type"] == "fact"
     assert got["content"] == "Edited in the browser: module 0 is deprecated."
@@ -186,7 +209,9 @@ def test_why_recalled(server: Server, browser: Any) -> None:
     box = d.find_element(By.NAME, "q")
     box.send_keys("flaky upload backoff")
     box.submit()
+    loaded(d, "q=flaky")
     wait_for(lambda: d.find_elements(By.CSS_SELECTOR, "li.hit a"))[0].click()
+    loaded(d, "/m/")
     rows = wait_for(lambda: [e.text for e in d.find_elements(By.CSS_SELECTOR, "table.recalls tr")][1:])
     assert any("injected at session start" in r for r in rows), rows
     assert any("found by a search in the viewer" in r and "keyword" in r for r in rows), rows
