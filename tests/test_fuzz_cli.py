@@ -31,6 +31,8 @@ COMMANDS = ["search", "timeline", "get", "save", "forget", "stats", "sessions", 
             "doctor", "handoff", "recent", "cleanup", "index-markdown", "slash", "reindex", "worker", "import",
             "extract"]
 EXCLUDED_VALUES = {("worker", "action"): {"run"},
+                   # /memory:ui starts a viewer in the background that runs until it idles (tests/test_ui_*.py)
+                   ("slash", "verb"): {"ui"},
                    # a model load per run (seconds): the provider choice is tested in tests/test_embed.py
                    ("reindex", "embedder"): {"auto", "sentence-transformers", "ollama"}}
 SLOW = ["reindex", "replay"]  # a second or more each (LanceDB, hook processes): drawn a quarter as often
@@ -58,7 +60,7 @@ def _plausible(sb: Sandbox, command: str, param: click.Parameter) -> st.SearchSt
     if isinstance(kind, click.Path):
         return st.sampled_from(sb.paths())
     if name == "verb":
-        return st.sampled_from(VERBS)
+        return st.sampled_from([v for v in VERBS if v not in EXCLUDED_VALUES.get((command, name), ())])
     return None
 
 
