@@ -19,16 +19,27 @@ KEPT = ("type", "title", "content", "importance", "confidence", "tags", "files",
         "updated_at", "expires_at", "origin", "origin_detail", "flags", "author", "machine", "project")
 
 
-def _memories(home: Path) -> dict[str, list[dict[str, Any]]]:
-    """Every project's memories (the fields an export keeps), by project key, in a stable order."""
+def _rows(home: Path, table: str, columns: tuple[str, ...], order: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    """Every project's rows of a table (the columns an export keeps), by project key, in a stable order."""
     out: dict[str, list[dict[str, Any]]] = {}
     for db_path in sorted((home / "projects").glob("*/memory.db")):
         db = sqlite3.connect(db_path)
         db.row_factory = sqlite3.Row
-        rows = [{k: r[k] for k in KEPT} for r in db.execute(f"SELECT {', '.join(KEPT)} FROM memories")]
+        rows = [{k: r[k] for k in columns} for r in db.execute(f"SELECT {', '.join(columns)} FROM {table}")]
         db.close()
-        out[db_path.parent.name] = sorted(rows, key=lambda r: (r["created_at"], r["title"]))
+        out[db_path.parent.name] = sorted(rows, key=lambda r: tuple(r[k] for k in order))
     return out
+
+
+def _memories(home: Path) -> dict[str, list[dict[str, Any]]]:
+    return _rows(home, "memories", KEPT, ("created_at", "title"))
+
+
+def _sessions_and_handoffs(home: Path) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+    from memory.present.export import HANDOFF_COLUMNS, SESSION_COLUMNS
+
+    return (_rows(home, "sessions", (*SESSION_COLUMNS, "project"), ("id",)),
+            _rows(home, "handoffs", (*HANDOFF_COLUMNS, "project"), ("created_at", "trigger")))
 
 
 def _fill(home: Path, project: Path, gone: Path) -> None:
@@ -50,6 +61,8 @@ def _fill(home: Path, project: Path, gone: Path) -> None:
     hooks.tool("Bash", {"command": "pytest tests/test_upload.py -q"}, failed="1 failed: test_retry timed out")
     hooks.tool("Bash", {"command": "pytest tests/test_upload.py -q"}, {"stdout": "3 passed", "stderr": "",
                                                                        "interrupted": False})
+    hooks.stop("The upload retry test passes again: the timeout is 30 s now.")  # a handoff
+    hooks.end()
     Cli(home, gone).ok("save", "--type", "fact", "The old service listened on port 8081")
     shutil.rmtree(gone)
 
@@ -58,28 +71,32 @@ def test_export_then_import_into_an_empty_data_dir_gives_the_same_memories(tmp_p
                                                                            project: Path) -> None:
     gone = make_git_project(tmp_path / "retired")
     _fill(home, project, gone)
-    before = _memories(home)
+    before, sessions = _memories(home), _sessions_and_handoffs(home)
     assert len(before) == 2 and sum(map(len, before.values())) >= 7
+    assert sum(map(len, sessions[0].values())) >= 1 and sum(map(len, sessions[1].values())) >= 1
     assert any(r["flags"] for rows in before.values() for r in rows)  # the instruction-shaped one
 
     cli = Cli(home, project)
     dump = tmp_path / "dump.jsonl"
     cli.ok("export", "--all", "-o", str(dump))
     lines = [json.loads(x) for x in dump.read_text().splitlines()]
-    assert len(lines) == sum(map(len, before.values())) and oct(dump.stat().st_mode & 0o777) == "0o600"
+    memories = [x for x in lines if x["record"] == "memory"]
+    assert len(memories) == sum(map(len, before.values())) and oct(dump.stat().st_mode & 0o777) == "0o600"
 
     fresh = tmp_path / "fresh-data"
     again = Cli(fresh, project)
     saved = again.json("save", "--jsonl", stdin=dump.read_text())
     assert [s["action"] for s in saved] == ["inserted"] * len(lines)
-    assert [s["was"] for s in saved] == [x["id"] for x in lines]  # old id -> new id
+    assert [s["was"] for s in saved if "record" not in s] == [x["id"] for x in memories]  # old id -> new id
     assert _memories(fresh) == before  # content, types, dates, sessions, provenance, trust flags
+    assert _sessions_and_handoffs(fresh) == sessions  # the sessions' rows and handoffs too
     keys = {p["key"] for p in again.json("projects")}
     assert identify(str(gone)).key in keys  # the retired project's memories kept their project
 
     assert {s["action"] for s in again.json("save", "--jsonl", stdin=dump.read_text())} == {"duplicate"}
-    one = again.ok("export", "--project", str(project))  # one project: only its memories
-    assert len(one.splitlines()) == len(before[identify(str(project)).key])
+    one = [json.loads(x) for x in again.ok("export", "--project", str(project)).splitlines()]
+    assert len([x for x in one if x["record"] == "memory"]) == len(before[identify(str(project)).key])
+    assert {x["project"] for x in one} == {identify(str(project)).key}  # one project: only its records
 
 
 def test_markdown_bundle_one_file_a_project(tmp_path: Path, home: Path, project: Path) -> None:

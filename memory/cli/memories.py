@@ -28,7 +28,7 @@ from memory.cli.common import (
     when,
     workspace,
 )
-from memory.present.export import exported_project, jsonl_fields
+from memory.present.export import RECORDS, check_record, exported_project, jsonl_fields, restore_record
 from memory.present.text import minute
 from memory.recall.search import Filters, Hit, timeline
 from memory.store.workspace import Workspace, all_projects
@@ -150,10 +150,12 @@ JSONL_BATCH = 2000
 
 
 def _parse_jsonl_line(line: str, number: int, default_project: str | None,
-                      places: dict[str | None, Workspace]) -> tuple[Workspace, store.NewMemory, int | None]:
+                      places: dict[str | None, Workspace]
+                      ) -> tuple[Workspace, store.NewMemory | dict[str, Any], int | None]:
     """One --jsonl line, checked and converted completely: every line is, before anything is saved. A
     project is resolved once per spelling (`places`), its database opened later, once. Also returns the
-    line's own `id` (a `memory export` line), which the output maps to the new one."""
+    line's own `id` (a `memory export` line), which the output maps to the new one. A session or handoff
+    record of an export comes back as its checked JSON object."""
     def bad(why: str) -> click.ClickException:
         return click.ClickException(f"line {number}: {why}")
 
@@ -164,7 +166,11 @@ def _parse_jsonl_line(line: str, number: int, default_project: str | None,
     if not isinstance(obj, dict):
         raise bad("needs a JSON object with a string \"content\" (and \"title\")")
     try:
-        fields = jsonl_fields(obj)
+        if obj.get("record") in RECORDS:  # a session or handoff of an export
+            check_record(obj)
+            item: store.NewMemory | dict[str, Any] = obj
+        else:
+            item = store.NewMemory(**jsonl_fields(obj))
     except ValueError as exc:
         raise bad(str(exc)) from None
     project = obj.get("project") or default_project
@@ -180,7 +186,7 @@ def _parse_jsonl_line(line: str, number: int, default_project: str | None,
             places[project] = known
     old = obj.get("id")
     was = old if isinstance(old, int) and not isinstance(old, bool) else None
-    return places[project], store.NewMemory(**fields), was
+    return places[project], item, was
 
 
 def _save_jsonl(default_project: str | None, as_json: bool) -> None:
@@ -188,13 +194,17 @@ def _save_jsonl(default_project: str | None, as_json: bool) -> None:
     and one transaction per JSONL_BATCH lines, with each memory under the rules of a single save."""
     places: dict[str | None, Workspace] = {}
     groups: dict[str, tuple[Workspace, list[tuple[int, store.NewMemory, int | None]]]] = {}
+    records: dict[str, tuple[Workspace, list[tuple[int, dict[str, Any]]]]] = {}
     for number, line in enumerate(sys.stdin, start=1):
         if line.strip():
-            ws, memory, old = _parse_jsonl_line(line, number, default_project, places)
-            groups.setdefault(ws.project.key, (ws, []))[1].append((number, memory, old))
+            ws, item, old = _parse_jsonl_line(line, number, default_project, places)
+            if isinstance(item, dict):
+                records.setdefault(ws.project.key, (ws, []))[1].append((number, item))
+            else:
+                groups.setdefault(ws.project.key, (ws, []))[1].append((number, item, old))
     total = sum(len(items) for _, items in groups.values())
     bar = _progress(total) if total >= 10 * JSONL_BATCH and not as_json else None
-    results: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = _restore_records(records)
     screen = store.Screen.bulk()  # one for the whole import: what its memo learns carries over batches
     for ws, items in groups.values():
         opened(ws)
@@ -219,6 +229,21 @@ def _save_jsonl(default_project: str | None, as_json: bool) -> None:
         emit(results)
     elif results:
         click.echo("\n".join(f"{r['id']}\t{r['action']}" for r in results))
+
+
+def _restore_records(records: dict[str, tuple[Workspace, list[tuple[int, dict[str, Any]]]]]
+                     ) -> list[dict[str, Any]]:
+    """The sessions and handoffs of an export, one transaction a project, before its memories."""
+    from memory.store.db import Tx
+
+    out: list[dict[str, Any]] = []
+    for ws, items in records.values():
+        opened(ws)
+        with Tx(ws.db):
+            for number, obj in items:
+                rid, action = restore_record(ws.db, ws.project.key, obj)
+                out.append({"line": number, "id": rid, "action": action, "record": obj["record"]})
+    return out
 
 
 def _progress(total: int) -> Any:

@@ -50,13 +50,17 @@ def export(project: str | None, every: bool, fmt: str, output: str | None) -> No
             _write(os.path.join(output, _file_name(ws)), ex.markdown(ws))
         click.echo(f"wrote {len(spaces)} file{'s' if len(spaces) != 1 else ''} to {output}", err=True)
         return
-    out = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115 - closed below
+    # Owner-only from the start: an export holds everything the data dir does.
+    out = os.fdopen(os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") \
+        if output else sys.stdout
     try:
         n = 0
         for ws in spaces:
             if fmt == "markdown":
                 out.write(ex.markdown(ws) + ("\n" if len(spaces) > 1 else ""))
                 continue
+            for obj in ex.record_lines(ws):  # sessions and handoffs first: the memories name them
+                out.write(json.dumps(obj, ensure_ascii=False) + "\n")
             for r in ex.memory_rows(ws):
                 out.write(json.dumps(ex.line(ws, r), ensure_ascii=False) + "\n")
                 n += 1
@@ -64,13 +68,11 @@ def export(project: str | None, every: bool, fmt: str, output: str | None) -> No
         if output:
             out.close()
     if output:
-        os.chmod(output, 0o600)
         click.echo(f"exported {n} memories to {output}" if fmt == "jsonl" else f"wrote {output}", err=True)
 
 
 def _write(path: str, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as fh:
         fh.write(text)
 
 

@@ -24,8 +24,8 @@ def memory_rows(ws: Workspace) -> Iterator[sqlite3.Row]:
 
 def line(ws: Workspace, r: sqlite3.Row) -> dict[str, Any]:
     """One memory as an exported JSON object: everything `save --jsonl` restores, and where it came from."""
-    return {"format": FORMAT, "id": r["id"], "project": ws.project.key, "project_name": ws.project.name,
-            "project_root": ws.project.root, "project_remote": ws.project.remote,
+    return {"format": FORMAT, "record": "memory", "id": r["id"], "project": ws.project.key,
+            "project_name": ws.project.name, "project_root": ws.project.root, "project_remote": ws.project.remote,
             "type": r["type"], "title": r["title"], "content": r["content"], "importance": r["importance"],
             "confidence": r["confidence"], "tags": [t for t in r["tags"].split(",") if t],
             "files": [f for f in r["files"].split("\n") if f], "session_id": r["session_id"], "source": r["source"],
@@ -33,6 +33,64 @@ def line(ws: Workspace, r: sqlite3.Row) -> dict[str, Any]:
             "origin": r["origin"], "origin_detail": r["origin_detail"],
             "flags": [f for f in (r["flags"] or "").split(",") if f], "author": r["author"], "machine": r["machine"],
             "uid": r["uid"], "scope": r["scope"]}
+
+
+# The columns of the session and handoff records an export carries besides the memories (their id is kept
+# for a session, new for a handoff).
+SESSION_COLUMNS = ("id", "status", "source", "cwd", "transcript_path", "started_at", "ended_at", "end_reason",
+                   "summary", "prompt_count", "tool_call_count", "last_event_at")
+HANDOFF_COLUMNS = ("session_id", "trigger", "content", "created_at")
+RECORDS = {"session": ("sessions", SESSION_COLUMNS), "handoff": ("handoffs", HANDOFF_COLUMNS)}
+
+
+def record_lines(ws: Workspace) -> Iterator[dict[str, Any]]:
+    """The project's sessions and handoffs as exported objects, oldest first (sessions, then handoffs)."""
+    place = {"project": ws.project.key, "project_name": ws.project.name, "project_root": ws.project.root,
+             "project_remote": ws.project.remote}
+    for kind, (table, columns) in RECORDS.items():
+        order = "started_at" if kind == "session" else "created_at, id"
+        for r in ws.db.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE project = ? ORDER BY {order}",
+                               (ws.project.key,)):
+            yield {"format": FORMAT, "record": kind, **place, **dict(r)}
+
+
+def restore_record(db: sqlite3.Connection, project: str, obj: dict[str, Any]) -> tuple[str | int | None, str]:
+    """Write one exported session or handoff (inside the caller's transaction); (its id, inserted or
+    duplicate). Text goes through the privacy filter again, as every write does."""
+    from memory.base.privacy import clean
+
+    table, columns = RECORDS[obj["record"]]
+    values = {c: clean(v) if isinstance(v, str) else v for c, v in obj.items() if c in columns}
+    if obj["record"] == "handoff":
+        found = db.execute("SELECT id FROM handoffs WHERE project = ? AND session_id = ? AND trigger = ? AND "
+                           "created_at = ?", (project, values.get("session_id"), values.get("trigger"),
+                                              values.get("created_at"))).fetchone()
+        if found is not None:
+            return found[0], "duplicate"
+    names = ["project", *values]
+    cur = db.execute(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({','.join('?' * len(names))}) "
+                     "ON CONFLICT DO NOTHING", [project, *values.values()])
+    if obj["record"] == "session":
+        return values.get("id"), "inserted" if cur.rowcount else "duplicate"
+    return cur.lastrowid, "inserted"
+
+
+def check_record(obj: dict[str, Any]) -> None:
+    """ValueError when an exported session or handoff cannot be written."""
+    kind = obj.get("record")
+    if kind == "session":
+        if not isinstance(obj.get("id"), str) or not isinstance(obj.get("started_at"), int | float):
+            raise ValueError("a session record needs a string \"id\" and a number \"started_at\"")
+        if obj.get("status", "completed") not in ("active", "completed"):
+            raise ValueError("a session's status is active or completed")
+    elif not all(isinstance(obj.get(k), str) for k in ("session_id", "trigger", "content")) \
+            or not isinstance(obj.get("created_at"), int | float):
+        raise ValueError("a handoff record needs strings \"session_id\", \"trigger\", \"content\" and a "
+                         "number \"created_at\"")
+    bad = [k for k, v in obj.items() if k in RECORDS[kind][1] and v is not None
+           and not isinstance(v, str | int | float)]
+    if bad:
+        raise ValueError(f"{', '.join(bad)} must be strings or numbers")
 
 
 def _number(obj: dict[str, Any], name: str, default: float | None, low: float = 0.0, high: float = 1.0
