@@ -7,6 +7,7 @@ the supported grammars, so adding a language rarely needs code here.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
@@ -341,8 +342,11 @@ def _elisions(node: Node, start: int, end: int, out: list[tuple[int, int, bytes]
 
 
 def _holds(node: Node, marks: list[int]) -> bool:
+    """Whether a mark (sorted) falls inside `node`: a binary search (a linear one made a 2,600-line header
+    with long heads take 300 ms)."""
     first, last = node.start_byte, node.end_byte
-    return any(first <= m < last for m in marks)
+    at = bisect_left(marks, first)
+    return at < len(marks) and marks[at] < last
 
 
 def _marks(head: bytes, offset: int) -> list[int]:
@@ -353,6 +357,7 @@ def _marks(head: bytes, offset: int) -> list[int]:
         while at >= 0:
             found.append(offset + at)
             at = head.find(marker, at + 1)
+    found.sort()
     return found
 
 

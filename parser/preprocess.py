@@ -68,10 +68,16 @@ def _blank_after_name(match: re.Match[bytes]) -> bytes:
 def _blank_alone(match: re.Match[bytes]) -> bytes:
     """_blank, unless the line before ends with a comma or an operator: then the name is a list's last member
     (`  STATE_CLOSED,\n  STATE_ERROR\n}`) or an operand."""
-    before = match.string[max(0, match.start() - 200):match.start()].rstrip()
-    if before.endswith((b",", b"(", b"=", b"|", b"&", b"+")):
+    text, at = match.string, match.start() - 1
+    while at >= 0 and text[at] in _SPACE:
+        at -= 1
+    if at >= 0 and text[at] in _CONTINUED:
         return match.group(0)
     return _blank(match)
+
+
+_SPACE = frozenset(b" \t\r\n")
+_CONTINUED = frozenset(b",(=|&+")
 
 
 def _blank(match: re.Match[bytes]) -> bytes:
