@@ -17,6 +17,17 @@ from memory.base.config import env_int
 # A window of five memories must fit the embedding models' input (all-MiniLM-L6-v2 reads 256 word
 # pieces): each member's text is cut to this many characters in the window.
 WINDOW_MEMBER_CHARS = 400
+# How a memory's window vector is made (memory/worker ProjectIndex._embed): "text" embeds the window's
+# text (its own text and its neighbours', three times the tokens of the memory alone), "mean" averages
+# the members' own vectors (no second forward pass), "none" stores the memory's own vector alone.
+WINDOW_RULES = ("text", "mean", "none")
+WINDOW_RULE = "text"
+
+
+def index_key(provider_key: str, rule: str = WINDOW_RULE) -> str:
+    """What the vector index records as its provider: the embedder's key, and the window rule unless it is
+    the first one ("text"), so indexes built under another rule are noticed and re-embedded."""
+    return provider_key if rule == "text" else f"{provider_key}+window-{rule}"
 
 
 def radius() -> int:
@@ -54,7 +65,7 @@ def neighbours(db: sqlite3.Connection, session_id: str | None, created_at: float
 class Document:
     """Everything the worker indexes for one memory."""
 
-    __slots__ = ("row", "own", "ctx", "window", "hash")
+    __slots__ = ("row", "own", "ctx", "window", "members", "hash")
 
     def __init__(self, row: sqlite3.Row, before: list[sqlite3.Row], after: list[sqlite3.Row], provider: str) -> None:
         self.row = row
@@ -64,6 +75,8 @@ class Document:
         members += [self.own[:WINDOW_MEMBER_CHARS * 2]]
         members += [own_text(r)[:WINDOW_MEMBER_CHARS] for r in after]
         self.window = "\n".join(members)
+        # The window's members whole, in order (before, the memory, after): their own vectors make "mean".
+        self.members = [*(own_text(r) for r in before), self.own, *(own_text(r) for r in after)]
         # What was indexed, and by which provider: the same hash means nothing to redo.
         self.hash = hashlib.sha1("\x00".join((provider, self.own, self.ctx, row["tags"] or "",
                                               row["type"] or "", str(row["expires_at"]))).encode()).hexdigest()

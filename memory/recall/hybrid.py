@@ -310,13 +310,13 @@ def _rows(db: sqlite3.Connection, ids: list[int], where: str, args: list[object]
 def in_process(ws: Workspace, query: str, limit: int, filters: Filters) -> list[tuple[Hit, dict[str, Any]]]:
     """The hybrid search without a worker, for the CLI (memory/recall/layers.py's `in_process`): loads the
     embedder and the vector table in this process (seconds with a model)."""
-    from memory.recall import embed
+    from memory.recall import context, embed
     from memory.recall.vectors import VectorStore, where_clause
 
     e = embed.choose()
     vector_search = None
-    if layers.indexed_provider(ws) == embed.key(e):
-        vs = VectorStore(ws.dir, embed.key(e), e.dim)
+    if layers.indexed_provider(ws) == context.index_key(embed.key(e)):
+        vs = VectorStore(ws.dir, context.index_key(embed.key(e)), e.dim)
 
         def vector_search(q: str, k: int, f: Filters) -> dict[int, float]:
             where = where_clause(f.types, f.since, f.until, f.session_id)

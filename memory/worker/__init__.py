@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import fcntl
 import gc
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -69,6 +70,10 @@ META_PROVIDER = "vectors:provider"
 # A search is hybrid once this share of the project's memories have current vectors; below, the worker
 # answers that keyword results are due ("index 40% built") rather than fuse a list that misses most.
 MIN_COVERAGE = 0.9
+# Own vectors kept per project for the "mean" window rule, by their text's hash: a window's members were
+# mostly embedded by the batch before (a session's memories come in order), so neighbours cost no forward
+# pass. 1,024 x 384 float32: 1.5 MiB.
+OWN_VECTORS = 1024
 
 
 def _log(message: str) -> None:
@@ -99,14 +104,17 @@ def mix(own: list[float], window: list[float] | None) -> list[float]:
 class ProjectIndex:
     """One project's derived indexes: memories_ctx, memory_index and the LanceDB table."""
 
-    def __init__(self, home: str, key: str, embedder: Any, host: Any = None) -> None:
+    def __init__(self, home: str, key: str, embedder: Any, host: Any = None, window: str | None = None) -> None:
         """`host`: a memory.recall.vector_host.Host, whose child process then holds LanceDB (the worker);
-        without one (the CLI's reindex, benchmarks, tests) LanceDB is opened in this process."""
+        without one (the CLI's reindex, benchmarks, tests) LanceDB is opened in this process. `window`: the
+        window rule (memory/recall/context.py), WINDOW_RULE unless a benchmark compares them."""
         from memory.recall import embed
 
         self.home, self.key, self.embedder = home, key, embedder
         self.dir = os.path.join(home, "projects", key)
-        self.provider = embed.key(embedder)
+        self.window = window or context.WINDOW_RULE
+        self.provider = context.index_key(embed.key(embedder), self.window)
+        self._own: OrderedDict[bytes, Any] = OrderedDict()  # text hash -> own vector, newest last
         self.db = connect(os.path.join(self.dir, "memory.db"))
         if host is not None:
             from memory.recall.vector_host import RemoteStore
@@ -332,8 +340,11 @@ class ProjectIndex:
              f"{time.perf_counter() - t0:.1f} s")
 
     def _embed(self, docs: list[context.Document]) -> list[list[float]]:
+        """The stored vector of each document, under the project's window rule (memory/recall/context.py)."""
         if not docs:
             return []
+        if self.window != "text":
+            return self._embed_own(docs)
         texts: list[str] = []
         slots: dict[str, int] = {}
         for d in docs:
@@ -343,6 +354,40 @@ class ProjectIndex:
                     texts.append(t)
         out = self.embedder.embed(texts)
         return [mix(out[slots[d.own]], None if d.window == d.own else out[slots[d.window]]) for d in docs]
+
+    def _embed_own(self, docs: list[context.Document]) -> list[list[float]]:
+        """Rules "mean" and "none": one forward pass per text, of the memory's own text; a "mean" window is
+        the normalised sum of its members' own vectors, mixed half and half with the memory's own as "text"."""
+        import numpy as np
+
+        own = self._own_vectors([t for d in docs for t in (d.members if self.window == "mean" else [d.own])])
+        out = []
+        for d in docs:
+            mine = own[d.own]
+            if self.window == "none" or len(d.members) == 1:
+                out.append(mine.tolist())
+                continue
+            window = np.sum([own[t] for t in d.members], axis=0)
+            window /= max(float(np.linalg.norm(window)), 1e-12)
+            out.append((0.5 * (mine + window)).tolist())
+        return out
+
+    def _own_vectors(self, texts: list[str]) -> dict[str, Any]:
+        """text -> its own vector (float32), from those kept or embedded now, in one embed() call."""
+        import numpy as np
+
+        out: dict[str, Any] = {}
+        keys = {t: hashlib.sha1(t.encode()).digest() for t in texts}
+        for t, k in keys.items():
+            if k in self._own:
+                self._own.move_to_end(k)
+                out[t] = self._own[k]
+        todo = [t for t in keys if t not in out]
+        for t, v in zip(todo, self.embedder.embed(todo) if todo else [], strict=True):
+            out[t] = self._own[keys[t]] = np.asarray(v, dtype=np.float32)
+        while len(self._own) > OWN_VECTORS:
+            self._own.popitem(last=False)
+        return out
 
     def maintain(self, force: bool = False) -> None:
         """After a burst of work (the queue is empty), or when old vector versions are due for their

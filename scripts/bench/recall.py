@@ -20,13 +20,15 @@ indexing throughput per provider.
     nice .venv/bin/python -m scripts.bench.recall [--dataset locomo|longmemeval|both]
         [--providers hashing,sentence-transformers,ollama] [--questions N] [--limit-haystack M] [--json]
         [--weights "keyword=0.75,vector=0.25;keyword=0.7,vector=0.3"] [--embed-cache DIR]
+        [--windows text,mean,none]
 
 --questions N keeps N questions per dataset spread over its question types; --limit-haystack M keeps at
 most M turns per project (the evidence sessions first, then the others in order, whole sessions). --weights
 adds a hybrid row per MEMORY_HYBRID_WEIGHTS value (';' between them) on the same index, paired with the
 provider's default row. Every question is asked at its own time (`memory search --as-of`): LongMemEval's
 question_date, and for LoCoMo (no question dates) the conversation's last turn, so "last week" or "in March"
-in a question counts from there.
+in a question counts from there. --windows indexes again under each window rule (memory/recall/context.py)
+and compares each with the first.
 MEMORY_LOCAL_EMBED_MODEL picks the local model. --embed-cache DIR keeps every vector under DIR by provider,
 model and text hash (scripts/bench/embed_cache.py) and reuses it in later runs: then the throughput says how
 many vectors came from the cache, and is no embedding throughput. One BLAS thread, as in the worker, unless
@@ -54,7 +56,7 @@ from dataclasses import dataclass, field  # noqa: E402
 
 from memory import store  # noqa: E402
 from memory.base.project import Project  # noqa: E402
-from memory.recall import embed  # noqa: E402
+from memory.recall import context, embed  # noqa: E402
 from memory.recall.hybrid import search as hybrid_search  # noqa: E402
 from memory.recall.search import Filters, keyword_search  # noqa: E402
 from memory.store.workspace import Workspace  # noqa: E402
@@ -68,6 +70,7 @@ DATASETS = ("locomo", "longmemeval")
 DEPTH = 10  # the deepest rank any measure reads
 MEASURES = ("r@1", "r@5", "r@10", "session r@10")
 BASELINES = ("plain FTS5 bm25", "keyword mode")
+CONTEXT_ROW = "keyword + neighbours (no vectors)"
 INDEX_BATCH = 256
 # LoCoMo titles must be unique in a project (the store merges same-titled memories).
 TITLES = {
@@ -302,6 +305,7 @@ class Table:
         self.rows: dict[str, dict[str, dict[str, float | None]]] = {}
         self.ms: dict[str, list[float]] = defaultdict(list)
         self.extra: dict[str, dict[str, object]] = defaultdict(dict)
+        self.references: list[str] = []  # rows the others are compared with, beside BASELINES
 
     def add(self, method: str, q: Question, sp: Space, p: ProjectIndex | None, how: Method) -> None:
         """Answers q with `how` on project sp (its index p) and records the measures and the time taken."""
@@ -328,6 +332,9 @@ class Table:
                  and not (a in BASELINES and BASELINES.index(a) < BASELINES.index(b))]
         # a --weights row against the provider's row with the default weights, on the same index
         pairs += [(a, b) for a in self.rows for b in self.rows if a.startswith("  ") and a.strip().startswith(f"{b}, ")]
+        # another window rule's rows against the first rule's (--windows), with the same weights
+        pairs += [(a, b) for b in self.references for a in self.rows
+                  if a.startswith("hybrid") and a != b]
         diffs = {f"{a.strip()} - {b}": {m: paired(self.column(a, m), self.column(b, m), seed) for m in MEASURES}
                  for a, b in pairs}
         return {"questions": len(self.ds.questions), "projects": len(self.ds.projects), "turns": self.ds.turns,
@@ -395,8 +402,47 @@ def hybrid_method(sp: Space, p: ProjectIndex | None, q: Question) -> list[str]:
     return sp.ranked([s.id for s in p.search(q.text, DEPTH, Filters(as_of=q.as_of))])
 
 
+def index_and_ask(ds: Dataset, table: Table, spaces: dict[str, Space], by_project: dict[str, list[Question]],
+                  e: embed.Embedder, rule: str, label: str, weights: list[str], home: str,
+                  embed_cache: str | None) -> None:
+    """Index every project with embedder e under a window rule, as the worker does, and ask the questions."""
+    took = cpu = 0.0
+    hits = misses = 0
+    for key, sp in spaces.items():
+        c0, w0 = time.process_time(), time.perf_counter()
+        h0, m0 = getattr(e, "hits", 0), getattr(e, "misses", 0)
+        p = ProjectIndex(home, sp.ws.project.key, e, window=rule)
+        p.check_provider()
+        ids = [r[0] for r in p.db.execute("SELECT id FROM memories ORDER BY id")]
+        for start in range(0, len(ids), INDEX_BATCH):
+            p.index(ids[start:start + INDEX_BATCH])
+        p.warm_up(wait=True)  # the warm worker's in-memory lists, as it serves searches
+        took += time.perf_counter() - w0
+        cpu += time.process_time() - c0
+        hits += getattr(e, "hits", 0) - h0
+        misses += getattr(e, "misses", 0) - m0
+        for q in by_project[key]:
+            if q.qid not in table.rows.get(CONTEXT_ROW, {}):
+                table.add(CONTEXT_ROW, q, sp, p, context_method)
+            table.add(label, q, sp, p, hybrid_method)
+            for w in weights:
+                with environment(MEMORY_HYBRID_WEIGHTS=w):  # read at each search (hybrid.Weights.from_env)
+                    table.add(f"  {label}, weights {w}", q, sp, p, hybrid_method)
+        p.close()
+    cached = f", {hits} of {hits + misses} vectors from the cache" if embed_cache else ""
+    table.extra[label] = {"index seconds": round(took, 1), "index cpu seconds": round(cpu, 1),
+                          "memories per second": round(ds.turns / took, 1) if took else None,
+                          "memories per cpu second": round(ds.turns / cpu, 1) if cpu else None}
+    if embed_cache:
+        table.extra[label]["vectors from cache"] = {"hits": hits, "embedded": misses}
+    print(f"{ds.name}: indexed {ds.turns} memories with {label[8:]} in {took:.1f} s wall, {cpu:.1f} s CPU "
+          f"({ds.turns / took if took else 0:.0f}/s wall, {ds.turns / cpu if cpu else 0:.1f}/CPU-s{cached})",
+          flush=True)
+
+
 def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, home: str,
-             embed_cache: str | None = None) -> dict[str, object]:
+             embed_cache: str | None = None, windows: list[str] | None = None) -> dict[str, object]:
+    windows = windows or [context.WINDOW_RULE]
     table = Table(ds)
     by_project: dict[str, list[Question]] = defaultdict(list)
     for q in ds.questions:
@@ -408,49 +454,19 @@ def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, h
         for q in by_project[key]:
             table.add(BASELINES[0], q, sp, None, plain_method)
             table.add(BASELINES[1], q, sp, None, keyword_method)
-    ran_context = False
     for name in providers:
         try:
             e = embed.make(name)
         except embed.NoEmbedder as exc:
             print(f"{ds.name}: {name} skipped: {exc}", flush=True)
             continue
-        label = f"hybrid, {embed.key(e)}"
         if embed_cache:
             e = CachedEmbedder(e, embed_cache)
-        took = cpu = 0.0
-        hits = misses = 0
-        for key, sp in spaces.items():
-            c0, w0 = time.process_time(), time.perf_counter()
-            h0, m0 = getattr(e, "hits", 0), getattr(e, "misses", 0)
-            p = ProjectIndex(home, sp.ws.project.key, e)
-            p.check_provider()
-            ids = [r[0] for r in p.db.execute("SELECT id FROM memories ORDER BY id")]
-            for start in range(0, len(ids), INDEX_BATCH):
-                p.index(ids[start:start + INDEX_BATCH])
-            p.warm_up(wait=True)  # the warm worker's in-memory lists, as it serves searches
-            took += time.perf_counter() - w0
-            cpu += time.process_time() - c0
-            hits += getattr(e, "hits", 0) - h0
-            misses += getattr(e, "misses", 0) - m0
-            for q in by_project[key]:
-                if not ran_context:
-                    table.add("keyword + neighbours (no vectors)", q, sp, p, context_method)
-                table.add(label, q, sp, p, hybrid_method)
-                for w in weights:
-                    with environment(MEMORY_HYBRID_WEIGHTS=w):  # read at each search (hybrid.Weights.from_env)
-                        table.add(f"  {label}, weights {w}", q, sp, p, hybrid_method)
-            p.close()
-        ran_context = True
-        cached = f", {hits} of {hits + misses} vectors from the cache" if embed_cache else ""
-        table.extra[label] = {"index seconds": round(took, 1), "index cpu seconds": round(cpu, 1),
-                              "memories per second": round(ds.turns / took, 1) if took else None,
-                              "memories per cpu second": round(ds.turns / cpu, 1) if cpu else None}
-        if embed_cache:
-            table.extra[label]["vectors from cache"] = {"hits": hits, "embedded": misses}
-        print(f"{ds.name}: indexed {ds.turns} memories with {embed.key(e)} in {took:.1f} s wall, {cpu:.1f} s CPU "
-              f"({ds.turns / took if took else 0:.0f}/s wall, {ds.turns / cpu if cpu else 0:.1f}/CPU-s{cached})",
-              flush=True)
+        for rule in windows:
+            label = f"hybrid, {context.index_key(embed.key(e), rule)}"
+            if len(windows) > 1 and rule == windows[0]:
+                table.references.append(label)  # the other rules' differences are taken against it
+            index_and_ask(ds, table, spaces, by_project, e, rule, label, weights, home, embed_cache)
     out = table.summary(seed)
     out["save seconds"] = round(saved_in, 1)
     out["merged by title"] = sum(sp.merged for sp in spaces.values())
@@ -462,7 +478,7 @@ def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, h
 
 def run(datasets: list[str], providers: list[str], *, questions: int | None = None,
         limit_haystack: int | None = None, weights: list[str] | None = None, seed: int = 16,
-        quiet: bool = False, embed_cache: str | None = None) -> dict[str, object]:
+        quiet: bool = False, embed_cache: str | None = None, windows: list[str] | None = None) -> dict[str, object]:
     """The benchmark; returns {dataset: summary}. Runs in a scratch data dir it removes afterwards."""
     import shutil
 
@@ -472,7 +488,7 @@ def run(datasets: list[str], providers: list[str], *, questions: int | None = No
         with environment(MEMORY_HOME=home, MEMORY_DAILY_LOG="off", MEMORY_WORKER="off"):
             for name in datasets:
                 ds = subset(load_locomo() if name == "locomo" else load_longmemeval(), questions, limit_haystack)
-                out[name] = evaluate(ds, providers, weights or [], seed, home, embed_cache)
+                out[name] = evaluate(ds, providers, weights or [], seed, home, embed_cache, windows)
                 if not quiet:
                     print_summary(name, out[name])  # type: ignore[arg-type]
     finally:
@@ -489,6 +505,9 @@ def main() -> None:
     ap.add_argument("--limit-haystack", type=int, help="at most M turns per project (evidence sessions kept)")
     ap.add_argument("--weights", default="", help="MEMORY_HYBRID_WEIGHTS values to try too, ';' between them")
     ap.add_argument("--seed", type=int, default=16, help="the bootstrap's seed")
+    ap.add_argument("--windows", default=context.WINDOW_RULE,
+                    help=f"window rules to index with, ',' between them ({', '.join(context.WINDOW_RULES)}); "
+                         "the others are compared with the first")
     ap.add_argument("--embed-cache", metavar="DIR", help="keep and reuse vectors under DIR (off by default)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -500,7 +519,7 @@ def main() -> None:
     results = run(datasets, [p.strip() for p in args.providers.split(",") if p.strip()],
                   questions=args.questions, limit_haystack=args.limit_haystack,
                   weights=[w.strip() for w in args.weights.split(";") if w.strip()], seed=args.seed,
-                  embed_cache=args.embed_cache)
+                  embed_cache=args.embed_cache, windows=[w.strip() for w in args.windows.split(",") if w.strip()])
     if args.json:
         print_json(results, machine())
 
