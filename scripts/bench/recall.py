@@ -478,8 +478,10 @@ def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, h
 
 def run(datasets: list[str], providers: list[str], *, questions: int | None = None,
         limit_haystack: int | None = None, weights: list[str] | None = None, seed: int = 16,
-        quiet: bool = False, embed_cache: str | None = None, windows: list[str] | None = None) -> dict[str, object]:
-    """The benchmark; returns {dataset: summary}. Runs in a scratch data dir it removes afterwards."""
+        quiet: bool = False, embed_cache: str | None = None, windows: list[str] | None = None,
+        projects: list[str] | None = None) -> dict[str, object]:
+    """The benchmark; returns {dataset: summary}. Runs in a scratch data dir it removes afterwards.
+    `projects`: only these (LoCoMo conversations, LongMemEval question ids), of those the subset keeps."""
     import shutil
 
     home = tempfile.mkdtemp(prefix="bench-recall-")
@@ -488,6 +490,9 @@ def run(datasets: list[str], providers: list[str], *, questions: int | None = No
         with environment(MEMORY_HOME=home, MEMORY_DAILY_LOG="off", MEMORY_WORKER="off"):
             for name in datasets:
                 ds = subset(load_locomo() if name == "locomo" else load_longmemeval(), questions, limit_haystack)
+                if projects:
+                    ds = Dataset(ds.name, {k: v for k, v in ds.projects.items() if k in projects},
+                                 [q for q in ds.questions if q.project in projects])
                 out[name] = evaluate(ds, providers, weights or [], seed, home, embed_cache, windows)
                 if not quiet:
                     print_summary(name, out[name])  # type: ignore[arg-type]
@@ -508,6 +513,8 @@ def main() -> None:
     ap.add_argument("--windows", default=context.WINDOW_RULE,
                     help=f"window rules to index with, ',' between them ({', '.join(context.WINDOW_RULES)}); "
                          "the others are compared with the first")
+    ap.add_argument("--projects", default="", help="only these projects of the subset, ',' between them (LoCoMo "
+                    "conversations, LongMemEval question ids): to split a run or fill an embedding cache in parts")
     ap.add_argument("--embed-cache", metavar="DIR", help="keep and reuse vectors under DIR (off by default)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -519,7 +526,8 @@ def main() -> None:
     results = run(datasets, [p.strip() for p in args.providers.split(",") if p.strip()],
                   questions=args.questions, limit_haystack=args.limit_haystack,
                   weights=[w.strip() for w in args.weights.split(";") if w.strip()], seed=args.seed,
-                  embed_cache=args.embed_cache, windows=[w.strip() for w in args.windows.split(",") if w.strip()])
+                  embed_cache=args.embed_cache, windows=[w.strip() for w in args.windows.split(",") if w.strip()],
+                  projects=[k.strip() for k in args.projects.split(",") if k.strip()])
     if args.json:
         print_json(results, machine())
 
