@@ -115,6 +115,10 @@ def test_handoff_and_recent(hooks: HookRunner, env: dict[str, str]) -> None:
      ["save", "--json", "--tag", "ops", "--importance", "0.9", "--", "keep --json here"]),
     ("save", "--jsonish text", ["save", "--", "--jsonish text"]),
     ("save", "--jsonl text", ["save", "--", "--jsonl text"]),
+    ("pause", "", ["pause", "--session", "S1"]),  # the session the command was typed in
+    ("resume", "--session other", ["resume", "--session", "other"]),
+    ("why", "#4 --session abc --json", ["why", "--session", "abc", "--json", "4"]),
+    ("why", "4 5", "give one memory id"),
 ])
 def test_slash_arguments(verb: str, raw: str, expected: list[str] | str) -> None:
     got = slash.argv_for(cli, verb, raw, "S1")

@@ -19,12 +19,13 @@ import sys
 import click
 
 VERBS = ("search", "save", "forget", "handoff", "stats", "recent", "get", "timeline", "cleanup", "pause", "resume",
-         "ui")
+         "ui", "why")
 USAGE = {
     "search": "/memory:search QUERY [--type T] [--since 7d] [--all-projects]",
     "get": "/memory:get ID...",
     "forget": "/memory:forget ID...",
     "timeline": "/memory:timeline ID [--before N] [--after N]",
+    "why": "/memory:why ID [--session S]",
     "save": "/memory:save [--type decision] [--expires 30d] TEXT",
 }
 # save's leading options: a name, then (for an option that takes one) its value, quoted or up to a space.
@@ -109,7 +110,7 @@ def argv_for(cli: click.Group, verb: str, raw: str, session: str | None) -> list
             return f"nothing to save. Usage: {USAGE['save']}"
         return ["save", *options, "--", text]
     options, rest = split_options(command, tokens(raw))
-    if verb in ("get", "forget", "timeline"):
+    if verb in ("get", "forget", "timeline", "why"):
         ids = [w.lstrip("#") for w in rest]
         if not ids:
             return f"give memory ids (from /memory:search or /memory:recent). Usage: {USAGE[verb]}"
@@ -117,6 +118,8 @@ def argv_for(cli: click.Group, verb: str, raw: str, session: str | None) -> list
             if verb == "forget":  # words, not ids: show what they match so the user can pick
                 return ["search", "--limit", "5", *options, "--", *rest]
             return f"memory ids are numbers. Usage: {USAGE[verb]}"
+        if verb == "why" and len(ids) != 1:
+            return f"give one memory id. Usage: {USAGE[verb]}"
         return [verb, *options, *ids]
     if verb == "search":
         if not rest:
@@ -133,7 +136,7 @@ def argv_for(cli: click.Group, verb: str, raw: str, session: str | None) -> list
 
 # What these print is recalled text the model reads: it goes out inside the untrusted block (memory/base/fence.py).
 # Errors and usage messages are the plugin's own words and stay outside it.
-RECALLING = frozenset({"search", "get", "timeline", "recent", "handoff"})
+RECALLING = frozenset({"search", "get", "timeline", "recent", "handoff", "why"})
 
 
 def run(cli: click.Group, verb: str, raw: str, session: str | None) -> int:
