@@ -47,7 +47,8 @@ _OUR_KINDS = {
 
 
 # ctags' placeholder names for anonymous functions and classes.
-_ANONYMOUS = ("AnonymousFunction", "AnonymousClass", "anonymousFunction", "__anon")
+# (Kotlin's lambdas are `<lambda>` methods: counted, they made Kotlin's recall 66% instead of 98.8%.)
+_ANONYMOUS = ("AnonymousFunction", "AnonymousClass", "anonymousFunction", "__anon", "<lambda>")
 _JS = frozenset({"javascript", "typescript", "tsx"})
 ANY = "any"  # JS: ctags calls constructor functions classes
 
@@ -144,7 +145,7 @@ def ctags_names(path: str, language: str) -> list[Tag]:
     for tag in _run(path, ctags_lang):
         name, kind = tag.get("name", ""), tag.get("kind", "")
         local = tag.get("scopeKind") in ("method", "function") and kind in ("variable", "constant")  # Kotlin's
-        if name and kind not in skip and "line" in tag and not name.startswith(_ANONYMOUS + ("<",)) and not local:
+        if name and kind not in skip and "line" in tag and not name.startswith(_ANONYMOUS) and not local:
             tags.append(Tag(name, kind, int(tag["line"]), kind))
     return tags
 
@@ -164,8 +165,9 @@ def visible(text: str, tags: list[Tag]) -> list[Tag]:
 
 
 def _norm(name: str) -> str:
-    # JS private members: ctags drops the `#`; C++: "operator ==" vs "operator==".
-    return "".join(name.lstrip("#").split())
+    # JS private members: ctags drops the `#`; C++: "operator ==" vs "operator=="; Kotlin: ctags names a
+    # companion object by its implicit name `Companion`, the outline by its keyword.
+    return "".join(name.lstrip("#").split()).replace("Companion", "companion")
 
 
 def missing(outline: Outline, tags: list[Tag]) -> list[Tag]:
