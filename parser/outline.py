@@ -337,19 +337,19 @@ def _blank_rows(data: bytes, rows: set[int]) -> bytes:
 
 
 def _clip(symbols: list[Symbol], blanked: set[int], source: bytes) -> None:
-    """A symbol whose range runs over a blanked line that is indented no deeper than its own first line (the
-    header of the next definition, broken) ends before that line: in the repaired copy the broken
-    definition's body joined the one before it."""
+    """A symbol whose range runs over a blanked definition header (`def bad(:`) indented no deeper than its
+    own first line ends before that line: in the repaired copy the broken definition's body joined the one
+    before it. (Other blanked lines, a `#if` at column 0 inside a C function, say, end nothing.)"""
     lines = source.split(b"\n")
 
     def indent(row: int) -> int:
         line = lines[row] if row < len(lines) else b""
         return len(line) - len(line.lstrip()) if line.strip() else 1 << 30
 
+    headers = sorted(r for r in blanked if r < len(lines) and _header_match(lines[r].decode("utf-8", "replace")))
     for symbol in symbols:
         own = indent(symbol.start_line - 1)
-        cut = next((r for r in sorted(blanked) if symbol.start_line - 1 < r < symbol.end_line and indent(r) <= own),
-                   None)
+        cut = next((r for r in headers if symbol.start_line - 1 < r < symbol.end_line and indent(r) <= own), None)
         if cut is not None:
             end = cut - 1
             while end > symbol.start_line - 1 and not lines[end].strip():
