@@ -99,7 +99,7 @@ def bars_against(name: str, label: str, days: list[str], values: dict[str, float
     if limit:
         y = H - BOTTOM - limit * scale
         body.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{W - 8}" y2="{y:.1f}" class="limit"/>'
-                    f'<text x="{W - 10}" y="{y - 4:.1f}" class="limit-label" text-anchor="end">'
+                    f'<text x="{LEFT + 4}" y="{y - 4:.1f}" class="limit-label">'
                     f'{escape(limit_label)} {_short(limit)}</text>')
     return _frame(name, label, body + _day_ticks(days), top, not any(values.get(d, 0) for d in days))
 
