@@ -303,3 +303,19 @@ def test_a_relative_date_in_the_query_counts_from_as_of(home: Path) -> None:
 
     assert filters_from(layers.filters_json(Filters(as_of=12.5))).as_of == 12.5  # the CLI asks the worker
     p.close()
+
+
+def test_cli_search_as_of_resolves_yesterday_from_that_date(home: Path, project: Path) -> None:
+    days = {"2023-03-04T19:00": "Cooked a mushroom risotto for dinner", "2023-05-29T19:00": "Cooked a lentil "
+            "curry for dinner"}
+    lines = "\n".join(json.dumps({"title": t, "content": t, "session_id": d, "created_at": d}) for d, t in days.items())
+    subprocess.run([sys.executable, "-m", "memory", "save", "--jsonl"], input=lines, cwd=project, text=True,
+                   env={**os.environ, "MEMORY_HOME": str(home), "MEMORY_WORKER": "off"}, check=True,
+                   capture_output=True)
+    assert _cli(home, project, "reindex").returncode == 0
+    for as_of, want in (("2023-05-30T09:00", "curry"), ("2023-03-05T09:00", "risotto")):
+        out = _cli(home, project, "search", "--mode", "hybrid", "--json", "--as-of", as_of,
+                   "what did I cook for dinner yesterday")
+        assert out.returncode == 0, out.stderr
+        assert want in json.loads(out.stdout)[0]["title"]
+    assert _cli(home, project, "search", "--as-of", "not a date", "dinner").returncode == 2

@@ -29,7 +29,8 @@ def days(text: str, as_of: float = AS_OF) -> tuple[str, str] | None:
     ("a trip in June 2022", ("2022-06-01", "2022-07-01")),
     ("what did I eat yesterday", ("2023-05-29", "2023-05-30")),
     ("a call this morning", ("2023-05-30", "2023-05-31")),
-    ("how many hours did I jog last week", ("2023-05-22", "2023-05-29")),  # the calendar week before
+    ("how many hours did I jog last week", ("2023-05-16", "2023-05-31")),  # calendar week or past 7 days
+    ("this week", ("2023-05-29", "2023-06-05")),
     ("the museum two weeks ago", ("2023-05-13", "2023-05-20")),  # 14 days back, give or take 3
     ("shoes I cleaned last month", ("2023-04-01", "2023-05-01")),
     ("a charity event a month ago", ("2023-04-01", "2023-05-01")),

@@ -66,9 +66,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                   "`keyword=0.85,vector=0.15` with the hashing embedder): the keyword and vector "
                                   "lists, the boost from the best keyword hit of the same session, `repeat` "
                                   "(default 0): the share of its score each further hit of an already ranked "
-                                  "session loses, `time` (default 0): added to the memories recorded in the span "
-                                  "a query names (\"last week\", \"in March\"), `cap` (default 0, off): the "
-                                  "places one session may take in the top 5"),
+                                  "session loses, `time` (default 0.25): added to the memories recorded in the "
+                                  "span a query names (\"last week\", \"in March\"), `later` (default 0): to "
+                                  "those recorded after it, `cap` (default 0, off): the places one session may "
+                                  "take in the top 5"),
     "MEMORY_RRF_K": ("60", "k of reciprocal rank fusion (`MEMORY_FUSION=rrf`)"),
     "MEMORY_CONTEXT_NEIGHBOURS": ("2", "memories of the same session on each side indexed with a memory as its context"
                                        " (0: off)"),

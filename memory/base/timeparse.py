@@ -151,8 +151,9 @@ def _relative(text: str, today: date) -> tuple[float, float] | None:
     if unit == "week":
         if which == "past":
             return _stamp(today - timedelta(days=7)), _stamp(today + timedelta(days=1))
-        start = monday - timedelta(days=7) if which == "last" else monday
-        return _stamp(start), _stamp(start + timedelta(days=7))
+        if which == "last":  # both readings: the calendar week before this one, and the past seven days or so
+            return _stamp(today - timedelta(days=14)), _stamp(today + timedelta(days=1))
+        return _stamp(monday), _stamp(monday + timedelta(days=7))
     if unit == "month":
         if which == "past":
             return _stamp(today - timedelta(days=31)), _stamp(today + timedelta(days=1))

@@ -14,13 +14,14 @@ Runs in the worker (warm model, open LanceDB table) or in a CLI process; never i
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
 from memory.base.config import env, env_int
-from memory.base.timeparse import query_span
+from memory.base.timeparse import DAY, query_span
 from memory.recall import layers
 from memory.recall.search import Filters, Hit, fts_query, hit_from_row, relevance
 from memory.store.workspace import Workspace
@@ -41,7 +42,8 @@ class Weights:
     vector: float = 0.25
     session: float = 0.25
     repeat: float = 0.0  # each further hit of a session already ranked keeps (1 - repeat) of its score
-    time: float = 0.0  # added to the hits recorded in the span of time the query names ("last week")
+    time: float = 0.25  # added to the hits recorded in the span of time the query names ("last week")
+    later: float = 0.0  # added to those recorded after that span, up to the time asked at (told afterwards)
     cap: float = 0.0  # places one session may take in the top CAP_TOP (0: no cap); the others move down
 
     @classmethod
@@ -52,7 +54,7 @@ class Weights:
         for part in env("MEMORY_HYBRID_WEIGHTS").split(","):
             name, _, value = part.partition("=")
             try:
-                if name.strip() in ("keyword", "vector", "session", "repeat", "time", "cap"):
+                if name.strip() in ("keyword", "vector", "session", "repeat", "time", "later", "cap"):
                     setattr(w, name.strip(), float(value))
             except ValueError:
                 continue
@@ -131,7 +133,7 @@ def _ctx_candidates(db: sqlite3.Connection, match: str, filters: Filters, k: int
 
 def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, Any], weights: Weights,
          method: str = "weighted", rrf_k: int = 60, limit: int | None = None,
-         dated: set[int] | None = None) -> list[Scored]:
+         dated: dict[int, float] | None = None) -> list[Scored]:
     """Fused scores for the candidates still in `rows` (the filtered, unexpired ones): {id: (session_id,
     importance)} or rows with those columns. The best `limit` (default all), best first."""
     lex = {i: s for i, s in lex.items() if i in rows}
@@ -168,10 +170,10 @@ def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, Any], wei
     most = (weights.keyword if lex else 0.0) + (weights.vector if vec else 0.0)
     if method == "rrf":
         most /= rrf_k + 1
-    if dated:
-        for i in dated & ids:
-            base[i] += weights.time * most
-        most *= 1 + weights.time
+    if dated:  # {id: the time weight it earns}: added in units of the most the lists can give
+        for i in dated.keys() & ids:
+            base[i] += dated[i] * most
+        most *= 1 + max(dated.values())
     most = most or 1.0
     # The same gentle boost keyword search gives: between two equally relevant memories, the important one.
     scores = {i: relevance(base[i] / most, rows[i][1]) for i in ids}
@@ -264,7 +266,10 @@ def search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filt
     if not ids:
         return []
     where, args = filters.sql("m")
-    dated = in_span(db, ids, query_span(query, filters.as_of)) if weights.time else None
+    dated = None
+    if weights.time or weights.later:
+        as_of = time.time() if filters.as_of is None else filters.as_of
+        dated = time_weights(db, ids, query_span(query, as_of), as_of, weights)
     if info is not None:
         known = info(ids)
         known.update(_rows(db, [i for i in ids if i not in known], where, args))  # not in the copy yet
@@ -282,17 +287,21 @@ def search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filt
     return fuse(lex, vec, _rows(db, ids, where, args), weights, method, env_int("MEMORY_RRF_K"), limit, dated)
 
 
-def in_span(db: sqlite3.Connection, ids: list[int], span: tuple[float, float] | None) -> set[int] | None:
-    """Those of `ids` recorded in `span` (start, end), or None without a span."""
+def time_weights(db: sqlite3.Connection, ids: list[int], span: tuple[float, float] | None, as_of: float,
+                 weights: Weights) -> dict[int, float] | None:
+    """{id: weight} for those of `ids` recorded in `span` (start, end): `time`, and after it up to `as_of`
+    (an event is often told after it happened): `later`. None without a span."""
     if span is None:
         return None
-    out: set[int] = set()
+    out: dict[int, float] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
-        out.update(r[0] for r in db.execute(
-            f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))}) AND created_at >= ? "
-            "AND created_at < ?", [*chunk, *span]))
-    return out
+        for i, at in db.execute(f"SELECT id, created_at FROM memories WHERE id IN ({','.join('?' * len(chunk))}) "
+                                "AND created_at >= ?", [*chunk, span[0]]):
+            w = weights.time if at < span[1] else weights.later if at <= as_of + DAY else 0.0
+            if w:
+                out[i] = w
+    return out or None
 
 
 def _rows(db: sqlite3.Connection, ids: list[int], where: str, args: list[object]
