@@ -21,7 +21,7 @@ from tests.support.helpers import ROOT, make_git_project
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
-TOOLS = {"search", "timeline", "get", "save", "delete", "stats"}
+TOOLS = {"search", "timeline", "get", "save", "delete", "stats", "repo_map"}
 
 
 def _params(home: Path, project: Path, via_launcher: bool = False) -> StdioServerParameters:
@@ -74,7 +74,7 @@ def world(tmp_path: Path, home: Path) -> dict[str, Any]:
     return {"home": home, "project": project, "other": other, "ids": ids}
 
 
-def test_lists_the_six_tools_with_schemas(world: dict[str, Any]) -> None:
+def test_lists_the_seven_tools_with_schemas(world: dict[str, Any]) -> None:
     async def body(s: ClientSession) -> Any:
         return (await s.list_tools()).tools
 
@@ -85,7 +85,29 @@ def test_lists_the_six_tools_with_schemas(world: dict[str, Any]) -> None:
     assert search["required"] == ["query"]
     assert {"query", "limit", "types", "project", "since", "until", "all_projects"} <= set(search["properties"])
     assert by_name["get"].input_schema["required"] == ["ids"]
+    assert set(by_name["repo_map"].input_schema["properties"]) == {"focus", "tokens"}
     assert all(t.description for t in tools)
+
+
+def test_repo_map_tool(world: dict[str, Any]) -> None:
+    """The repository map through the real server: ranked, within its budget, focus leaning it, bad sizes
+    refused (the ranking itself: tests/test_repomap.py)."""
+    import shutil
+
+    from parser.tokens import estimate_tokens
+
+    shutil.copytree(ROOT / "tests" / "fixtures" / "repomap", world["project"], dirs_exist_ok=True)
+
+    async def body(s: ClientSession) -> list[tuple[bool, str]]:
+        return [await call(s, "repo_map", {"tokens": 64}),
+                await call(s, "repo_map", {"tokens": 64, "focus": ["shop/report.py", "slugify"]}),
+                await call(s, "repo_map", {"tokens": 10})]
+
+    plain, focused, bad = session(world["home"], world["project"], body, via_launcher=True)
+    assert not plain[0] and plain[1].splitlines()[1:3] == ["shop/store.py", "  4: class Store"]
+    assert estimate_tokens(plain[1].split("\n", 1)[1]) <= 64
+    assert not focused[0] and focused[1].splitlines()[1:3] == ["shop/helpers.py", "  4: def slugify(text: str) -> str"]
+    assert bad[0] and "tokens" in bad[1]
 
 
 def test_each_tool_works(world: dict[str, Any]) -> None:

@@ -29,6 +29,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                                   "outline"),
     "CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS": ("25000", "Claude Code's own cap on the tokens of one Read; hooks "
                                                          "inherit it"),
+    "MEMORY_SESSION_MAP_TOKENS": ("0", "above 0: SessionStart shows a repository map of about this many tokens "
+                                       "(the one the worker last built; docs/repomap.md); 0 (the default): none"),
     "MEMORY_AUTO_SETUP": ("1", "0 stops an installed plugin from building its venv in the data dir"),
     "MEMORY_PYTHON": ("", "the interpreter `hooks/run` uses before looking for a venv (`memory replay` sets it to the "
                           "venv it found)"),

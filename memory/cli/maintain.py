@@ -1,5 +1,5 @@
 """The commands that keep the plugin working and show how it works: doctor, cleanup, index-markdown, replay,
-outline and mcp."""
+outline, map and mcp."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from memory.base.words import count
-from memory.cli.common import emit, json_option, open_project, project_option, workspace
+from memory.cli.common import emit, json_option, open_project, opened, project_option, workspace
 from memory.present.text import size
 
 
@@ -210,6 +210,39 @@ def outline(file: str, as_json: bool) -> None:
                    f"~{original:,}", err=True)
 
 
+@click.command(name="map")
+@click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
+@click.option("--tokens", type=click.IntRange(16, 100_000), default=1024, show_default=True,
+              help="Token budget of the map (counted as outlines are).")
+@click.option("--focus", multiple=True, help="A file or symbol you work on: the rank leans towards it (repeatable).")
+@json_option
+def repo_map(path: str | None, tokens: int, focus: tuple[str, ...], as_json: bool) -> None:
+    """Print the repository's most referenced definitions (signatures by file) within a token budget."""
+    from memory.outline import mapbuild
+
+    root = os.path.realpath(path or os.getcwd())
+    built = mapbuild.build(map_db(root), root, tokens, list(focus))
+    if as_json:
+        emit(built.to_json())
+        return
+    click.echo(built.text, nl=False)
+    info = built.to_json()
+    click.echo(f"-- {count(info['files'], 'file')} ({info['parsed']} parsed), ~{count(info['tokens'], 'token')}, "
+               f"{info['seconds']:.2f} s", err=True)
+
+
+def map_db(root: str) -> Any:
+    """The project's database, where the map's cache lives; a scratch one in memory for an excluded folder
+    (nothing of it may be stored)."""
+    from memory.base.config import data_home
+    from memory.base.quiet import excluded_by
+    from memory.store.db import connect
+
+    if excluded_by(root, data_home()):
+        return connect(":memory:")
+    return opened(workspace(root)).db
+
+
 @click.command()
 @click.option("--repair", is_flag=True, help="Fix what can be fixed: salvage a damaged database, rebuild the "
               "full-text index, release jobs of a dead worker, clear notices.")
@@ -238,4 +271,4 @@ def doctor(repair: bool, project: str | None, as_json: bool) -> None:
         sys.exit(1)
 
 
-COMMANDS = [doctor, cleanup, index_markdown, replay, outline, mcp]
+COMMANDS = [doctor, cleanup, index_markdown, replay, outline, repo_map, mcp]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from memory.base import bootstrap, notices
+from memory.base.config import env_int
 from memory.base.log import log
 from memory.capture import mdindex
 from memory.hook import spool
@@ -33,6 +34,22 @@ def _queue_team_sync(ws: Workspace) -> bool:
     return True
 
 
+def _with_map(ws: Workspace, text: str) -> str:
+    """The injected text with the repository map the worker last built, when MEMORY_SESSION_MAP_TOKENS asks
+    for one (off by default): one SELECT here, the next build queued (memory/outline/repomap.py)."""
+    tokens = env_int("MEMORY_SESSION_MAP_TOKENS")
+    if tokens <= 0:
+        return text
+    try:
+        from memory.outline import repomap
+
+        shown = repomap.session_map(ws.db, ws.project.root, tokens)
+    except Exception as exc:  # a map is a nicety: it must not cost the session its context
+        log("warning", f"repository map not read: {exc!r}", event="SessionStart")
+        return text
+    return f"{text}\n\n{shown}" if text and shown else (shown or text)
+
+
 def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     bootstrap.ensure_venv()
     ws = workspace(event, call)
@@ -51,6 +68,7 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
         log("warning", f"team sync not queued: {exc!r}", event="SessionStart")
     wake_worker(ws)  # warm for hybrid recall by the first prompt, and the queue gets drained
     text, _ = inject.session_start(ws, sid, source)
+    text = _with_map(ws, text)
     out = context_output("SessionStart", text) or {}
     problems = [] if call.replayed else notices.pending()  # a replayed SessionStart leaves them to a real one
     if problems:  # shown to the user, not the model, once

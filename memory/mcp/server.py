@@ -24,7 +24,8 @@ TypeName = Literal[TYPES]  # type: ignore[valid-type]  # the memory types, as an
 INSTRUCTIONS = """Persistent memory of this project's earlier sessions (decisions, fixes, learnings, docs).
 Search in three layers to spend few tokens: `search` returns one short line per memory; `timeline`
 shows what was recorded around one of them; `get` returns the full content of the ids you choose.
-`save` stores something worth remembering; `delete` removes memories; `stats` shows what is stored."""
+`save` stores something worth remembering; `delete` removes memories; `stats` shows what is stored.
+`repo_map` lists the repository's most referenced definitions, optionally around files or symbols."""
 
 Project = Annotated[str | None, Field(description="Another project: its key or name (stats with all_projects "
                                                   "lists them) or a folder inside this project. Default: this "
@@ -117,6 +118,17 @@ def build(places: tools.Places | None = None) -> MCPServer:
               all_projects: Annotated[bool, Field(description="List every project instead.")] = False) -> str:
         """What is stored: counts by type, sessions, size against the cap; or every project with all_projects."""
         return _run(tools.stats, where, project, all_projects)
+
+    @server.tool(annotations=read_only, structured_output=False)
+    async def repo_map(
+        focus: Annotated[list[str] | None, Field(description="Files (paths from the project root) or symbols you "
+                                                             "work on: the map leans towards what they use and "
+                                                             "what uses them.")] = None,
+        tokens: Annotated[int, Field(ge=64, le=16000, description="Size of the map in tokens.")] = 1024,
+    ) -> str:
+        """A map of this repository: its most referenced definitions (classes, functions) as signature lines
+        with line numbers, grouped by file, ranked by how much the rest of the code uses them."""
+        return _run(tools.repo_map, where, list(focus) if focus else None, tokens)
 
     return server
 

@@ -341,6 +341,27 @@ def delete(places: Places, ids: list[int], project: str | None = None) -> str:
             ws.close()
 
 
+def repo_map(places: Places, focus: list[str] | None = None, tokens: int = 1024) -> str:
+    """The current project's map (memory/outline/mapbuild.py): its most referenced definitions by file, in
+    `tokens`; `focus` (files or symbols the agent works on) leans the rank towards them. An excluded project's
+    map is built in a scratch database: nothing of it is stored."""
+    from memory.base.quiet import excluded_by
+    from memory.outline import mapbuild
+    from memory.store.db import connect
+
+    if not 64 <= tokens <= 16000:
+        raise ToolInputError("tokens must be from 64 to 16,000")
+    if focus and (len(focus) > 50 or any(not f.strip() or len(f) > 500 for f in focus)):
+        raise ToolInputError("focus: at most 50 files or symbols, each 1-500 characters")
+    ws = places.current
+    root = os.path.realpath(ws.project.root)
+    db = connect(":memory:") if excluded_by(root, ws.home) else ws.db
+    built = mapbuild.build(db, root, tokens, [f.strip() for f in focus or []])
+    if not built.text:
+        return f"No definitions found in {built.files} source files under {root}."
+    return f"Repository map of {root} ({built.files} files; line: signature):\n{built.text}"
+
+
 def stats(places: Places, project: str | None = None, all_projects: bool = False) -> str:
     from memory.store.evict import usage
     from memory.store.limits import max_bytes, max_memories

@@ -348,6 +348,38 @@ def m007_injections(db: sqlite3.Connection) -> None:
     )
 
 
+def m008_repo_map(db: sqlite3.Connection) -> None:
+    # The repository map (memory/outline/mapbuild.py): per file, its definitions (JSON rows: name, kind,
+    # line, depth, signature) and the identifiers it uses (JSON: name -> count), keyed by content hash so
+    # that only changed files are parsed again; and the maps built, which SessionStart reads (never builds).
+    run_script(
+        db,
+        """
+        CREATE TABLE repo_files (
+            root TEXT NOT NULL,
+            path TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime REAL NOT NULL,
+            language TEXT,
+            defs TEXT NOT NULL,
+            refs TEXT NOT NULL,
+            parsed_at REAL NOT NULL,
+            PRIMARY KEY (root, path)
+        );
+        CREATE TABLE repo_maps (
+            root TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            fingerprint TEXT NOT NULL,
+            text TEXT NOT NULL,
+            files INTEGER NOT NULL,
+            built_at REAL NOT NULL,
+            PRIMARY KEY (root, tokens)
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_outlines, m003_semantic,
                                                           m004_extraction, m005_team, m006_provenance,
-                                                          m007_injections]
+                                                          m007_injections, m008_repo_map]

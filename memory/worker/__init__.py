@@ -63,6 +63,7 @@ HANDLERS = {
     "evict": "memory.worker:evict_job",
     "extract": "memory.learn.job:handle_job",
     "team_sync": "memory.team.job:handle_job",
+    "repo_map": "memory.outline.mapbuild:handle_job",
 }
 MAX_ATTEMPTS = 3
 SWEEP_EVERY_S = 300
