@@ -9,6 +9,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -120,7 +121,8 @@ def test_a_secret_in_a_signature_is_filtered(repo: Path, db: sqlite3.Connection)
                                                       "sign()\nprint(AWS_SECRET_ACCESS_KEY)\n")
     built = mapbuild.build(db, str(repo), 4000)
     assert "AWS_SECRET_ACCESS_KEY" in built.text and "wJalrXUtnFEMI" not in built.text
-    assert "wJalrXUtnFEMI" not in "".join(r[0] for r in db.execute("SELECT defs FROM repo_files"))
+    stored = [zlib.decompress(r[0]) for r in db.execute("SELECT defs FROM repo_files")]
+    assert b"AWS_SECRET_ACCESS_KEY" in b"".join(stored) and b"wJalrXUtnFEMI" not in b"".join(stored)
 
 
 # -- the command and the hook -----------------------------------------------------------------------
@@ -170,3 +172,40 @@ def test_session_start_map_is_opt_in_and_only_read(repo: Path, home: Path, monke
     assert ws.db.execute("SELECT count(*) FROM queue WHERE kind = 'repo_map'").fetchone()[0] == 1  # deduplicated
     for r in hooks.results:
         assert r["exit_code"] == 0, r
+
+
+def test_the_worker_builds_the_map_a_session_start_asked_for(repo: Path, home: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """End to end: SessionStart queues the build and starts the worker, the real worker builds and stores
+    the map, the next SessionStart shows it."""
+    import time
+
+    from memory.base import worker_client
+    from memory.store.workspace import Workspace
+
+    make_git_project(repo)
+    for name, value in {"MEMORY_WORKER": "on", "MEMORY_EMBEDDER": "hashing", "MEMORY_WORKER_IDLE_SECONDS": "3",
+                        "MEMORY_DAILY_LOG": "off", "MEMORY_SESSION_MAP_TOKENS": "200"}.items():
+        monkeypatch.setenv(name, value)
+    hooks = HookRunner(repo)
+
+    def built() -> bool:
+        db = sqlite3.connect(Workspace.for_dir(str(repo)).db_path)
+        try:
+            return db.execute("SELECT count(*) FROM repo_maps").fetchone()[0] == 1
+        finally:
+            db.close()
+
+    try:
+        assert "Repository map" not in hooks.start()
+        deadline = time.monotonic() + 90
+        while not built() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert built(), Path(worker_client.log_file(str(home))).read_text()[-2000:]
+        assert "## Repository map" in (context := hooks.start()) and "shop/store.py\n  4: class Store" in context
+    finally:  # stopped by its own socket, never by name
+        worker_client.ask(str(home), {"op": "shutdown"}, timeout=2)
+        deadline = time.monotonic() + 20
+        while worker_client.alive(str(home)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert "repo_map job" in Path(worker_client.log_file(str(home))).read_text()

@@ -27,6 +27,7 @@ import re
 import sqlite3
 import subprocess
 import time
+import zlib
 from collections import Counter
 from typing import Any
 
@@ -204,8 +205,8 @@ def scan(db: sqlite3.Connection, root: str) -> Scan:
         else:
             language, defs, refs = file_symbols(data, path)
             parsed.append(rel)
-            writes.append((root, rel, digest, st.st_size, st.st_mtime, language, json.dumps(defs),
-                           json.dumps(refs), time.time()))
+            writes.append((root, rel, digest, st.st_size, st.st_mtime, language, _pack(defs), _pack(refs),
+                           time.time()))
         if len(writes) >= WRITE_BATCH:
             _flush(db, writes)
     _flush(db, writes, [(root, rel) for rel in known if rel not in hashes])
@@ -223,8 +224,14 @@ def _flush(db: sqlite3.Connection, writes: list[tuple[Any, ...]], gone: list[tup
     writes.clear()
 
 
+def _pack(value: Any) -> bytes:
+    """JSON, deflated: a file's uses are ~6 KB of JSON and ~1.5 KB deflated (this repository: 1.7 MB -> ~0.4
+    MB for 290 files), and the project's database counts against the data dir's size cap."""
+    return zlib.compress(json.dumps(value, separators=(",", ":")).encode("utf-8"), 6)
+
+
 def load(db: sqlite3.Connection, root: str) -> Files:
-    return {r[0]: (json.loads(r[1]), json.loads(r[2])) for r in db.execute(
+    return {r[0]: (json.loads(zlib.decompress(r[1])), json.loads(zlib.decompress(r[2]))) for r in db.execute(
         "SELECT path, defs, refs FROM repo_files WHERE root = ?", (root,))}
 
 

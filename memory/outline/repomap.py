@@ -9,12 +9,15 @@ from __future__ import annotations
 import sqlite3
 
 JOB = "repo_map"
+# A stored map younger than this is not rebuilt at a session's start: sessions started one after another
+# cost no queue write (~10 ms of the hook) and no worker run.
+REFRESH_S = 300
 
 
-def stored(db: sqlite3.Connection, root: str, tokens: int) -> str | None:
-    """The map last built for `root` with this budget, or None."""
-    row = db.execute("SELECT text FROM repo_maps WHERE root = ? AND tokens = ?", (root, tokens)).fetchone()
-    return row[0] if row and row[0] else None
+def stored(db: sqlite3.Connection, root: str, tokens: int) -> tuple[str, float] | None:
+    """(text, built_at) of the map last built for `root` with this budget, or None."""
+    row = db.execute("SELECT text, built_at FROM repo_maps WHERE root = ? AND tokens = ?", (root, tokens)).fetchone()
+    return (row[0], row[1]) if row else None
 
 
 def queue_build(db: sqlite3.Connection, root: str, tokens: int) -> None:
@@ -25,15 +28,19 @@ def queue_build(db: sqlite3.Connection, root: str, tokens: int) -> None:
 
 
 def session_map(db: sqlite3.Connection, root: str, tokens: int) -> str | None:
-    """SessionStart's map section: the stored map under a heading (None before the first build); the build
-    of the next one is queued either way, so a changed repository is mapped again in the background."""
+    """SessionStart's map section: the stored map under a heading (None before the first build); a new build
+    is queued when there is none or it is over REFRESH_S old, so a changed repository is mapped again in the
+    background."""
     if not root or tokens <= 0:
         return None
     import os.path
 
     root = os.path.realpath(root)  # as the builder keys it (a symlinked checkout is one repository)
-    text = stored(db, root, tokens)
-    queue_build(db, root, tokens)
-    if not text:
+    found = stored(db, root, tokens)
+    import time
+
+    if found is None or time.time() - found[1] > REFRESH_S:
+        queue_build(db, root, tokens)
+    if found is None or not found[0]:
         return None
-    return "## Repository map (most referenced definitions)\n" + text
+    return "## Repository map (most referenced definitions)\n" + found[0]
