@@ -125,6 +125,25 @@ def test_a_secret_in_a_signature_is_filtered(repo: Path, db: sqlite3.Connection)
     assert b"AWS_SECRET_ACCESS_KEY" in b"".join(stored) and b"wJalrXUtnFEMI" not in b"".join(stored)
 
 
+def test_overloads_show_once_and_old_rows_are_parsed_again(repo: Path, db: sqlite3.Connection) -> None:
+    (repo / "shop" / "typed.py").write_text(
+        "from typing import overload\n\n\n@overload\ndef pick(key: str) -> str: ...\n\n\n@overload\n"
+        "def pick(key: int) -> int: ...\n\n\ndef pick(key):\n    return key\n")
+    for user in ("a", "b", "c"):
+        (repo / "shop" / f"pick_{user}.py").write_text("from shop.typed import pick\n\npick(1)\n")
+    text = mapbuild.build(db, str(repo), 4000).text
+    assert text.count("def pick(") == 1 and "12: def pick(key)  (+2 overloads)" in text
+    db.execute("UPDATE repo_files SET content_hash = 'stale/0' WHERE path = 'shop/cart.py'")  # an older format
+    assert mapbuild.build(db, str(repo), 4000).parsed == ["shop/cart.py"]
+
+
+def test_a_folder_git_ignores_is_mapped_when_asked_for_by_name(repo: Path, db: sqlite3.Connection) -> None:
+    make_git_project(repo)
+    (repo / ".gitignore").write_text("shop/\n")
+    assert mapbuild.build(db, str(repo), 4000).files == 2  # from the root: the ignored folder is left out
+    assert mapbuild.build(db, str(repo / "shop"), 4000).files == 8  # named: walked
+
+
 # -- the command and the hook -----------------------------------------------------------------------
 
 

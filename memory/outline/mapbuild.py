@@ -32,10 +32,15 @@ from collections import Counter
 from typing import Any
 
 from memory.base.privacy import clean
-from memory.outline.cache import content_hash
+from memory.outline.cache import OUTLINE_FORMAT, content_hash
 from memory.store.db import Tx
 
 DEFAULT_TOKENS = 1024
+# Stored with each file's hash, and in the stored map's fingerprint: a row cached by an older outliner or uses
+# rule is parsed again, a map rendered by an older version built again. Bumped when either changes.
+ROWS_FORMAT = f"{OUTLINE_FORMAT}.1"
+_ROWS_SUFFIX = "/" + ROWS_FORMAT
+MAP_FORMAT = "2"  # 2: overloads shown once
 MAX_FILE_BYTES = 1 << 20  # larger source files are data or generated: a parse would cost more than it tells
 MAX_FILES = 20_000
 SIGNATURE_CHARS = 200
@@ -73,7 +78,7 @@ def list_files(root: str) -> list[str]:
     from parser.languages import language_for_path
 
     listed = _git_files(root)
-    if listed is None:
+    if not listed:  # not in git, or a folder git ignores as a whole that was asked for by name (a venv's package)
         listed = _walk(root)
     out = [p for p in listed if not _vendored(p) and not _GENERATED_NAME.search(p) and language_for_path(p)]
     return sorted(out)[:MAX_FILES]
@@ -172,7 +177,7 @@ class Scan:
 
     def __init__(self, root: str, hashes: dict[str, str], parsed: list[str]) -> None:
         self.root, self.hashes, self.parsed = root, hashes, parsed
-        joined = "\n".join(f"{p}\0{h}" for p, h in sorted(hashes.items()))
+        joined = MAP_FORMAT + "\n" + "\n".join(f"{p}\0{h}" for p, h in sorted(hashes.items()))
         self.fingerprint = hashlib.sha1(joined.encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -191,14 +196,14 @@ def scan(db: sqlite3.Connection, root: str) -> Scan:
             st = os.stat(path)
         except OSError:
             continue
-        if old and old[0] == st.st_size and old[1] == st.st_mtime:
+        if old and old[0] == st.st_size and old[1] == st.st_mtime and old[2].endswith(_ROWS_SUFFIX):
             hashes[rel] = old[2]
             continue
         got = _readable(path)
         if got is None:
             continue
         data, st = got
-        digest = content_hash(data)
+        digest = f"{content_hash(data)}/{ROWS_FORMAT}"
         hashes[rel] = digest
         if old and old[2] == digest:
             writes.append(("touch", st.st_size, st.st_mtime, root, rel))
@@ -363,18 +368,26 @@ def rank(files: Files, root: str = "",
 
 
 def _with_parents(defs: list[list[Any]], name: str) -> list[list[Any]]:
-    """The definitions named `name`, each with the rows that enclose it (a method's class), for context."""
-    out: list[list[Any]] = []
+    """The definitions named `name`, each with the rows that enclose it (a method's class), for context.
+    Overloads (one name defined again under the same parent: `@overload`, C++, TypeScript) show once, the
+    last (Python's and TypeScript's implementation), marked with how many more there are."""
+    last: dict[int, tuple[list[Any], list[list[Any]], int]] = {}
     for i, d in enumerate(defs):
         if d[0] != name:
             continue
-        depth, chain = d[3], [d]
+        depth, chain = d[3], []
         for p in reversed(defs[:i]):
             if depth <= 0:
                 break
             if p[3] < depth:
                 chain.append(p)
                 depth = p[3]
+        parent = defs.index(chain[0]) if chain else -1
+        seen = last.get(parent)
+        last[parent] = (d, chain, seen[2] + 1 if seen else 0)
+    out: list[list[Any]] = []
+    for d, chain, more in last.values():
+        out.append([*d[:4], f"{d[4]}  (+{more} overloads)"] if more else d)
         out.extend(chain)
     return out
 
