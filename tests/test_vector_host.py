@@ -79,3 +79,39 @@ def test_a_warm_worker_searches_without_lancedb(home: Path, project: Path, embed
         proc.wait(timeout=30)
     assert proc.returncode == 0
     ws.close()
+
+
+def test_the_vector_process_comes_back_after_a_crash_and_a_release(tmp_path: Path) -> None:
+    """Writes, scans and searches in the child; after the child is killed the next call (or the one after, if
+    it was the call under way) starts a new one on the same files; a release stops it, and the next call starts
+    it again."""
+    import signal
+
+    import numpy as np
+
+    from memory.recall.vector_host import Host, RemoteStore, VectorHostError
+
+    host = Host()
+    vs = RemoteStore(host, str(tmp_path), "hashing:test:8", 8)
+    rows = [{"id": i, "vector": [float(i == d) for d in range(8)], "type": "note", "session_id": "s",
+             "created_at": float(i), "expires_at": None} for i in range(8)]
+    try:
+        vs.upsert(rows)
+        assert vs.count() == 8 and vs.search(rows[3]["vector"], 1) == [(3, 1.0)]
+        first = host.pid
+        assert first is not None and host.started == 1
+        os.kill(first, signal.SIGKILL)
+        assert wait_for(lambda: not alive(first), 10, 0.05)
+        try:  # seen dead before the call (a new child answers it) or during it (the call fails)
+            n = vs.count()
+        except VectorHostError:
+            n = vs.count()
+        assert n == 8 and host.pid not in (None, first) and host.started == 2
+        ids, vecs = zip(*vs.scan(3), strict=True)
+        assert sorted(np.concatenate(ids).tolist()) == list(range(8)) and all(v.shape[1] == 8 for v in vecs)
+        vs.maintain(force=True, keep_s=0)  # no clean-up left due: nothing keeps the child up
+        assert host.release_if_quiet(0.0) and host.pid is None
+        vs.delete([0])
+        assert vs.count() == 7 and host.started == 3
+    finally:
+        host.stop()

@@ -29,7 +29,7 @@ from typing import Any
 # A child nobody has called for MEMORY_VECTOR_PROCESS_SECONDS (20) is stopped by the worker's idle loop
 # (release_if_quiet). Starting one costs ~2 CPU-s (the imports); a burst's batches come every few seconds at
 # most, so 20 s spans them.
-SCAN_ROWS = 8192  # rows per message of a scan: 12 MiB of float32 at 384 dimensions
+SCAN_ROWS = 2048  # rows per message of a scan: 3 MiB of float32 at 384 dimensions, 8 MiB at 1,024
 
 
 class VectorHostError(RuntimeError):
@@ -111,12 +111,16 @@ class Host:
             from memory.base.config import env_int
 
             quiet_s = float(env_int("MEMORY_VECTOR_PROCESS_SECONDS"))
-        with self._lock:
+        if not self._lock.acquire(blocking=False):  # a call under way: not quiet, and the loop must not wait
+            return False
+        try:
             now = time.monotonic()
             if (self.pid is None or self.scans or now - self.used < quiet_s
                     or any(due is not None and due - now < quiet_s for due in self.dues.values())):
                 return False
             self._stop()
+        finally:
+            self._lock.release()
         return True
 
 
