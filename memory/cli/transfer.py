@@ -43,6 +43,8 @@ def export(project: str | None, every: bool, fmt: str, output: str | None) -> No
 
     if every and project:
         raise click.UsageError("give either --project or --all, not both")
+    if fmt == "jsonl" and output and os.path.isdir(output):
+        raise click.UsageError(f"{output} is a folder: JSONL goes to one file (-o FILE)")
     spaces = _workspaces(project, every)
     if fmt == "markdown" and output and (every or os.path.isdir(output)):
         os.makedirs(output, mode=0o700, exist_ok=True)
