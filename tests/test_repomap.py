@@ -132,7 +132,7 @@ def test_overloads_show_once_and_old_rows_are_parsed_again(repo: Path, db: sqlit
     for user in ("a", "b", "c"):
         (repo / "shop" / f"pick_{user}.py").write_text("from shop.typed import pick\n\npick(1)\n")
     text = mapbuild.build(db, str(repo), 4000).text
-    assert text.count("def pick(") == 1 and "12: def pick(key)  (+2 overloads)" in text
+    assert text.count("def pick(") == 1 and "12: def pick(key)  (+2 more)" in text
     db.execute("UPDATE repo_files SET content_hash = 'stale/0' WHERE path = 'shop/cart.py'")  # an older format
     assert mapbuild.build(db, str(repo), 4000).parsed == ["shop/cart.py"]
 

@@ -40,7 +40,7 @@ DEFAULT_TOKENS = 1024
 # rule is parsed again, a map rendered by an older version built again. Bumped when either changes.
 ROWS_FORMAT = f"{OUTLINE_FORMAT}.1"
 _ROWS_SUFFIX = "/" + ROWS_FORMAT
-MAP_FORMAT = "2"  # 2: overloads shown once
+MAP_FORMAT = "3"  # 2: overloads shown once; 3: a member's users name its type or module
 MAX_FILE_BYTES = 1 << 20  # larger source files are data or generated: a parse would cost more than it tells
 MAX_FILES = 20_000
 SIGNATURE_CHARS = 200
@@ -250,18 +250,29 @@ def _module_names(rel: str) -> frozenset[str]:
     return frozenset({parts[-1].split(".", 1)[0], *(parts[-2:-1])})
 
 
-def _definers(files: Files) -> dict[str, list[tuple[str, bool]]]:
+def _definers(files: Files) -> dict[str, list[tuple[str, bool, frozenset[str]]]]:
     """Each name worth matching (3+ characters, not a dunder) and the files that define it, with whether
     one of those definitions is top-level (any use refers to it) or all are members (only a member use
-    does: `x.name`, `x->name`, `X::name`)."""
-    out: dict[str, list[tuple[str, bool]]] = {}
+    does: `x.name`, `x->name`, `X::name`), and for members the names a user of them mentions too: the
+    enclosing types' or the file's module name (`x.push()` in a file that never names `DepsQueue` or its
+    module is some other `push`)."""
+    out: dict[str, list[tuple[str, bool, frozenset[str]]]] = {}
     for rel, (defs, _refs) in files.items():
-        top: dict[str, bool] = {}
-        for d in defs:
-            top[d[0]] = top.get(d[0], False) or d[3] == 0
-        for name, is_top in top.items():
+        top: set[str] = set()
+        owners: dict[str, set[str]] = {}
+        stack: list[tuple[int, str]] = []
+        for name, _kind, _line, depth, _sig in defs:
+            while stack and stack[-1][0] >= depth:
+                stack.pop()
+            if depth == 0:
+                top.add(name)
+            else:
+                owners.setdefault(name, set()).update(n for _d, n in stack)
+            stack.append((depth, name))
+        module = _module_names(rel)
+        for name in top | owners.keys():
             if len(name) >= 3 and not (name.startswith("__") and name.endswith("__")):
-                out.setdefault(name, []).append((rel, is_top))
+                out.setdefault(name, []).append((rel, name in top, frozenset(owners.get(name, ())) | module))
     return out
 
 
@@ -291,8 +302,11 @@ def _edges(files: Files, focus_names: set[str]
             share = _weight(name, len(where), focus_names) / len(where)
             bare = 0 if declared else bare  # declared here: its bare uses are of the local
             quals = set(qualifiers.split())
-            for d, top in where:
-                n = (bare + (member if quals & modules[d] else 0)) if top else member
+            for d, top, anchors in where:
+                if top:
+                    n = bare + (member if quals & modules[d] else 0)
+                else:
+                    n = member if any(a in refs for a in anchors) else 0
                 if n and d != rel:
                     edges.append((rel, d, name, share * math.sqrt(n)))
     return edges
@@ -369,8 +383,9 @@ def rank(files: Files, root: str = "",
 
 def _with_parents(defs: list[list[Any]], name: str) -> list[list[Any]]:
     """The definitions named `name`, each with the rows that enclose it (a method's class), for context.
-    Overloads (one name defined again under the same parent: `@overload`, C++, TypeScript) show once, the
-    last (Python's and TypeScript's implementation), marked with how many more there are."""
+    Overloads (one name defined again under the same parent: `@overload`, C++, TypeScript, a getter and its
+    setter) show once, the last (Python's and TypeScript's implementation), marked with how many more there
+    are."""
     last: dict[int, tuple[list[Any], list[list[Any]], int]] = {}
     for i, d in enumerate(defs):
         if d[0] != name:
@@ -387,7 +402,7 @@ def _with_parents(defs: list[list[Any]], name: str) -> list[list[Any]]:
         last[parent] = (d, chain, seen[2] + 1 if seen else 0)
     out: list[list[Any]] = []
     for d, chain, more in last.values():
-        out.append([*d[:4], f"{d[4]}  (+{more} overloads)"] if more else d)
+        out.append([*d[:4], f"{d[4]}  (+{more} more)"] if more else d)
         out.extend(chain)
     return out
 
