@@ -187,6 +187,9 @@ REPAIR_BYTES = 320_000  # and at most this many bytes parsed again (3 parses of 
 REPAIR_MIN_SWALLOWED = 3
 
 
+_CLOSERS = frozenset({b"}", b"};", b"end", b")", b"});", b"})"})
+
+
 def _error_headers(root: Node, lines: list[bytes]) -> list[int]:
     """Rows inside ERROR nodes that look like a definition's header (`def g(self):`): if no definition was
     found starting there, the error swallowed one."""
@@ -200,15 +203,24 @@ def _names(root: Node, language: str) -> int:
     return len({name.text for _node, name, _kind in _collect(root, language)[0]})
 
 
-def _candidates(root: Node) -> list[tuple[int, int]]:
+def _candidates(root: Node, lines: list[bytes]) -> list[tuple[int, int]]:
     """Rows (0-based, inclusive) to try blanking: each run of broken rows, those where an ERROR node ends
-    first, each followed by the same run with the line before it (where an unclosed `{` or `(` usually is:
-    the parser notices on the next line)."""
+    first (the row where it ends alone first) and runs of definition headers last, each followed by the same
+    run with the line before it (where an unclosed `{` or `(` usually is: the parser notices on the next
+    line)."""
     last: set[int] = set()
     runs = _ranges(_broken_rows(root, last))
-    runs.sort(key=lambda run: not any(run[0] - 1 <= row <= run[1] - 1 for row in last))  # stable
+
+    def header(row: int) -> bool:  # `module Billing` opening an ERROR node: blanking it unnests the rest
+        return row < len(lines) and _header_match(lines[row].decode("utf-8", "replace")) is not None
+
+    runs.sort(key=lambda run: (all(header(r) for r in range(run[0] - 1, run[1])),
+                               not any(run[0] - 1 <= row <= run[1] - 1 for row in last)))  # stable
     out: list[tuple[int, int]] = []
     for a, b in runs[:REPAIR_PARSES]:
+        ends = [row for row in sorted(last) if a - 1 <= row <= b - 1]
+        if a < b and ends:  # `fun add(...) {` then the bad line: the bad line alone first
+            out.append((ends[-1], ends[-1]))
         out.append((a - 1, b - 1))
         if a > 1:
             out.append((a - 2, b - 1))
@@ -237,7 +249,9 @@ def _parse_repaired(parser: Any, text: bytes, language: str) -> tuple[Any, set[i
         return tree, set(), set()
     first_tree, original = tree, _broken_rows(tree.root_node)
     lines = text.split(b"\n")
-    swallowed = lost >= len(original) + REPAIR_MIN_SWALLOWED
+    # Swallowed lines, or a broken line that only closes a block (`}`): something before it closed early.
+    swallowed_lines = lost >= len(original) + REPAIR_MIN_SWALLOWED
+    swallowed = swallowed_lines or any(row < len(lines) and lines[row].strip() in _CLOSERS for row in original)
     headers = [] if swallowed else _error_headers(tree.root_node, lines)
     if not swallowed and not headers:  # the usual case: a line or two the parser skipped and resumed after
         return tree, original, set()
@@ -249,7 +263,9 @@ def _parse_repaired(parser: Any, text: bytes, language: str) -> tuple[Any, set[i
     starts = {row for row in found
               if _header_match(lines[row].decode("utf-8", "replace") if row < len(lines) else "") is None}
     budget = min(REPAIR_PARSES, max(1, REPAIR_BYTES // max(len(text), 1)))
-    if language in ("c", "cpp"):  # `#if` inside a declaration: parse one configuration instead
+    # `#if` inside a declaration: parse one configuration instead (only for real damage: it drops the other
+    # branches' definitions, which ctags counts)
+    if language in ("c", "cpp") and swallowed_lines:
         branch = first_branches(text)
         candidate, candidate_lost = _parse(parser, branch)
         budget -= 1
@@ -259,16 +275,22 @@ def _parse_repaired(parser: Any, text: bytes, language: str) -> tuple[Any, set[i
     blanked: set[int] = set()
     while budget > 0 and lost:
         best = None
-        for first, last in _candidates(tree.root_node):
+        for first, last in _candidates(tree.root_node, lines):
             if budget <= 0:
                 break
             if any(first <= row <= last for row in starts):
                 continue
-            copy = blank_lines(text, first, last)
+            # A line that only closes a block stays: blanking it would unbalance the rest (Lua's `end`).
+            rows = [r for r in range(first, last + 1) if r >= len(lines) or lines[r].strip() not in _CLOSERS]
+            if not rows:
+                continue
+            copy = text
+            for first_row, last_row in _ranges(set(rows)):
+                copy = blank_lines(copy, first_row - 1, last_row - 1)
             candidate, candidate_lost = _parse(parser, copy)
             budget -= 1
             if candidate_lost < (best[2] if best else lost):
-                best = (copy, candidate, candidate_lost, range(first, last + 1))
+                best = (copy, candidate, candidate_lost, rows)
                 if candidate_lost * 2 < lost:  # most of what was lost is back: go on from there
                     break
         if best is None:

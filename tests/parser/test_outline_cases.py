@@ -235,3 +235,26 @@ def test_every_name_ctags_reports_is_visible(name: str, language: str) -> None:
     # object `Companion` (the row says `companion object`); on the broken Kotlin file ctags takes the local
     # `val x` for a top-level constant.
     assert missing <= {"CONNECTION_H", "Companion", "x"}, missing
+
+
+FIXTURES = os.path.dirname(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(f for f in os.listdir(FIXTURES) if f.lower().startswith("sample")))
+def test_a_broken_line_in_a_function_loses_no_other_definition(name: str) -> None:
+    """Every language: an unfinished expression inside the first multi-line function leaves every definition
+    of the file in the outline, nested as before."""
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as fh:
+        lines = fh.read().split("\n")
+    good = outline_source("\n".join(lines).encode(), name)
+    target = next((s for s in good.symbols if s.kind in ("function", "method") and s.end_line - s.start_line >= 2),
+                  None)
+    if target is None:
+        pytest.skip("no multi-line function")
+    last = lines[target.end_line - 1]
+    indent = last[:len(last) - len(last.lstrip())] + ("    " if last.strip() in ("}", "end") else "")
+    junk = "x = (1 +" if name.endswith(".py") else "x = ( 1 + ;"
+    lines.insert(target.end_line - 1, indent + junk)
+    broken = outline_source("\n".join(lines).encode(), name)
+    assert {s.qualified_name for s in good.symbols} <= {s.qualified_name for s in broken.symbols}
+    assert broken.error_lines and broken.error_lines[0][0] >= target.start_line
