@@ -144,6 +144,16 @@ def test_a_folder_git_ignores_is_mapped_when_asked_for_by_name(repo: Path, db: s
     assert mapbuild.build(db, str(repo / "shop"), 4000).files == 8  # named: walked
 
 
+def test_roots_that_are_gone_are_forgotten(repo: Path, tmp_path: Path, db: sqlite3.Connection) -> None:
+    other = Path(shutil.copytree(FIXTURE / "shop", tmp_path / "scratch"))
+    mapbuild.build(db, str(repo), 512)
+    mapbuild.build(db, str(other), 512)
+    shutil.rmtree(other)
+    assert mapbuild.prune_roots(db) == 1
+    assert {r[0] for r in db.execute("SELECT DISTINCT root FROM repo_files")} == {str(repo.resolve())}
+    assert db.execute("SELECT count(*) FROM repo_maps").fetchone()[0] == 1
+
+
 # -- the command and the hook -----------------------------------------------------------------------
 
 
