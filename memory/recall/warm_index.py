@@ -208,10 +208,7 @@ class WarmIndex:
                     self.length[slot] = length
                     add(slot, freqs)
         self.total_length = float(self.length[:self.n].sum())
-        for term, (slots_, freq_) in lists.items():
-            slots = np.frombuffer(slots_, dtype=np.int32).copy()
-            self.postings[term] = _Postings(slots, np.frombuffer(freq_, dtype=np.float32).copy(), self.length[slots])
-        lists.clear()
+        self._pack(lists)
         for ids, vecs in vectors or ():
             slots = []
             rows = []
@@ -232,6 +229,25 @@ class WarmIndex:
                 inside = (where >= block * BLOCK) & (where < (block + 1) * BLOCK)
                 self.blocks[block][:, where[inside] - block * BLOCK] = stored[inside].T
             self.has_vector[where] = True
+
+    def _pack(self, lists: dict[str, tuple[array, array]]) -> None:
+        """Every term's postings as slices of three arrays: one allocation each rather than three per term,
+        whose copies, interleaved with the build's freed lists, kept the heap from shrinking (10,000 memories:
+        29 MiB of arrays held 81 MiB of RSS). A term that grows later gets arrays of its own (_Postings.add)."""
+        total = sum(len(s_) for s_, _ in lists.values())
+        slots, freq = np.empty(total, dtype=np.int32), np.empty(total, dtype=np.float32)
+        spans = []
+        at = 0
+        for term in list(lists):
+            slots_, freq_ = lists.pop(term)
+            end = at + len(slots_)
+            slots[at:end] = np.frombuffer(slots_, dtype=np.int32)
+            freq[at:end] = np.frombuffer(freq_, dtype=np.float32)
+            spans.append((term, at, end))
+            at = end
+        dl = self.length[slots]
+        for term, start, end in spans:
+            self.postings[term] = _Postings(slots[start:end], freq[start:end], dl[start:end])
 
     def _new_slot(self, mid: int, type: str, session_id: str | None, created_at: float, importance: float) -> int:
         old = self.slot_of.get(mid)
