@@ -104,9 +104,15 @@ def test_repo_map_tool(world: dict[str, Any]) -> None:
                 await call(s, "repo_map", {"tokens": 10})]
 
     plain, focused, bad = session(world["home"], world["project"], body, via_launcher=True)
-    assert not plain[0] and plain[1].splitlines()[1:3] == ["shop/store.py", "  4: class Store"]
-    assert estimate_tokens(plain[1].split("\n", 1)[1]) <= 64
-    assert not focused[0] and focused[1].splitlines()[1:3] == ["shop/helpers.py", "  4: def slugify(text: str) -> str"]
+    def body_of(text: str) -> list[str]:  # the map inside the untrusted block, after its heading
+        lines = text.splitlines()
+        assert lines[0].startswith("<recalled-data") and lines[-1] == "</recalled-data>"
+        start = next(i for i, line in enumerate(lines) if line.startswith("Repository map of "))
+        return lines[start + 1:-1]
+
+    assert not plain[0] and body_of(plain[1])[:2] == ["shop/store.py", "  4: class Store"]
+    assert estimate_tokens("\n".join(body_of(plain[1])) + "\n") <= 64
+    assert not focused[0] and body_of(focused[1])[:2] == ["shop/helpers.py", "  4: def slugify(text: str) -> str"]
     assert bad[0] and "tokens" in bad[1]
 
 

@@ -203,6 +203,28 @@ def test_session_start_map_is_opt_in_and_only_read(repo: Path, home: Path, monke
         assert r["exit_code"] == 0, r
 
 
+def test_session_start_with_a_map_stays_on_the_hot_path(repo: Path, home: Path) -> None:
+    """With a fresh stored map, SessionStart reads it and loads nothing the hot path avoids: no json or re
+    (no queue write), no tree-sitter, no builder, no git."""
+    from memory.store.workspace import Workspace
+
+    make_git_project(repo)
+    ws = Workspace.for_dir(str(repo))
+    mapbuild.build(ws.db, str(repo), 200)  # as the worker would
+    ws.close()
+    payload = {"session_id": "s-map", "transcript_path": "", "cwd": str(repo), "hook_event_name": "SessionStart",
+               "source": "startup"}
+    proc = subprocess.run([sys.executable, "-S", "-X", "importtime", str(ROOT / "hooks" / "session_start.py")],
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=60,
+                          env={**os.environ, "MEMORY_SESSION_MAP_TOKENS": "200"})
+    modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines()
+               if line.startswith("import time:") and "|" in line}
+    assert proc.returncode == 0 and "memory.outline.repomap" in modules, proc.stderr.decode()[-2000:]
+    slow = {"re", "json", "hashlib", "zlib", "subprocess", "tree_sitter", "parser", "memory.outline.mapbuild"}
+    assert not modules & slow, sorted(modules & slow)
+    assert "shop/store.py\n  4: class Store" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
 def test_the_worker_builds_the_map_a_session_start_asked_for(repo: Path, home: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """End to end: SessionStart queues the build and starts the worker, the real worker builds and stores

@@ -359,7 +359,8 @@ def repo_map(places: Places, focus: list[str] | None = None, tokens: int = 1024)
     built = mapbuild.build(db, root, tokens, [f.strip() for f in focus or []])
     if not built.text:
         return f"No definitions found in {built.files} source files under {root}."
-    return f"Repository map of {root} ({built.files} files; line: signature):\n{built.text}"
+    # Signature lines are the repository's text: data, inside the one untrusted block.
+    return fence.wrap(f"Repository map of {root} ({built.files} files; line: signature):\n{built.text}")
 
 
 def stats(places: Places, project: str | None = None, all_projects: bool = False) -> str:

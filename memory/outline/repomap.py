@@ -43,4 +43,7 @@ def session_map(db: sqlite3.Connection, root: str, tokens: int) -> str | None:
         queue_build(db, root, tokens)
     if found is None or not found[0]:
         return None
-    return "## Repository map (most referenced definitions)\n" + found[0]
+    from memory.base import fence
+
+    # Signature lines are the repository's text: data, inside the one untrusted block (memory/base/fence.py).
+    return fence.wrap("## Repository map (most referenced definitions)\n" + found[0])
