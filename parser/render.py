@@ -244,8 +244,10 @@ def _doc(symbol: Symbol) -> str:
 
 
 def symbol_line(symbol: Symbol, language: str | None = None) -> str:
-    return (f"{'  ' * symbol.depth}{_span(symbol.start_line, symbol.end_line)} "
-            f"{_signature(symbol, language)}{_doc(symbol)}")
+    signature = _signature(symbol, language)
+    if signature.endswith("…") and symbol.name not in signature:  # cut before its name (a long typedef)
+        signature = f"{signature} {symbol.name}"
+    return f"{'  ' * symbol.depth}{_span(symbol.start_line, symbol.end_line)} {signature}{_doc(symbol)}"
 
 
 def _constants_line(run: list[Symbol]) -> str:

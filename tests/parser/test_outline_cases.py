@@ -150,6 +150,12 @@ def test_name_list(names: list[str], text: str) -> None:
     assert name_list(names) == text
 
 
+def test_a_row_cut_before_its_name_still_shows_it() -> None:
+    source = (b"typedef struct { int a; } __attribute__((aligned(64), packed, deprecated(\"use the other one, "
+              b"it is faster and smaller\"))) Aligned;\n")
+    assert outline_source(source, "a.h").render().endswith("… Aligned")
+
+
 def test_function_pointer_typedefs_are_named() -> None:
     source = b"typedef int (*getbufferproc)(void *, int);\ntypedef char Name4[4];\ntypedef struct a *ptr_t;\n"
     assert [s.name for s in outline_source(source, "x.h").symbols] == ["getbufferproc", "Name4", "ptr_t"]
