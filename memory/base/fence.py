@@ -310,9 +310,11 @@ class Flagger:
         self.memo = PieceMemo(("<", *_FIRST_GATES))
 
     def __call__(self, *texts: str) -> str:
+        # Each text gated alone, not joined: the join would make a new piece of the title's last word and the
+        # content's first at every memory. A text that reads as orders holds "<" or a first gate itself.
         present = [t for t in texts if t]
-        if not self.memo.present("\n".join(present).lower()):
-            return ""  # no "<" and no first gate in the joined text: what flags_for returns then
+        if not any(self.memo.present(t.lower()) for t in present):
+            return ""  # no "<" and no first gate in any text: what flags_for returns then
         return _flags_of(present)
 
 

@@ -62,7 +62,7 @@ class PieceMemo:
     and three set operations (~2 us for a 250-character chat turn) where the trigram gate costs ~9 us; the
     memo forgets what it learnt past `limit` pieces."""
 
-    def __init__(self, needles: Iterable[str], limit: int = 1 << 16) -> None:
+    def __init__(self, needles: Iterable[str], limit: int = 1 << 18) -> None:
         self.always: list[str] = []
         self.by_marker: dict[str, list[str]] = {}
         self.by_word: dict[str, list[str]] = {}

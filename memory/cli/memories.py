@@ -144,9 +144,12 @@ def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
     fail_on_missing(ids, {r["id"] for r in rows})
 
 
-# Rows per transaction: ~0.1-0.2 s of write lock at 10,000 memories/s, so a hook waiting for it (busy timeout
-# 5 s) gets its turn between batches; larger batches gained nothing measurable (docs/benchmarks.md).
-JSONL_BATCH = 2000
+# Rows per transaction. Each commit writes every index page its rows touched, and the random-keyed indexes
+# (content_hash, title_key, uid) have a row in almost every leaf page once the store holds ~50,000 memories:
+# at 100,000 the commit cost ~25 us a row in batches of 2,000, ~11 in batches of 10,000. The per-memory
+# rules run before the write lock is taken (store.save_many), so a batch of 5,000 holds it for its writes
+# alone, ~0.3 s at 100,000 memories: a hook waiting for it (busy timeout 5 s) gets its turn between batches.
+JSONL_BATCH = 5000
 
 
 def _parse_jsonl_line(line: str, number: int, default_project: str | None,
@@ -208,6 +211,10 @@ def _save_jsonl(default_project: str | None, as_json: bool) -> None:
     screen = store.Screen.bulk()  # one for the whole import: what its memo learns carries over batches
     for ws, items in groups.values():
         opened(ws)
+        # A page cache of up to 64 MiB for this connection (SQLite's default: 2 MiB): past ~20,000 memories
+        # the random-keyed indexes (content_hash, title_key, uid) outgrow the default, and every batch then
+        # reads their pages back from the OS (~10 us a row at 100,000; docs/benchmarks.md).
+        ws.db.execute("PRAGMA cache_size = -65536")
         for start in range(0, len(items), JSONL_BATCH):
             batch = items[start:start + JSONL_BATCH]
             try:
@@ -276,7 +283,15 @@ def save(text: tuple[str, ...], title: str | None, type_: str, importance: float
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--expires") from None
     if jsonl:
-        _save_jsonl(project, as_json)
+        import gc
+
+        # The import holds every line's memory until it is saved: the cyclic collector would walk them all
+        # again and again as they pile up (~3 us a line at 100,000 lines), and nothing here makes a cycle.
+        gc.disable()
+        try:
+            _save_jsonl(project, as_json)
+        finally:
+            gc.enable()
         return
     content = " ".join(text).strip() or (sys.stdin.read().strip() if not sys.stdin.isatty() else "")
     if not content:

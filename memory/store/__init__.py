@@ -131,8 +131,12 @@ def save_many(db: sqlite3.Connection, project: str, memories: list[NewMemory], *
     store and the batch before it, low-value filter, provenance, one vector job); the daily log lines are
     appended together and the size check runs once, after the commit (memory/store/aftersave.py). Pass one
     `Screen.bulk()` to every batch of an import: its memo then carries over."""
+    # Every per-memory rule first, before the write lock is taken: they read no database, and they are most
+    # of a batch's time (a hook waiting for the lock waits for the writes alone).
+    now, screen = time.time(), screen or Screen.bulk()
+    rows = [_row(project, m, filter_low_value, now, screen) for m in memories]
     with Tx(db):
-        saved = _save_batch(db, project, memories, filter_low_value, screen or Screen.bulk())
+        saved = _save_batch(db, project, rows)
         queue_vector_jobs(db, [s.id for s in saved if s.id is not None and s.action in ("inserted", "updated")])
     done = [(s, m.source) for s, m in zip(saved, memories, strict=True) if s.stored is not None]
     if done:
@@ -160,8 +164,10 @@ class _Row:
         self.title, self.content = title, content
         # The title and the content are hashed apart (a NUL between them), so moving words across the
         # boundary makes a different memory.
-        self.chash = content_hash(f"{normalise(title)}\x00{normalise(content)}")
         self.tkey = normalise(title)
+        # = content_hash(f"{tkey}\x00{normalise(content)}"): both halves are normalised already (lower() is
+        # idempotent, NUL is no whitespace), so normalising them joined again would change nothing.
+        self.chash = sha256(f"{self.tkey}\x00{normalise(content)}".encode("utf-8", "replace")).hexdigest()
         self.importance, self.confidence = float(m.importance), float(m.confidence)
         self.tags = ",".join(sorted({c for t in m.tags if (c := screen.clean(t).strip().lower())}))
         self.files = "\n".join(dict.fromkeys(screen.clean(f) for f in m.files if f))
@@ -247,20 +253,17 @@ def _any_stored(db: sqlite3.Connection, project: str, rows: list[_Row]) -> bool:
     return False
 
 
-def _save_batch(db: sqlite3.Connection, project: str, memories: list[NewMemory],
-                filter_low_value: bool, screen: Screen) -> list[Saved]:
+def _save_batch(db: sqlite3.Connection, project: str, rows: list[_Row | None]) -> list[Saved]:
     """save_many's writes, inside its transaction. Each memory is checked against the store and the batch
     before it, in order, so the outcome is that of one save after another; the new rows are then written
     by one INSERT: FTS5 flushes its pending terms at every statement that fires its trigger (~60 us a row
     one by one, ~10 us in one statement; SQLite 3.40). Their ids are the ones SQLite would give, taken
-    under the write lock: max(id) + 1 onwards."""
-    now = time.time()
+    under the write lock: max(id) + 1 onwards. `rows`: the memories as _row made them (None: dropped)."""
     out: list[Saved] = []
     new: list[_Row] = []
     by_hash: dict[str, _Row] = {}
     by_title: dict[str, _Row] = {}
     next_id = (db.execute("SELECT max(id) FROM memories").fetchone()[0] or 0) + 1
-    rows = [_row(project, m, filter_low_value, now, screen) for m in memories]
     # A batch none of whose contents or titles is stored yet (a first import) needs no lookup a row: the
     # store changes only through those lookups' updates, so each would find nothing.
     stored = _any_stored(db, project, [r for r in rows if r is not None])

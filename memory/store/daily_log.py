@@ -26,13 +26,14 @@ def _one_line(text: str) -> str:
 
 
 def entry(project: str, memory_id: int, type_: str, title: str, content: str, action: str,
-          when: float | None = None) -> str:
+          when: float | None = None, stamp: str | None = None) -> str:
+    """One line; `stamp` (HH:MM of `when`) when the caller has it: a batch formats its time once."""
     body = _one_line(content)
     if body.lower().startswith(_one_line(title).lower()):
         body = body[len(_one_line(title)):].lstrip(" :-")
     if len(body) > MAX_CONTENT_CHARS:
         body = body[: MAX_CONTENT_CHARS - 3].rstrip() + "..."
-    stamp = time.strftime("%H:%M", time.localtime(when))
+    stamp = stamp or time.strftime("%H:%M", time.localtime(when))
     verb = "" if action == "inserted" else f" ({action})"
     line = f"- {stamp} `{project}` #{memory_id} [{type_}]{verb} **{_one_line(title)}**"
     return f"{line}: {body}\n" if body else line + "\n"
@@ -53,5 +54,6 @@ def append_many(home: str, entries: list[tuple[str, int, str, str, str, str]]) -
     with os.fdopen(fd, "a", encoding="utf-8") as fh:
         if fh.tell() == 0:
             fh.write(f"# Memories saved on {time.strftime('%Y-%m-%d', time.localtime(now))}\n\n")
-        fh.write("".join(entry(*e, when=now) for e in entries))
+        stamp = time.strftime("%H:%M", time.localtime(now))
+        fh.write("".join(entry(*e, stamp=stamp) for e in entries))
     return path

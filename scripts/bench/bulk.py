@@ -7,12 +7,18 @@ LongMemEval's (scripts/bench/fill.py's prose of real words, 12-60 words, a title
 lines, a date string), split over `--projects` projects. The worker is off: what it does later (embedding)
 is not an import's cost. Sizes run interleaved, `--rounds` times each; the median is reported.
 
-    .venv/bin/python -m scripts.bench.bulk [--sizes 10000,100000] [--rounds 3] [--projects 1] [--json]
+`--text longmemeval` imports the user turns of the LongMemEval development split instead (real chat, with
+its punctuation, numbers and names). `--stages` runs the command in-process once per size with each stage
+wrapped in a CPU timer: where the time goes.
+
+    .venv/bin/python -m scripts.bench.bulk [--sizes 10000,100000] [--rounds 3] [--projects 1]
+        [--text prose|longmemeval] [--stages] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import random
@@ -23,16 +29,28 @@ import tempfile
 from pathlib import Path
 
 from memory.base.project import identify
-from scripts.bench.common import ROOT, interleaved, machine, machine_line, print_json, run_timed
+from memory.store import normalise
+from scripts.bench.common import ROOT, SHARED, interleaved, machine, machine_line, print_json, python, run_timed
 from scripts.bench.fill import corpus_words, prose
 
 OPEN_FILES = 256
 
 
-def lines(n: int, folders: list[str], seed: int = 11) -> bytes:
+def lines(n: int, folders: list[str], seed: int = 11, text: str = "prose") -> bytes:
+    """`text` prose: runs of scripts/bench/fill.py's words with a numbered title; longmemeval: the user turns
+    of the LongMemEval development split, untitled (the first line becomes the title), each once, then again
+    with "(again k) " in front once all were used."""
+    out = []
+    if text == "longmemeval":
+        turns = longmemeval_turns()
+        for i in range(n):
+            content = (f"(again {i // len(turns)}) " if i >= len(turns) else "") + turns[i % len(turns)]
+            out.append(json.dumps({"content": content, "session_id": f"s{i // 20}",
+                                   "created_at": f"2023-05-{1 + i % 28:02d} {i % 24:02d}:00",
+                                   "project": folders[i % len(folders)]}))
+        return ("\n".join(out) + "\n").encode()
     rng = random.Random(seed)
     pick = prose(corpus_words())
-    out = []
     for i in range(n):
         words = pick(rng)
         out.append(json.dumps({
@@ -41,12 +59,97 @@ def lines(n: int, folders: list[str], seed: int = 11) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
+def longmemeval_turns() -> list[str]:
+    """The user turns of the LongMemEval development split, in file order, each first line once (a turn whose
+    title, its first line, was seen already would update that memory, not add one)."""
+    path = SHARED / "data" / "longmemeval" / "longmemeval_s_dev120.jsonl.gz"
+    seen: dict[str, str] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            for session in json.loads(line)["haystack_sessions"]:
+                for t in session:
+                    text = t["content"].strip()
+                    if t["role"] == "user" and text:
+                        seen.setdefault(normalise(text.splitlines()[0][:120]), text)
+    return list(seen.values())
+
+
 def count(home: Path, folder: str) -> int:
     db = sqlite3.connect(home / "projects" / identify(folder).key / "memory.db")
     try:
-        return int(db.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'turn'").fetchone()[0])
+        rows = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        indexed = db.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]  # FTS5's own rows
+        return int(min(rows, indexed))
     finally:
         db.close()
+
+
+# The stages `--stages` times, as (label, module, attribute): each function is wrapped with a CPU timer.
+STAGES = (("read and check the lines", "memory.cli.memories", "_parse_jsonl_line"),
+          ("privacy filter", "memory.base.privacy", "Cleaner.__call__"),
+          ("trust flags", "memory.base.fence", "Flagger.__call__"),
+          ("a memory's row, all rules (the three above included)", "memory.store", "_row"),
+          ("SQLite: dedup, rows, indexes, FTS5", "memory.store", "_save_batch"),
+          ("vector jobs", "memory.store", "queue_vector_jobs"),
+          ("daily log and size check", "memory.store.aftersave", "after_save_many"),
+          ("save_many, whole", "memory.store", "save_many"))
+
+
+def stage_run(path: str) -> dict[str, float]:
+    """`memory save --jsonl < path` in this process, each of STAGES timed (CPU seconds, wrappers included:
+    ~1 us a call), and the whole command."""
+    import importlib
+    import sys
+    import time
+
+    spent: dict[str, float] = {}
+
+    def timed(label: str, f):  # noqa: ANN001, ANN202
+        def g(*a, **k):  # noqa: ANN002, ANN003, ANN202
+            start = time.process_time()
+            try:
+                return f(*a, **k)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - start
+        return g
+
+    for label, module, name in STAGES:
+        owner = importlib.import_module(module)
+        *outer, attr = name.split(".")
+        for part in outer:
+            owner = getattr(owner, part, None)
+        if hasattr(owner, attr):  # an older tree (a before/after run) may lack a stage
+            setattr(owner, attr, timed(label, getattr(owner, attr)))
+    from memory.cli import main as cli
+
+    start = time.process_time()
+    with open(path, encoding="utf-8") as stdin, open(os.devnull, "w") as out:
+        sys.stdin, sys.stdout, sys.argv = stdin, out, ["memory", "save", "--jsonl"]
+        try:
+            cli()
+        except SystemExit as exc:
+            if exc.code:
+                raise
+        finally:
+            sys.stdin, sys.stdout = sys.__stdin__, sys.__stdout__
+    spent["whole command (after imports)"] = time.process_time() - start
+    return spent
+
+
+def stages(sizes: list[int], folders: list[str], tmp: str, text: str) -> None:
+    for n in sizes:
+        path = Path(tmp) / f"stages-{n}.jsonl"
+        path.write_bytes(lines(n, folders, text=text))
+        env = {**os.environ, "MEMORY_HOME": str(Path(tmp) / f"stages-home-{n}"), "MEMORY_WORKER": "off",
+               "MEMORY_PROJECT_DIR": folders[0], "PYTHONPATH": str(ROOT)}
+        code = f"import json; from scripts.bench.bulk import stage_run; print(json.dumps(stage_run({str(path)!r})))"
+        out = subprocess.run([python(), "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
+        if out.returncode:
+            raise SystemExit(out.stderr[-2000:])
+        spent = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"{n} lines ({text}): CPU us a line")
+        for label, seconds in spent.items():
+            print(f"  {label:<55} {seconds / n * 1e6:7.1f}")
 
 
 def main() -> None:
@@ -54,6 +157,8 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--projects", type=int, default=1)
+    ap.add_argument("--text", choices=("prose", "longmemeval"), default="prose")
+    ap.add_argument("--stages", action="store_true", help="time each stage in one process instead (CPU)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -63,7 +168,11 @@ def main() -> None:
             folder = Path(tmp) / f"proj{p}"
             subprocess.run(["git", "init", "-q", str(folder)], check=True)
             folders.append(str(folder))
-        inputs = {n: lines(n, folders) for n in sizes}
+        if args.stages:
+            print(machine_line())
+            stages(sizes, folders, tmp, args.text)
+            return
+        inputs = {n: lines(n, folders, text=args.text) for n in sizes}
 
         def case(n: int):  # noqa: ANN202 - a Timed
             def run(r: int):  # noqa: ANN202
@@ -84,7 +193,8 @@ def main() -> None:
     for n in sizes:
         s = samples[str(n)]
         wall, cpu = statistics.median(s.wall) / 1000, statistics.median(s.cpu) / 1000
-        results[str(n)] = {"lines": n, "projects": args.projects, "rounds": args.rounds, "wall_s": round(wall, 2),
+        results[str(n)] = {"lines": n, "text": args.text, "projects": args.projects, "rounds": args.rounds,
+                           "wall_s": round(wall, 2),
                            "cpu_s": round(cpu, 2), "memories_per_s": round(n / wall),
                            "memories_per_cpu_s": round(n / cpu)}
     info = machine()
@@ -93,7 +203,7 @@ def main() -> None:
         return
     print(machine_line(info))
     for r in results.values():
-        print(f"{r['lines']:>7} lines, {r['projects']} project(s): {r['memories_per_s']:>6}/s wall "
+        print(f"{r['lines']:>7} lines ({r['text']}), {r['projects']} project(s): {r['memories_per_s']:>6}/s wall "
               f"({r['wall_s']} s), {r['memories_per_cpu_s']:>6}/CPU-s ({r['cpu_s']} s), median of {r['rounds']}")
 
 
