@@ -102,12 +102,15 @@ def test_a_read_over_the_client_token_cap_is_denied(hooks: HookRunner, big: Path
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS", "5000")
     assert "over 5000 tokens)" in denied(pre_read(hooks, big))
-    # Under the token cap (~7,000 tokens < 8,000) the client reads it; PostToolUse then outlines it from the cache.
+    # Under the token cap (~7,000 tokens < 8,000) the client reads it: decided before any parse, and PostToolUse
+    # outlines it.
+    big.write_text(PY_SOURCE + "\n")  # not the version cached above
     monkeypatch.setenv("CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS", "8000")
     monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
-    assert pre_read(hooks, big) is None
-    after = hooks.run("post_tool_use", read_event(hooks, big))
-    assert outlined(after) and "parser.extract" not in _imported(after)
+    before = hooks.run("pre_tool_use", hooks.event("PreToolUse", tool_name="Read",
+                                                   tool_input={"file_path": str(big)}))
+    assert before["json"] is None and "parser.extract" not in _imported(before)
+    assert outlined(hooks.run("post_tool_use", read_event(hooks, big)))
 
 
 def test_what_the_client_reads_or_has_no_outline_passes(hooks: HookRunner, home: Path, project: Path, big: Path,
@@ -149,3 +152,73 @@ def test_a_long_outline_is_cut_at_a_row_with_where_the_rest_starts() -> None:
     kept = len(out.splitlines()) - 2
     assert out.endswith(f"[... {39 - kept} more rows from line {10 * (kept + 1)}: Read offset+limit]")
     assert _bounded_rows("1-2 f()", 200) == "1-2 f()"
+
+
+# --- a file too large to parse within the hook's budget -------------------------------------------------
+
+
+def _generated(functions: int) -> str:
+    """A Python module of `functions` functions and a class every 50: ~120 bytes a function."""
+    parts = ['"""A generated module."""\n\nimport os\n']
+    for i in range(functions):
+        if i % 50 == 0:
+            parts.append(f"\n\nclass Group{i}:\n    \"\"\"A group.\n\n    type checking is done here\n    \"\"\"\n")
+        parts.append(f"\n    def method_{i}(self, value: int = {i}) -> int:\n        return value * {i}\n")
+    return "".join(parts)
+
+
+def test_a_huge_file_is_parsed_within_its_budget_and_the_rest_scanned(hooks: HookRunner, home: Path,
+                                                                        project: Path) -> None:
+    path = project / "huge.py"
+    source = _generated(3500)  # ~330 KB: over the client's 256 KB
+    path.write_text(source)
+    reason = denied(pre_read(hooks, path))
+    total = source.count("\n")  # it ends with a newline
+    assert f"Its outline: {total} lines." in reason
+    assert "not parsed (over the hook's time budget)" in reason and "definitions without a keyword" in reason
+    # Parsed rows first (ranges), then scanned ones (start line only); every name is shown, or a note says
+    # from which line nothing was scanned or shown.
+    assert "-1" in reason.split("method_0(value: int = 0) -> int")[0][-8:]  # a parsed row: its range
+    note = next(line for line in reason.splitlines() if "not parsed" in line)
+    shown = int(note.split("; lines ")[-1].split("-")[0]) if "not scanned" in note else total + 1
+    if reason.endswith(": Read offset+limit]") and "more rows from line" in reason.splitlines()[-1]:
+        shown = min(shown, int(reason.splitlines()[-1].split("from line ")[1].split(":")[0]))
+    assert shown > 2000
+    for row, line in enumerate(source.splitlines(), 1):
+        if line.strip().startswith(("def ", "class ")) and row < shown:
+            name = line.split()[1].split("(")[0].rstrip(":")
+            assert name in reason, (row, name)
+    scanned = reason.split(note, 1)[1]
+    assert " def method_" in scanned
+    assert "type checking is done" not in scanned  # a docstring's prose is not a definition
+    # Cached under its own key: a hit here, never served as the full outline.
+    row = db(home, hooks.project).execute("SELECT content_hash FROM file_signatures").fetchone()
+    assert "/p" in row["content_hash"]
+    assert denied(pre_read(hooks, path)) == reason
+
+
+def test_the_parse_stops_at_the_budget() -> None:
+    from memory.outline.partial import PARSE_MAX_BYTES, PROBE_BYTES, outline_within
+
+    data = _generated(6000).encode()
+    outline, cut = outline_within(data, "big.py", budget_ms=0)  # no time: the probe alone
+    assert 0 < cut <= PROBE_BYTES and data[cut - 1:cut] == b"\n"
+    assert outline.parsed and outline.symbols and outline.error_ratio == 0  # cut where a top-level line starts
+    outline, cut = outline_within(data, "big.py", budget_ms=10_000)  # all the time: up to the cap
+    assert PARSE_MAX_BYTES - 16 * 1024 <= cut <= PARSE_MAX_BYTES
+    small = _generated(40).encode()
+    assert outline_within(small, "small.py")[1] == len(small)
+
+
+def test_keyword_rows_find_definitions_not_prose() -> None:
+    from memory.outline.partial import keyword_rows
+
+    src = (b"x = 1\n\ndef foo(a):\n    type checking is done\n    class of things\nclass Bar(Base):\n"
+           b"    async def baz(self):\nfunc (r *T) Name(x int) {\nimpl<T> Foo for Bar {\npub(crate) fn go<T>(x: T) {\n"
+           b"type Foo struct {\nexport class X extends Y {\ntypedef struct foo {\nstruct a b;\nfunction q() {}\n")
+    rows, stopped = keyword_rows(src, 6)
+    assert stopped is None
+    assert [r.split()[0] for r in rows] == ["3", "6", "7", "8", "9", "10", "11", "12", "13", "15"]
+    assert rows[2] == "  7 async def baz(self):"
+    rows, stopped = keyword_rows(src, 6, max_chars=30)
+    assert len(rows) == 2 and stopped == 6  # scanned up to line 6

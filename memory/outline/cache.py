@@ -68,16 +68,20 @@ def _write(db: sqlite3.Connection, writes: list[Callable[[sqlite3.Connection], o
 
 
 def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_result,
-                writes: list[Callable[[sqlite3.Connection], object]] | None = None) -> Cached | None:
+                writes: list[Callable[[sqlite3.Connection], object]] | None = None,
+                partial: bool = False) -> Cached | None:
     """The outline of a file whose bytes are `data`; None when it has none (unknown language, minified,
     unparseable, no symbols, tree-sitter missing). With `writes`, the cache update is queued there to join
-    the caller's transaction instead of committing on its own."""
+    the caller's transaction instead of committing on its own. With `partial`, a large file is outlined only
+    as far as the hook's time budget goes and the rest scanned for keywords (memory/outline/partial.py); such
+    a row is kept under its own key, so a full outline is never served from it."""
     digest = f"{content_hash(data)}/{OUTLINE_FORMAT}"
     row = db.execute(
         """SELECT language, content_hash, size, mtime, total_lines, symbols, outline, original_tokens,
            outline_tokens FROM file_signatures WHERE path = ?""", (path,)).fetchone()
     now = time.time()
-    if row and row["size"] == stat.st_size and row["mtime"] == stat.st_mtime and row["content_hash"] == digest:
+    if row and row["size"] == stat.st_size and row["mtime"] == stat.st_mtime and (
+            row["content_hash"] == digest or partial and row["content_hash"].startswith(digest + "/p")):
         _write(db, writes, lambda d: d.execute("UPDATE file_signatures SET accessed_at = ? WHERE path = ?",
                                                (now, path)))
         if not row["symbols"]:
@@ -90,7 +94,14 @@ def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_re
         from parser.grammars import GrammarUnavailable, get_language
     except ImportError:  # stdlib-only fallback interpreter: no outline, the Read passes through
         return None
-    outline = outline_source(data, path)
+    if partial:
+        from memory.outline.partial import outline_within
+
+        outline, cut = outline_within(data, path)
+    else:
+        outline, cut = outline_source(data, path), len(data)
+    if cut < len(data):
+        digest += f"/p{cut}"
     if outline.language and not outline.parsed:
         try:
             get_language(outline.language)
@@ -103,12 +114,19 @@ def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_re
         from memory.base.privacy import clean
 
         text = clean(outline.render())
-        cached: Cached | None = Cached(outline.language, outline.total_lines, len(outline.symbols), text, original,
+        total_lines = outline.total_lines
+        if cut < len(data):
+            from memory.outline.partial import scanned_tail
+
+            total_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+            text += "\n" + clean(scanned_tail(data, cut, total_lines))
+        cached: Cached | None = Cached(outline.language, total_lines, len(outline.symbols), text, original,
                                        estimate_tokens(text), False)
     else:
         cached, text = None, ""
-    values = (path, outline.language, digest, stat.st_size, stat.st_mtime, outline.total_lines,
-              cached.symbols if cached else 0, text, original, cached.outline_tokens if cached else 0, now, now)
+    values = (path, outline.language, digest, stat.st_size, stat.st_mtime,
+              cached.total_lines if cached else outline.total_lines, cached.symbols if cached else 0, text,
+              original, cached.outline_tokens if cached else 0, now, now)
     _write(db, writes, lambda d: d.execute(
         """INSERT OR REPLACE INTO file_signatures (path, language, content_hash, size, mtime, total_lines,
            symbols, outline, original_tokens, outline_tokens, created_at, accessed_at)

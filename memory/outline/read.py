@@ -132,8 +132,9 @@ def whole_again(ws: Workspace, event: dict[str, Any], sid: str, path: object) ->
 def refused_read(ws: Workspace, path: str, st: os.stat_result) -> dict[str, Any] | None:
     """PreToolUse's answer to a whole Read of a code file the client would refuse (memory/outline/limits.py):
     deny it, with the outline and how to read ranges as the reason, which reaches the model as the Read's
-    result. None (the client decides) when the file has no outline or the client would take it whole: then
-    PostToolUse outlines it, from the cache this call filled."""
+    result. None (the client decides) when the file has no outline or the client would take it whole (decided
+    before any parse: PostToolUse outlines it then). A large file is parsed as far as a CPU budget goes and
+    the rest scanned for definitions by keyword (memory/outline/partial.py), with a note saying so."""
     from parser.languages import language_for_path
 
     if language_for_path(path) is None:
@@ -141,9 +142,14 @@ def refused_read(ws: Workspace, path: str, st: os.stat_result) -> dict[str, Any]
     data = _code_bytes(path)
     if data is None:
         return None
-    cached = outline_cache.get_outline(ws.db, path, data, st)
+    from parser.tokens import estimate_tokens
+
     max_bytes, max_tokens = env_int("MEMORY_OUTLINE_CLIENT_MAX_BYTES"), client_max_tokens()
-    if cached is None or (st.st_size <= max_bytes and cached.original_tokens <= max_tokens):
+    if st.st_size <= max_bytes and estimate_tokens(data) <= max_tokens:
+        return None  # the client reads it whole: PostToolUse outlines it (nothing parsed here)
+    # Parsed within a time budget, the rest scanned: a file of any size fits the hook's budget.
+    cached = outline_cache.get_outline(ws.db, path, data, st, partial=True)
+    if cached is None:
         return None
     from parser.render import has_groups
 
