@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from parser import extract, walk
+from parser import extract, variables, walk
 from parser.grammars import GrammarUnavailable, get_parser, get_query, ts
 from parser.languages import language_for_path, refine_language
 from parser.preprocess import blank_lines, first_branches, mask_macros
@@ -31,6 +31,9 @@ _TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"
                          "object", "protocol", "extension", "record"})
 # Names captured from a keyword token, because the construct has no name.
 _KEYWORD_NAMES = frozenset({"init", "deinit", "companion", "constructor", "operator"})
+
+# Kinds whose node holds no definition (`int x, y;`, `a = b = 1`: one node for two names).
+_HOLD_NOTHING = frozenset({"field", "variable"})
 
 # When one name is captured by several patterns, the most specific kind wins:
 # constant < class/function (generic patterns) < interface, enum, method...
@@ -518,7 +521,9 @@ def _summarise_imports(nodes: list[Node]) -> list[str]:
 
 
 def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes,
-                   language: str) -> list[Symbol]:
+                   language: str, bare: frozenset[tuple[int, int]] = frozenset()) -> list[Symbol]:
+    """Nested symbols of `entries`; those whose name node is in `bare` (parser/variables.py) are shown by name
+    only: their signature is their name (a constant's: `const NAME`), never their value."""
     entries.sort(key=lambda e: (e[0].start_byte, -e[0].end_byte))
     symbols: list[Symbol] = []
     stack: list[tuple[int, Symbol]] = []  # (end_byte, symbol) of open ancestors
@@ -535,7 +540,9 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes,
             continue  # `x.run = function run() {}`: one symbol, not two
         # A keyword standing in for the name (`init`, `companion`) may sit
         # anywhere before the body; only a real name bounds the search.
-        if kind == "field":  # shown by name only: its declaration as written, no doc (signatures: C++ ~10% slower)
+        if bare and (name_node.start_byte, name_node.end_byte) in bare:
+            signature, doc = f"const {name}" if kind == "constant" else name, None
+        elif kind == "field":  # shown by name only: its declaration as written, no doc (signatures: C++ ~10% slower)
             signature, doc = " ".join(_node_text(node).split()).rstrip(";")[:extract.VALUE_CAP], None
         else:
             after = name_node.end_byte if name_node.type not in _KEYWORD_NAMES else node.start_byte
@@ -553,7 +560,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes,
             depth=len(stack),
         )
         symbols.append(symbol)
-        if kind != "field":  # a data member holds nothing (and `int x, y;` is one node for two)
+        if kind not in _HOLD_NOTHING:  # a data member holds nothing (and `int x, y;` is one node for two)
             stack.append((node.end_byte, symbol))
     return symbols
 
@@ -580,8 +587,13 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
             parser, mask_macros(source) if language in ("c", "cpp") else source, language)
         root = tree.root_node
         entries, import_nodes = _collect(root, language)
+        bare: frozenset[tuple[int, int]] = frozenset()
+        if language in variables.LANGUAGES and not path.endswith("_pb2.py"):
+            extra = variables.names(root, language, {(e[1].start_byte, e[1].end_byte) for e in entries})
+            bare = frozenset((e[1].start_byte, e[1].end_byte) for e in extra)
+            entries.extend(extra)
         # Signatures are cut from the original bytes, but not from lines the repair blanked.
-        symbols = _build_symbols(entries, _blank_rows(source, blanked) if blanked else source, language)
+        symbols = _build_symbols(entries, _blank_rows(source, blanked) if blanked else source, language, bare)
         if blanked:
             _clip(symbols, blanked, source)
             symbols = _lexical(symbols, blanked, source)

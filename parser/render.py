@@ -354,10 +354,17 @@ def _shape_run(symbols: list[Symbol], i: int, language: str | None,
     return (j, shape) if shape is not None and j - i >= SAME_SHAPE_MIN else (i, None)
 
 
+def _names_only(symbol: Symbol) -> bool:
+    """A data member (C++ `fields:`), or a variable whose signature is its name (parser/variables.py: a
+    Python, JavaScript or PHP variable, shown without its value), written on a names-only row."""
+    return symbol.kind == "field" or (symbol.kind == "variable" and symbol.signature == symbol.name)
+
+
 def _run_end(symbols: list[Symbol], i: int, kind: str) -> int:
-    """End of the run of `kind` siblings from i (i itself when symbols[i] is not of that kind)."""
+    """End of the run of names-only `kind` siblings from i."""
     j = i
-    while (j < len(symbols) and symbols[j].kind == kind and symbols[j].depth == symbols[i].depth
+    while (j < len(symbols) and symbols[j].kind == kind and _names_only(symbols[j])
+           and symbols[j].depth == symbols[i].depth
            and symbols[j].parent == symbols[i].parent
            and (j == i or symbols[j].start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP)):
         j += 1
@@ -371,7 +378,7 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
     i = 0
     while i < len(symbols):
         j = i
-        while (j < len(symbols) and symbols[j].kind in _GROUPED_KINDS
+        while (j < len(symbols) and symbols[j].kind in _GROUPED_KINDS and not _names_only(symbols[j])
                and symbols[j].depth == symbols[i].depth and symbols[j].parent == symbols[i].parent
                and (j == i or symbols[j].start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP)):
             j += 1
@@ -379,10 +386,11 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
             lines.append(_constants_line(symbols[i:j]))
             i = j
             continue
-        j = _run_end(symbols, i, "field")
-        if j > i:  # data members: their names, one row per run (their types are in the body, a Read away)
+        j = _run_end(symbols, i, symbols[i].kind) if _names_only(symbols[i]) else i
+        if j > i:  # data members, variables: their names, one row per run (types and values a Read away)
+            label = "fields" if symbols[i].kind == "field" else "vars"
             lines.append(f"{'  ' * symbols[i].depth}{_span(symbols[i].start_line, symbols[j - 1].end_line)} "
-                         f"fields: {name_list([s.name for s in symbols[i:j]])}")
+                         f"{label}: {name_list([s.name for s in symbols[i:j]])}")
             i = j
             continue
         j, shape = _shape_run(symbols, i, language, shapes)

@@ -210,6 +210,45 @@ def test_swift_properties_and_one_typealias_row() -> None:
     assert "  10-12 var userAgent: String" in text.splitlines()
 
 
+_SECRET = "sk-live-0123456789abcdef"
+
+
+def test_python_module_variables_and_class_attributes_by_name_only() -> None:
+    outline, text = _case("settings_module.py")
+    lines = text.splitlines()
+    assert "5-7 vars: __all__, default_region, api_token" in lines
+    assert "9-18 vars: host, port, first, second, tomllib, path_separator" in lines  # each name once
+    assert "  26-29 fields: registry, timeout, retries, name" in lines
+    assert "8 MAX_RETRIES = 5" in lines  # a constant keeps its row
+    rows = _rows(outline)
+    assert rows["api_token"] == ("variable", 7, 7) and rows["Settings.timeout"] == ("field", 27, 27)
+    assert outline.symbols[[s.name for s in outline.symbols].index("api_token")].signature == "api_token"
+    assert _SECRET not in text and _SECRET not in str(outline.to_json())
+    for local in ("local_only", "loaded", "cache_key"):  # a function's locals and `self.x` stay out
+        assert local not in text, local
+
+
+def test_javascript_file_variables_and_class_fields_by_name_only() -> None:
+    outline, text = _case("module_state.js")
+    lines = text.splitlines()
+    assert "4-8 vars: fs, join, resolvePath, major, minor, requestCount, sessionSecret" in lines
+    assert "  12-14 fields: port, instances, #handlers" in lines
+    assert "  15 onClose = () =>" in lines  # a field holding a function stays a method row
+    assert _SECRET not in text and _SECRET not in str(outline.to_json())
+    for local in ("startedAt", "attempts", "body", "parsed"):
+        assert local not in text, local
+
+
+def test_php_properties_and_defined_constants_by_name_only() -> None:
+    outline, text = _case("Store.php")
+    lines = text.splitlines()
+    assert "  17-20 fields: name, instances, items, driver, backend" in lines
+    assert "9-11 const *: STORE_VERSION 9, STORE_API_KEY 11" in lines
+    assert "  15 const MAX_ITEMS = 100" in lines
+    assert _SECRET not in text and "2.1" not in text
+    assert "local" not in text and "total" not in text
+
+
 def test_local_types_in_test_files_get_no_rows() -> None:
     _, text = _case("test_parsing.py")
     assert "Point" not in text and "Other" not in text and "Inner" not in text
@@ -230,7 +269,9 @@ def test_is_test_path(path: str, expected: bool) -> None:
 @pytest.mark.skipif(not ctags_available(), reason="Universal Ctags not installed")
 @pytest.mark.parametrize(("name", "language"), [("connection.h", "c"), ("lock_table.cc", "cpp"),
                                                 ("Config.kt", "kotlin"), ("stream_broken.kt", "kotlin"),
-                                                ("broken_docstring.py", "python")])
+                                                ("broken_docstring.py", "python"),
+                                                ("settings_module.py", "python"),
+                                                ("module_state.js", "javascript"), ("Store.php", "php")])
 def test_every_name_ctags_reports_is_visible(name: str, language: str) -> None:
     path = os.path.join(CASES, name)
     outline = outline_file(path)

@@ -14,14 +14,16 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
     "sample.py": [
         ("MAX_RESERVATION", "constant", 10, 10), ("DEFAULT_WAREHOUSE", "constant", 11, 11),
-        ("Item", "class", 15, 26), ("Item.available", "method", 23, 26),
+        ("_log", "variable", 12, 12), ("Item", "class", 15, 26), ("Item.sku", "field", 19, 19),
+        ("Item.quantity", "field", 20, 20), ("Item.tags", "field", 21, 21), ("Item.available", "method", 23, 26),
         ("Inventory", "class", 29, 63), ("Inventory.__init__", "method", 35, 36),
         ("Inventory.reserve", "method", 38, 55), ("Inventory.reserve.clamp", "function", 50, 51),
         ("Inventory.parse_line", "method", 57, 60), ("Inventory.__iter__", "method", 62, 63),
         ("load", "function", 66, 69), ("normalize", "function", 72, 72),
     ],
     "sample.js": [
-        ("DEFAULT_TIMEOUT", "constant", 7, 7), ("JobQueue", "class", 14, 42),
+        ("fs", "variable", 3, 3), ("path", "variable", 4, 4), ("DEFAULT_TIMEOUT", "constant", 7, 7),
+        ("counter", "variable", 8, 8), ("JobQueue", "class", 14, 42), ("JobQueue.#pending", "field", 15, 15),
         ("JobQueue.onDone", "method", 16, 16), ("JobQueue.constructor", "method", 18, 21),
         ("JobQueue.push", "method", 24, 27), ("JobQueue.drain", "method", 29, 33),
         ("JobQueue.size", "method", 35, 37), ("JobQueue.create", "method", 39, 41),
