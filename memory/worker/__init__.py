@@ -896,10 +896,13 @@ def rss_bytes() -> int:
     return 0
 
 
-def few_arenas(n: int = 2) -> None:
+def few_arenas(n: int = 1) -> None:
     """At most `n` glibc malloc arenas (default: 8 per core), before any thread starts: the query and vector
     threads and LanceDB's runtime each took one, and freed memory stays in them (10,000 memories with
-    MiniLM: 370 MiB warm after malloc_trim, 330 MiB with two arenas). Not glibc: nothing to do."""
+    MiniLM: 370 MiB warm after malloc_trim, 330 MiB with two arenas). One: a forward pass in the embedding
+    thread left 49 MiB after malloc_trim in a second arena, 28 in the main one (the threads' allocations
+    are numpy's large arrays and Python's over 512 bytes, under the GIL: little to contend for). Not glibc:
+    nothing to do."""
     try:
         import ctypes
 
