@@ -133,12 +133,18 @@ def _readable(path: str) -> tuple[bytes, os.stat_result] | None:
     return data, st
 
 
+_NAMES_ONLY = frozenset({"variable", "field"})
+
+
 def file_symbols(data: bytes, path: str) -> tuple[str | None, list[list[Any]], dict[str, Any]]:
     """(language, definitions as [name, kind, line, depth, signature], its uses of names) of one file."""
     from parser import outline_source
 
     outline = outline_source(data, path)
-    rows = [[s.name, s.kind, s.start_line, s.depth, _first_line(s.signature)] for s in outline.symbols]
+    # Variables the outline lists by name only (parser/variables.py: `first`, `port`, `name`) are a file's
+    # state, not definitions to rank: common words, they outranked the functions.
+    rows = [[s.name, s.kind, s.start_line, s.depth, _first_line(s.signature)] for s in outline.symbols
+            if not (s.kind in _NAMES_ONLY and s.signature == s.name)]
     if rows:  # signatures show constants' values (`API_KEY = "..."`): the privacy filter, as for outlines
         sigs = clean("\n".join(r[4] for r in rows)).split("\n")
         for r, sig in zip(rows, sigs if len(sigs) == len(rows) else [clean(r[4]) for r in rows], strict=True):
