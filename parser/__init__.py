@@ -7,8 +7,6 @@ importing at all.
 
 from __future__ import annotations
 
-import importlib
-
 _EXPORTS = {
     "Outline": "parser.outline",
     "Symbol": "parser.outline",
@@ -25,4 +23,5 @@ def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'parser' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    # __import__ with a fromlist returns the submodule: importing importlib costs a hook ~1 ms.
+    return getattr(__import__(module, fromlist=("_",)), name)

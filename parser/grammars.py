@@ -7,8 +7,6 @@ for, and then only that one grammar module.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import sys
 from functools import cache
@@ -73,25 +71,34 @@ def ts() -> Any:
         return tree_sitter
 
 
+def _package_dir(package: str) -> str | None:
+    """The folder of an installed package, found on sys.path (importlib.util.find_spec without importing
+    importlib.util, warnings and contextlib: ~5 ms CPU of a cold Read hook)."""
+    for entry in sys.path:
+        folder = os.path.join(entry or ".", package)
+        if os.path.isfile(os.path.join(folder, "__init__.py")):
+            return folder
+    return None
+
+
 def _load_binding(package: str) -> Any:
     """The grammar's compiled ``_binding`` module.
 
-    Loaded straight from its file: the package ``__init__`` imports
-    importlib.resources (~5 ms) only to read query files we do not use.
-    Falls back to a normal import if the layout is not the expected one.
+    Loaded straight from its file with the interpreter's own frozen loader: the package ``__init__``
+    imports importlib.resources (~5 ms) only to read query files we do not use. Falls back to a normal
+    import if the layout is not the expected one.
     """
-    spec = importlib.util.find_spec(package)
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        for entry in sorted(os.listdir(folder)):
-            if entry.startswith("_binding.") and entry.endswith((".so", ".pyd")):
-                sub = importlib.util.spec_from_file_location(
-                    f"{package}._binding", os.path.join(folder, entry))
-                if sub is not None and sub.loader is not None:
-                    module = importlib.util.module_from_spec(sub)
-                    sub.loader.exec_module(module)
-                    # Registered: a later `import tree_sitter` reuses it (one set of types).
-                    return sys.modules.setdefault(sub.name, module)
-    return importlib.import_module(package)
+    folder = _package_dir(package)
+    for entry in sorted(os.listdir(folder)) if folder else []:
+        if entry.startswith("_binding.") and entry.endswith((".so", ".pyd")):
+            bootstrap = sys.modules["_frozen_importlib"]
+            name = f"{package}._binding"
+            loader = sys.modules["_frozen_importlib_external"].ExtensionFileLoader(name, os.path.join(folder, entry))
+            module = bootstrap.module_from_spec(bootstrap.spec_from_loader(name, loader))
+            loader.exec_module(module)
+            # Registered: a later `import tree_sitter` reuses it (one set of types).
+            return sys.modules.setdefault(name, module)
+    return __import__(package, fromlist=("_",))
 
 
 @cache
@@ -102,7 +109,7 @@ def get_language(name: str) -> Language:
             module = _load_binding(package)
             pointer = getattr(module, func)()
         except (ImportError, AttributeError, OSError):
-            pointer = getattr(importlib.import_module(package), func)()
+            pointer = getattr(__import__(package, fromlist=("_",)), func)()
         return ts().Language(pointer)
     except (KeyError, ImportError, AttributeError, ValueError) as exc:
         raise GrammarUnavailable(name) from exc
