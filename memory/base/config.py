@@ -64,9 +64,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_SEARCH_MODE": ("hybrid", "recall in hooks and `memory search`: hybrid (keyword + vectors through the "
                                      "worker, keyword when it does not answer in time) or keyword"),
     "MEMORY_FUSION": ("weighted", "how hybrid search fuses its two lists: weighted (normalised scores) or rrf"),
-    "MEMORY_HYBRID_WEIGHTS": ("", "hybrid weights, e.g. `keyword=0.75,vector=0.25,session=0.25` (the default; "
-                                  "`keyword=0.85,vector=0.15` with the hashing embedder): the keyword and vector "
-                                  "lists, the boost from the best keyword hit of the same session, `repeat` "
+    "MEMORY_HYBRID_WEIGHTS": ("", "hybrid weights, e.g. `keyword=0.75,vector=0.25,session=0.25` (the "
+                                  "default; `keyword=0.85,vector=0.15,session=0.15` with the hashing embedder): "
+                                  "the keyword and vector lists, the boost from the best keyword hit of the "
+                                  "same session, `repeat` "
                                   "(default 0): the share of its score each further hit of an already ranked "
                                   "session loses, `time` (default 0.25): added to the memories recorded in the "
                                   "span a query names (\"last week\", \"in March\"), `later` (default 0): to "

