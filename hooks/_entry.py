@@ -21,8 +21,8 @@ class _LightSqlite3:
         if name != "sqlite3":
             return None
         try:
-            import _sqlite3  # noqa: F401 - a Python built without it: the real package says so
-        except ImportError:
+            _import_sqlite_c()
+        except ImportError:  # a Python built without it: the real package says so
             return None
         return sys.modules["_frozen_importlib"].ModuleSpec(name, cls)
 
@@ -37,6 +37,37 @@ class _LightSqlite3:
         mod.__dict__.update({k: v for k, v in vars(_sqlite3).items() if not k.startswith("__")})
         mod.Binary, mod.paramstyle, mod.apilevel = memoryview, "qmark", "2.0"
         mod.sqlite_version_info = tuple(int(x) for x in _sqlite3.sqlite_version.split("."))
+
+
+class _LruCacheOnly:
+    """What _sqlite3 takes from `functools` when it loads: `lru_cache`, its statement cache (CPython's
+    Modules/_sqlite/module.c). The real functools imports collections (~3.5 ms CPU of every hook that opens a
+    database, measured with `python -S`); this gives the same C cache from the builtin _functools, and is
+    gone from sys.modules once _sqlite3 is loaded, so a later `import functools` gets the real one."""
+
+    @staticmethod
+    def lru_cache(maxsize: int | None = 128, typed: bool = False) -> object:
+        import _functools
+
+        return lambda fn: _functools._lru_cache_wrapper(fn, maxsize, typed, lambda *info: info)
+
+
+def _import_sqlite_c() -> None:
+    """Import _sqlite3, lending it _LruCacheOnly as functools when functools is not loaded yet; the real
+    functools if that is refused (another Python's _sqlite3 asking for more)."""
+    if "_sqlite3" in sys.modules or "functools" in sys.modules:
+        import _sqlite3  # noqa: F401
+        return
+    sys.modules["functools"] = _LruCacheOnly  # type: ignore[assignment]
+    try:
+        import _sqlite3  # noqa: F401
+    except AttributeError:
+        sys.modules.pop("_sqlite3", None)
+        sys.modules.pop("functools", None)
+        import _sqlite3  # noqa: F401
+    finally:
+        if sys.modules.get("functools") is _LruCacheOnly:
+            del sys.modules["functools"]
 
 
 sys.meta_path.insert(0, _LightSqlite3)  # type: ignore[arg-type]

@@ -187,7 +187,7 @@ def test_startup_and_compaction_hooks_stay_off_re_json_hashlib_and_datetime(tmp_
     (OpenSSL) nor sqlite3's dbapi2 layer (datetime): words are split by str.translate (memory/recall/search.py),
     JSON goes through memory/base/jsonlite.py, and hooks/_entry.py gives them sqlite3 without dbapi2. The one
     that needs no database (PreToolUse) loads no sqlite3 at all."""
-    slow = {"re", "json", "enum", "hashlib", "datetime", "sqlite3.dbapi2"}
+    slow = {"re", "json", "enum", "hashlib", "datetime", "sqlite3.dbapi2", "collections"}
     for entry, event in [("session_start", {"hook_event_name": "SessionStart", "source": "startup"}),
                          ("pre_compact", {"hook_event_name": "PreCompact", "trigger": "auto"}),
                          ("session_end", {"hook_event_name": "SessionEnd", "reason": "other"})]:

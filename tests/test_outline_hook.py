@@ -171,12 +171,16 @@ def test_a_cache_hit_imports_no_parser_and_a_miss_no_more_than_it_needs(
     # What a cold start must not pay for: typing (tree_sitter's __init__ imports it; the compiled bindings
     # are loaded from their files), dataclasses (and inspect), site's .pth files.
     assert not loaded & {"typing", "tree_sitter", "dataclasses", "inspect", "site"}
+    # Nor importlib.util (grammar bindings come through the frozen loader: ~5 ms).
+    assert not loaded & {"importlib.util", "importlib", "contextlib", "warnings"}
     other = HookRunner(hooks.project, session="s2")
     hit = other.run("post_tool_use", read_event(other, big))
     assert outlined(hit) == outlined(cold).replace(outlined(cold).split("\n", 1)[0], outlined(hit).split("\n", 1)[0])
     assert not {m for m in _imported(hit) if m.startswith(("tree_sitter", "parser.extract", "parser.preprocess",
                                                             "parser.grammars"))}
     assert "re" not in _imported(hit)  # the header's tokens are counted without it (parser/tokens.py)
+    # Nor collections for _sqlite3's statement cache (hooks/_entry.py lends it lru_cache: ~3.5 ms).
+    assert not _imported(hit) & {"functools", "collections", "importlib"}
 
 
 def test_a_file_without_symbols_is_parsed_once(hooks: HookRunner, home: Path, project: Path,
