@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -47,6 +47,8 @@ class Host:
         self.used = 0.0  # monotonic time of the last call
         self.scans = 0  # open scans: the child is not stopped under them
         self.started = 0  # children started so far (benchmarks and tests read it)
+        self.ready = False  # the child has answered a call: the next one pays no imports
+        self._probing = False
         # Each store's next clean-up (VectorStore._cleanup_due): the child stays up for one due soon.
         self.dues: dict[tuple[str, str, int], float | None] = {}
 
@@ -63,6 +65,7 @@ class Host:
             try:
                 self._out.send((op, args))
                 status, value, due = self._in.recv()
+                self.ready = True
             except (EOFError, OSError) as exc:
                 self._stop()
                 raise VectorHostError(f"vector process gone: {exc!r}") from exc
@@ -84,7 +87,25 @@ class Host:
         self._proc.stdout.close()
         self.started += 1
 
+    def start_soon(self, probe: Callable[[], object]) -> None:
+        """Bring the child up in a thread through `probe` (a cheap call), unless it is ready or coming up:
+        its imports take ~2 CPU-s, longer than a query may wait."""
+        if self.ready or self._probing:
+            return
+        self._probing = True
+
+        def run() -> None:
+            try:
+                probe()
+            except VectorHostError:
+                pass  # the child answered (an empty store) or is gone: the next call tells
+            finally:
+                self._probing = False
+
+        threading.Thread(target=run, daemon=True, name="vector-start").start()
+
     def _stop(self) -> None:
+        self.ready = False
         for conn in (self._out, self._in):
             if conn is not None:
                 conn.close()

@@ -690,6 +690,13 @@ class Worker:
             if indexed < MIN_COVERAGE * total:
                 # Memories without a vector would rank on their keyword score alone, below the others.
                 out["keyword"] = f"index {100 * indexed // total}% built"
+            elif p.warm is None and not self.vector_host.ready:
+                # Before the in-memory lists, a search goes through the vector process, whose start costs
+                # ~2 CPU-s of imports: more than a query waits. Start it (the lists' build, or a count) and
+                # say so: a hook answers with keyword recall, the CLI asks again within its bounded wait.
+                p.warm_up()
+                self.vector_host.start_soon(p.vectors.count)
+                return {"ok": False, "error": "vector process starting", "loading": True}
             else:
                 hits = p.search(str(req.get("query") or ""), int(req.get("limit") or 10),
                                 filters_from(req.get("filters")))
