@@ -206,7 +206,7 @@ def _save_jsonl(default_project: str | None, as_json: bool) -> None:
             else:
                 groups.setdefault(ws.project.key, (ws, []))[1].append((number, item, old))
     total = sum(len(items) for _, items in groups.values())
-    bar = _progress(total) if total >= 10 * JSONL_BATCH and not as_json else None
+    bar = _progress(total) if total >= 4 * JSONL_BATCH and not as_json else None
     results: list[dict[str, Any]] = _restore_records(records)
     screen = store.Screen.bulk()  # one for the whole import: what its memo learns carries over batches
     for ws, items in groups.values():
