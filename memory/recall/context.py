@@ -2,9 +2,10 @@
 
 Short memories rarely say everything about themselves ("it passes now"), and what they are about is often
 in the memory before or after. So each memory is indexed with its neighbours as context: an extra FTS
-column (memories_ctx.ctx, weighted 0.1 in BM25: memory/recall/hybrid.py) and a window embedding. With two
-neighbours on each side, keyword recall@10 goes from 0.61 (the memory alone) to 0.70 on LoCoMo and from
-0.84 to 0.86 on the LongMemEval split (scripts/bench/recall.py, 2026-11-24).
+column (memories_ctx.ctx, weighted 0.1 in BM25: memory/recall/hybrid.py) and a window vector (the mean of
+the window's own vectors: WINDOW_RULE). With two neighbours on each side, keyword recall@10 goes from 0.61
+(the memory alone) to 0.70 on LoCoMo and from 0.84 to 0.86 on the LongMemEval split
+(scripts/bench/recall.py, 2026-11-24).
 """
 
 from __future__ import annotations
@@ -21,13 +22,19 @@ WINDOW_MEMBER_CHARS = 400
 # text (its own text and its neighbours', three times the tokens of the memory alone), "mean" averages
 # the members' own vectors (no second forward pass), "none" stores the memory's own vector alone.
 WINDOW_RULES = ("text", "mean", "none")
-WINDOW_RULE = "text"
+# "mean", measured against "text" on both datasets (docs/benchmarks.md, "Embedding throughput"): recall the
+# same within the intervals, 5 times the memories per CPU-second with all-MiniLM-L6-v2.
+WINDOW_RULE = "mean"
 
 
 def index_key(provider_key: str, rule: str = WINDOW_RULE) -> str:
-    """What the vector index records as its provider: the embedder's key, and the window rule unless it is
-    the first one ("text"), so indexes built under another rule are noticed and re-embedded."""
-    return provider_key if rule == "text" else f"{provider_key}+window-{rule}"
+    """What the vector index records as its provider: the embedder's key (name:model:dim), with the window
+    rule beside the model unless it is "text" (the rule before there were others), so an index built under
+    another rule is noticed and re-embedded. The dimension stays last."""
+    if rule == "text":
+        return provider_key
+    head, _, dim = provider_key.rpartition(":")
+    return f"{head}+window-{rule}:{dim}"
 
 
 def radius() -> int:
