@@ -3,9 +3,11 @@
 Two measures, CPU seconds beside wall seconds (CPU is the one to compare on a shared machine):
 - turns: the turns alone, per length bucket (characters), each bucket one embed() call, as the worker's
   batches come; memories/s = turns per CPU second;
-- worker: what the worker embeds per memory (memory/worker ProjectIndex._embed): its own text and its
-  window with MEMORY_CONTEXT_NEIGHBOURS (2) neighbours of the same session on each side
-  (memory/recall/context.py), both through one embed() call per batch.
+- worker: what the worker embeds per memory (memory/worker ProjectIndex._embed) under the window rule
+  (memory/recall/context.py WINDOW_RULE): with "mean", its own text alone (the window vector is the mean
+  of the neighbours' own vectors); "worker, window text" beside it, the rule before: its own text and its
+  window with MEMORY_CONTEXT_NEIGHBOURS (2) neighbours of the same session on each side, both through
+  one embed() call per batch.
 
     .venv/bin/python -m scripts.bench.embed [--providers minilm,hashing] [--memories 256] [--batch 64]
 
@@ -26,7 +28,7 @@ import time  # noqa: E402
 from typing import Any  # noqa: E402
 
 from memory.recall import embed  # noqa: E402
-from memory.recall.context import Document  # noqa: E402
+from memory.recall.context import WINDOW_RULE, Document  # noqa: E402
 from scripts.bench.common import SHARED, machine, print_json  # noqa: E402
 
 LONGMEMEVAL = SHARED / "data" / "longmemeval" / "longmemeval_s_dev120.jsonl.gz"
@@ -87,13 +89,15 @@ def measure(e: embed.Embedder, docs: list[Document], batch: int) -> dict[str, An
     wall, cpu = timed(lambda: [e.embed(turns[i:i + batch]) for i in range(0, len(turns), batch)])
     out["turns"]["all"] = {**rate(len(turns), wall, cpu), "mean_chars": round(sum(map(len, turns)) / len(turns))}
 
-    def worker() -> None:
+    def worker(rule: str) -> None:
         for i in range(0, len(docs), batch):
-            texts = list(dict.fromkeys(t for d in docs[i:i + batch] for t in (d.own, d.window)))
-            e.embed(texts)
-    wall, cpu = timed(worker)
-    out["worker"] = {**rate(len(docs), wall, cpu),
-                     "mean_window_chars": round(sum(len(d.window) for d in docs) / len(docs))}
+            parts = (lambda d: (d.own, d.window)) if rule == "text" else (lambda d: (d.own,))
+            e.embed(list(dict.fromkeys(t for d in docs[i:i + batch] for t in parts(d))))
+    for rule in dict.fromkeys(("text", WINDOW_RULE)):  # "mean" and "none" embed the own text alone
+        wall, cpu = timed(lambda r=rule: worker(r))
+        out["worker" if rule == WINDOW_RULE else f"worker, window {rule}"] = {
+            **rate(len(docs), wall, cpu), "window": rule,
+            "mean_window_chars": round(sum(len(d.window) for d in docs) / len(docs))}
     return out
 
 
