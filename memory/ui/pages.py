@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from memory.base.classify import TYPES
+from memory.base.words import count
 from memory.present import why
 from memory.ui import plots
 
@@ -129,7 +130,7 @@ def memory_page(ctx: Ctx, m: dict[str, Any], notice: str = "") -> str:
 <table class="facts">{facts}</table><pre class="content">{escape(m['content'])}</pre>
 <div class="actions">{pin}{retype}{share}{delete}</div>{edit}
 <h2>Injected and found: why</h2>{injected}
-<p class="searches">shown {m['searches']} times by a search or a read</p></article>"""
+<p class="searches">shown {count(m['searches'], 'time')} by a search or a read</p></article>"""
     return layout(ctx, f"#{mid}", body, "/m", notice)
 
 
