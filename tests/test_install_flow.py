@@ -58,10 +58,15 @@ def test_worker_start_after_a_failed_start_starts_it_and_says_so(env: dict[str, 
 
 
 def test_worker_start_reports_a_worker_that_cannot_run(env: dict[str, str], home: Path, tmp_path: Path) -> None:
-    # An interpreter whose lancedb cannot be imported (as python3 from PATH during the setup).
+    # An interpreter without lancedb (as python3 from PATH during the setup). The worker never imports it
+    # (its vector process does) but looks it up at start: an import hook hides it from that look-up.
     broken = tmp_path / "broken"
-    (broken / "lancedb").mkdir(parents=True)
-    (broken / "lancedb" / "__init__.py").write_text("raise ImportError('lancedb is not installed here')\n")
+    broken.mkdir()
+    (broken / "sitecustomize.py").write_text(
+        "import sys\n\n\nclass NoLancedb:\n    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.partition('.')[0] == 'lancedb':\n"
+        "            raise ModuleNotFoundError('lancedb is not installed here', name=name)\n\n\n"
+        "sys.meta_path.insert(0, NoLancedb())\n")
     env = {**env, "PYTHONPATH": f"{ROOT}{os.pathsep}{broken}"}
     r = cli(env, "worker", "start")
     assert r.returncode != 0 and "already running" not in r.stdout + r.stderr
