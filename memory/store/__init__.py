@@ -126,15 +126,17 @@ def save(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_value
 
 
 def save_many(db: sqlite3.Connection, project: str, memories: list[NewMemory], *,
-              filter_low_value: bool = True, screen: Screen | None = None) -> list[Saved]:
+              filter_low_value: bool = True, screen: Screen | None = None,
+              rows: list[_Row | None] | None = None) -> list[Saved]:
     """Many memories in one transaction, each under the rules of save (privacy filter, dedup against the
     store and the batch before it, low-value filter, provenance, one vector job); the daily log lines are
     appended together and the size check runs once, after the commit (memory/store/aftersave.py). Pass one
-    `Screen.bulk()` to every batch of an import: its memo then carries over."""
+    `Screen.bulk()` to every batch of an import: its memo then carries over. `rows`: these memories' rows
+    as rows_of made them already (memory/store/bulk.py makes them in a second process)."""
     # Every per-memory rule first, before the write lock is taken: they read no database, and they are most
     # of a batch's time (a hook waiting for the lock waits for the writes alone).
-    now, screen = time.time(), screen or Screen.bulk()
-    rows = [_row(project, m, filter_low_value, now, screen) for m in memories]
+    if rows is None:
+        rows = rows_of(project, memories, filter_low_value, screen or Screen.bulk())
     with Tx(db):
         saved = _save_batch(db, project, rows)
         queue_vector_jobs(db, [s.id for s in saved if s.id is not None and s.action in ("inserted", "updated")])
@@ -145,6 +147,12 @@ def save_many(db: sqlite3.Connection, project: str, memories: list[NewMemory], *
 
         after_save_many(db, project, done)
     return saved
+
+
+def rows_of(project: str, memories: list[NewMemory], filter_low_value: bool, screen: Screen) -> list[_Row | None]:
+    """Every per-memory rule of save_many, no database touched: each memory's row, or None (dropped)."""
+    now = time.time()
+    return [_row(project, m, filter_low_value, now, screen) for m in memories]
 
 
 # The columns a new memory is written with, in the order of _Row.values().
@@ -178,6 +186,19 @@ class _Row:
                                                                                     self.files)
         self.origin, self.detail = origin, screen.clean(detail)[:200] if detail else detail
         self.flags = ",".join(sorted({f for f in (m.flags, screen.flags(title, content)) if f}))
+
+    def state(self) -> tuple[object, ...]:
+        """The row as plain values, for pickle (memory/store/bulk.py): restored() makes it again."""
+        return (*self.values(), self.now)
+
+    @classmethod
+    def restored(cls, state: tuple[object, ...]) -> _Row:
+        r = cls.__new__(cls)
+        r.id = None
+        (r.project, r.session_id, r.type, r.title, r.tkey, r.content, r.chash, r.importance, r.confidence, r.tags,
+         r.files, r.source, r.created, r.updated, r.expires_at, r.origin, r.detail, r.flags, r.author, r.machine,
+         r.now) = state
+        return r
 
     def values(self) -> tuple[object, ...]:
         return (self.project, self.session_id, self.type, self.title, self.tkey, self.content, self.chash,

@@ -1,0 +1,100 @@
+"""A bulk import's rows, made by two processes at once: the per-memory rules (privacy filter, trust flags,
+hashes; store.rows_of) of later batches run in a forked child while this process writes the batch before.
+
+`save --jsonl` checks every line first, then forks: the child has the parsed memories already (nothing is
+sent to it) and sends back each batch's rows as plain tuples through a pipe (pickle: ~2 us a row both
+sides). The pipe's buffer keeps it about one batch ahead. This process makes the first batch's rows
+itself meanwhile. Each side keeps its own memo (store.Screen.bulk()): exact, so the rows are the same.
+Only on Linux with two CPUs or more and no thread running (fork copies one thread; macOS forbids much
+after a fork), for imports of PIPELINE_MIN memories or more (the fork costs ~ms; docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from memory.store import NewMemory, Screen, _Row, rows_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+# Below this many memories the import stays in one process: the fork and the pipe cost ~10 ms, and a
+# short import holds one batch anyway.
+PIPELINE_MIN = 2000
+
+
+class Stopped(Exception):
+    """The child making the rows ended before sending them all (killed, or out of memory)."""
+
+
+def pipelined(total: int) -> bool:
+    """Whether an import of `total` memories gets a second process for its rules."""
+    if total < PIPELINE_MIN or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return False
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return False
+    try:
+        return len(os.sched_getaffinity(0)) >= 2
+    except (AttributeError, OSError):
+        return (os.cpu_count() or 1) >= 2
+
+
+def rows(batches: list[tuple[str, list[NewMemory]]], filter_low_value: bool, *,
+         pipeline: bool) -> Iterator[list[_Row | None]]:
+    """Each batch's rows (project key, memories), in order; with `pipeline`, made in a forked child while
+    the caller writes the batch before. An exception the rules raise is raised here, at its batch."""
+    screen = Screen.bulk()  # one for the whole import: what its memo learns carries over batches
+    if not pipeline:
+        for project, memories in batches:
+            yield rows_of(project, memories, filter_low_value, screen)
+        return
+    import pickle
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: rules for batches 1.., then gone without running any of the parent's cleanup
+        status = 0
+        try:
+            os.close(read)
+            with os.fdopen(write, "wb") as out:
+                try:
+                    for project, memories in batches:
+                        made = rows_of(project, memories, filter_low_value, screen)
+                        pickle.dump([None if r is None else r.state() for r in made], out, protocol=5)
+                        out.flush()
+                except Exception as exc:  # the parent raises it at this batch
+                    pickle.dump(exc, out, protocol=5)
+        except BaseException:  # the parent went away (a broken pipe) or an interrupt: nothing left to do
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write)
+    done = False
+    try:
+        with os.fdopen(read, "rb") as inp:
+            for _ in batches:
+                try:
+                    got = pickle.load(inp)
+                except (EOFError, pickle.UnpicklingError):
+                    raise Stopped("the process making the import's rows stopped") from None
+                if isinstance(got, Exception):
+                    raise got
+                yield [None if s is None else _Row.restored(s) for s in got]
+        done = True
+    finally:
+        _reap(pid, done)
+
+
+def _reap(pid: int, done: bool) -> None:
+    """Wait for the child: done, it is exiting; else (a write failed here) it is stopped first."""
+    import signal
+
+    try:
+        if not done:
+            os.kill(pid, signal.SIGKILL)  # it holds no lock and writes no file: nothing to clean up
+        os.waitpid(pid, 0)
+    except (ChildProcessError, ProcessLookupError):
+        pass
