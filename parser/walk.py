@@ -4,7 +4,9 @@ C++'s query is thirteen bare node types, yet compiling it against the C++ gramma
 every Read hook that outlines a C++ file it has not seen. For such a query (every pattern `(type) @capture`,
 or `(type field: (_) @import)`) a walk of the tree finds the same nodes in ~1-2 ms: it reads the patterns
 from the language's .scm file, so the query stays the one description of what is captured, and it skips
-subtrees that hold no definition (expressions, argument and parameter lists, literals).
+subtrees that hold no definition (expressions, argument and parameter lists, literals). Python's query has
+fields, nested patterns and a `#match?`: its patterns are written out below (_python), walking only statement
+containers, and a test checks the walk against the compiled query.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ if TYPE_CHECKING:
 
     from tree_sitter import Node
 
-# Languages whose query is walked rather than compiled (their .scm holds only the two simple forms; C's
-# query names fields, and compiles in ~3 ms).
-WALKED = frozenset({"cpp"})
+# Languages whose query is walked rather than compiled: C++ (its .scm holds only the two simple forms,
+# read below) and Python (its query's patterns are written out in _python, below).
+WALKED = frozenset({"cpp", "python"})
 
 # Subtrees that never hold a captured node: leaves, literals, expressions and the lists inside a signature.
 # (A lambda in a function body may declare a local `using _TL = ...` or class: the query lists it, the walk
@@ -69,6 +71,9 @@ def _read_patterns(language: str) -> tuple[dict[str, str], dict[str, str]]:
 
 def matches(root: Node, language: str) -> Iterator[tuple[int, dict[str, list[Node]]]]:
     """What `QueryCursor(query).matches(root)` yields for the language's query, in document order."""
+    if language == "python":
+        yield from _python(root)
+        return
     captures, imports = _read_patterns(language)
     stack = [root]
     while stack:
@@ -83,5 +88,89 @@ def matches(root: Node, language: str) -> Iterator[tuple[int, dict[str, list[Nod
             if target is not None:
                 yield 0, {"import": [target]}
         children = [c for c in node.named_children if c.type not in _SKIP]
+        children.reverse()
+        stack.extend(children)
+
+
+# Python: definitions are statements, so only statement containers are walked (and any subtree holding a
+# parse error, where tree-sitter may have put a statement anywhere). Compiling python.scm costs a cold hook
+# ~5 ms (a cold hook's CPU: 45.3 -> 40.4 ms, docs/benchmarks.md); tests/parser/test_outline_edge_cases.py
+# checks the walk against the query.
+_PY_CONTAINERS = frozenset({
+    "module", "block", "decorated_definition", "class_definition", "function_definition", "if_statement",
+    "elif_clause", "else_clause", "for_statement", "while_statement", "try_statement", "except_clause",
+    "except_group_clause", "finally_clause", "with_statement", "match_statement", "case_clause", "ERROR",
+})
+_PY_DEFINITIONS = {"class_definition": "definition.class", "function_definition": "definition.function"}
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_CONSTANT_TAIL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _python_constant(name: bytes) -> bool:
+    """The query's `#match? @name "^_*[A-Z][A-Z0-9_]*$"`, by string methods."""
+    text = name.decode("utf-8", "replace").lstrip("_")
+    return bool(text) and text[0] in _UPPER and all(c in _CONSTANT_TAIL for c in text)
+
+
+def _python_named(node: Node, capture: str) -> Iterator[tuple[int, dict[str, list[Node]]]]:
+    name = node.child_by_field_name("name")
+    if name is not None and name.type == "identifier":
+        yield 0, {capture: [node], "name": [name]}
+
+
+def _python_statement(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
+    """The matches of python.scm's patterns whose top node is `node`."""
+    kind = node.type
+    capture = _PY_DEFINITIONS.get(kind)
+    if capture is not None:
+        yield from _python_named(node, capture)
+    elif kind == "decorated_definition":
+        inner = node.child_by_field_name("definition")
+        capture = _PY_DEFINITIONS.get(inner.type) if inner is not None else None
+        if capture is not None:
+            for _, caps in _python_named(inner, capture):
+                yield 0, {capture: [node], "name": caps["name"]}
+    elif kind == "expression_statement":
+        top = node.parent is not None and node.parent.type == "module"
+        for assignment in node.named_children:
+            left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
+            if left is None or left.type != "identifier":
+                continue
+            if top and _python_constant(left.text or b""):
+                yield 0, {"definition.constant": [assignment], "name": [left]}
+            right = assignment.child_by_field_name("right")
+            if right is not None and right.type == "lambda":
+                yield 0, {"definition.function": [assignment], "name": [left]}
+    elif kind == "type_alias_statement":
+        left = node.child_by_field_name("left")
+        for name in left.named_children if left is not None and left.type == "type" else ():
+            if name.type == "identifier":
+                yield 0, {"definition.type": [node], "name": [name]}
+    elif kind == "import_statement":
+        for name in node.children_by_field_name("name"):
+            if name.type == "aliased_import":
+                name = name.child_by_field_name("name")
+                if name is None or name.type != "dotted_name":
+                    continue
+            if name.type == "dotted_name":
+                yield 0, {"import": [name]}
+    elif kind == "import_from_statement":
+        module = node.child_by_field_name("module_name")
+        if module is not None:
+            yield 0, {"import": [module]}
+    elif kind == "future_import_statement":
+        yield 0, {"import": [node]}
+
+
+def _python(root: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
+    """Every statement of every container is matched; only containers are opened."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type not in _PY_CONTAINERS and not node.has_error:
+            yield from _python_statement(node)
+            continue
+        yield from _python_statement(node)
+        children = node.named_children
         children.reverse()
         stack.extend(children)

@@ -1,6 +1,8 @@
 ; Definitions: @definition.<kind> is the whole node, @name its name.
 ; A decorated definition is captured too, so decorators land in the
 ; signature; the outliner keeps the outermost node per name.
+; The Read hook does not compile this query: parser/walk.py (_python) finds the same matches (a test checks
+; that they agree), so a change here needs the same change there.
 
 (class_definition name: (identifier) @name) @definition.class
 (function_definition name: (identifier) @name) @definition.function

@@ -28,7 +28,7 @@ With ``--corpus DIR`` the files are DIR's code files of ``--min-lines``+ lines (
 knows, by extension), up to ``--files`` per language, instead of the machine's.
 
 Usage: .venv/bin/python -m scripts.bench.outline [--corpus DIR] [--min-lines N] [--files N] [--hook-files N]
-       [--rounds N] [--languages a,b]
+       [--rounds N] [--languages a,b] [--against OTHER_CHECKOUT]
 """
 
 from __future__ import annotations
@@ -115,58 +115,70 @@ def _read_event(project: str, path: str, session: str) -> bytes:
     }).encode()
 
 
-def bench_hook(samples: dict[str, list[str]], rounds: int) -> dict[str, dict[str, list[float]]]:
-    """Per language: wall and CPU ms of cold and cached Read hooks; "bare" holds the interpreter start."""
+def bench_hook(samples: dict[str, list[str]], rounds: int,
+               against: str | None = None) -> dict[str, dict[str, list[float]]]:
+    """Per language: wall and CPU ms of cold and cached Read hooks; "bare" holds the interpreter start. With
+    `against` (another checkout), its hook is timed on the same files in the same rounds, first or second in
+    turn, under "<language> (against)" (its own data dir, so neither reads the other's cache)."""
     py = python()
-    launcher = str(ROOT / "hooks" / "run")
+    roots = [("", str(ROOT))] + ([(" (against)", os.path.abspath(against))] if against else [])
     # As scripts/setup leaves the plugin: byte-compiled (PYTHONDONTWRITEBYTECODE may be set here).
-    subprocess.run([py, "-m", "compileall", "-q", *(str(ROOT / d) for d in ("memory", "parser", "hooks"))],
-                   check=False, capture_output=True)
+    for _, root in roots:
+        subprocess.run([py, "-m", "compileall", "-q", *(os.path.join(root, d) for d in ("memory", "parser", "hooks"))],
+                       check=False, capture_output=True)
     results: dict[str, dict[str, list[float]]] = {"bare": {"wall": [], "cpu": []}}
     with tempfile.TemporaryDirectory(prefix="bench-outline-") as tmp:
         project = os.path.join(tmp, "project")
         os.makedirs(project)
         subprocess.run(["git", "init", "-q", project], check=True)
-        env = {**os.environ, "MEMORY_HOME": os.path.join(tmp, "data"), "MEMORY_WORKER": "off"}
-        for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR"):
-            env.pop(name, None)
+        envs = []
+        for k, _ in enumerate(roots):
+            env = {**os.environ, "MEMORY_HOME": os.path.join(tmp, f"data{k}"), "MEMORY_WORKER": "off"}
+            for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR", "PYTHONPATH"):
+                env.pop(name, None)
+            envs.append(env)
         warm = os.path.join(project, "warm.py")
         with open(warm, "w") as fh:
             fh.write("x = 1\n" * 300)
-        run_timed([launcher, "post_tool_use"], _read_event(project, warm, "warm"), env)  # db created, .pyc read
+        for (_, root), env in zip(roots, envs, strict=True):  # db created, .pyc read
+            run_timed([os.path.join(root, "hooks", "run"), "post_tool_use"], _read_event(project, warm, "warm"), env)
         for r in range(rounds):
-            bare = run_timed([py, *BARE], b"", env)
+            bare = run_timed([py, *BARE], b"", envs[0])
             results["bare"]["wall"].append(bare.wall_ms)
             results["bare"]["cpu"].append(bare.cpu_ms)
             for language, files in samples.items():
                 for i, src in enumerate(files):
-                    # A new path is a cache miss; the same path in another session is a hit.
-                    path = os.path.join(project, language, f"r{r}_{i}_{os.path.basename(src)}")
-                    os.makedirs(os.path.dirname(path), exist_ok=True)
-                    shutil.copyfile(src, path)
-                    got = results.setdefault(language, {k: [] for k in ("cold", "cold_cpu", "hit", "hit_cpu")})
-                    for mode in ("cold", "hit"):
-                        t = run_timed([launcher, "post_tool_use"],
-                                      _read_event(project, path, f"{mode}-{r}-{i}-{language}"), env)
-                        if b"updatedToolOutput" not in t.stdout:
-                            break  # passed through (not worth an outline): not a Read hook timing
-                        got[mode].append(t.wall_ms)
-                        got[f"{mode}_cpu"].append(t.cpu_ms)
+                    order = list(zip(roots, envs, strict=True))
+                    for (label, root), env in order if (r + i) % 2 == 0 else order[::-1]:
+                        # A new path is a cache miss; the same path in another session is a hit.
+                        path = os.path.join(project, language, f"r{r}_{i}_{len(label)}_{os.path.basename(src)}")
+                        os.makedirs(os.path.dirname(path), exist_ok=True)
+                        shutil.copyfile(src, path)
+                        got = results.setdefault(language + label,
+                                                 {k: [] for k in ("cold", "cold_cpu", "hit", "hit_cpu")})
+                        for mode in ("cold", "hit"):
+                            t = run_timed([os.path.join(root, "hooks", "run"), "post_tool_use"],
+                                          _read_event(project, path, f"{mode}-{r}-{i}-{language}{label}"), env)
+                            if b"updatedToolOutput" not in t.stdout:
+                                break  # passed through (not worth an outline): not a Read hook timing
+                            got[mode].append(t.wall_ms)
+                            got[f"{mode}_cpu"].append(t.cpu_ms)
     return results
 
 
 def hook_rows(res: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, float]]:
     """p50 and p95 of each series per language, of all languages together ("all") and of the bare start."""
     bare = res.pop("bare")
-    every: dict[str, list[float]] = {k: [] for k in ("cold", "cold_cpu", "hit", "hit_cpu")}
+    every: dict[str, dict[str, list[float]]] = {}  # per checkout (the label after the language)
     rows = {}
     for language, got in res.items():
         if not got["cold"]:
             continue
-        for k in every:
-            every[k] += got[k]
+        label = language[language.find(" "):] if " " in language else ""
+        for k, v in got.items():
+            every.setdefault(label, {}).setdefault(k, []).extend(v)
         rows[language] = got
-    rows["all"] = every
+    rows.update((f"all{label}", got) for label, got in every.items())
     out = {name: {f"{k}_{q}": round(statistics.median(v) if q == "p50" else percentile(v, .95), 1)
                   for k, v in got.items() for q in ("p50", "p95")} for name, got in rows.items()}
     out["bare python"] = {f"{k}_{q}": round(statistics.median(v) if q == "p50" else percentile(v, .95), 1)
@@ -182,6 +194,8 @@ def main() -> int:
     ap.add_argument("--languages", default=None, help="comma-separated (default: every language found)")
     ap.add_argument("--corpus", default=None, help="a folder of code to outline instead of the machine's")
     ap.add_argument("--min-lines", type=int, default=corpus.MIN_LINES, help="smallest file outlined")
+    ap.add_argument("--against", default=None,
+                    help="another checkout (say main's) whose Read hook is timed in the same interleaved rounds")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     say = (lambda *_: None) if args.json else print
@@ -222,7 +236,7 @@ def main() -> int:
     if args.rounds > 0 and args.hook_files > 0:
         samples = {lang: files[:: max(1, len(files) // args.hook_files)][: args.hook_files]
                    for lang, files in corpora.items()}
-        hooks = hook_rows(bench_hook(samples, args.rounds))
+        hooks = hook_rows(bench_hook(samples, args.rounds, args.against))
     if args.json:
         print_json({"outlines": outlines, "read_hook_ms": hooks})
         return 0
@@ -230,16 +244,19 @@ def main() -> int:
         return 0
     print(f"\nRead hook (hooks/run post_tool_use), {args.rounds} rounds x {args.hook_files} files per language, "
           f"empty project db, {machine_line()}:")
-    print(f"{'':<11}{'cold p50':>9}{'p95':>7}{'cached p50':>11}{'p95':>7}  |  cpu ms: {'cold p50':>8}{'p95':>6}"
-          f"{'cached p50':>11}{'p95':>6}")
+    width = max(11, *(len(name) + 1 for name in hooks))
+    bare_cpu = hooks["bare python"]["cpu_p50"] or 1.0
+    print(f"{'':<{width}}{'cold p50':>9}{'p95':>7}{'cached p50':>11}{'p95':>7}  |  cpu ms: {'cold p50':>8}{'p95':>6}"
+          f"{'cached p50':>11}{'p95':>6}  |  cpu p50 / bare: cold, cached")
     for name, r in hooks.items():
         if name == "bare python":
-            print(f"{name:<11}{r['wall_p50']:>9.1f}{r['wall_p95']:>7.1f}{'':>18}  |  {'':>8}{r['cpu_p50']:>8.1f}"
+            print(f"{name:<{width}}{r['wall_p50']:>9.1f}{r['wall_p95']:>7.1f}{'':>18}  |  {'':>8}{r['cpu_p50']:>8.1f}"
                   f"{r['cpu_p95']:>6.1f}")
         else:
-            print(f"{name:<11}{r['cold_p50']:>9.1f}{r['cold_p95']:>7.1f}{r['hit_p50']:>11.1f}{r['hit_p95']:>7.1f}  |  "
-                  f"{'':>8}{r['cold_cpu_p50']:>8.1f}{r['cold_cpu_p95']:>6.1f}{r['hit_cpu_p50']:>11.1f}"
-                  f"{r['hit_cpu_p95']:>6.1f}")
+            print(f"{name:<{width}}{r['cold_p50']:>9.1f}{r['cold_p95']:>7.1f}{r['hit_p50']:>11.1f}"
+                  f"{r['hit_p95']:>7.1f}  |  {'':>8}{r['cold_cpu_p50']:>8.1f}{r['cold_cpu_p95']:>6.1f}"
+                  f"{r['hit_cpu_p50']:>11.1f}{r['hit_cpu_p95']:>6.1f}  |  {r['cold_cpu_p50'] / bare_cpu:.2f}x, "
+                  f"{r['hit_cpu_p50'] / bare_cpu:.2f}x")
     return 0
 
 
