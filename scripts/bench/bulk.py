@@ -10,10 +10,11 @@ is not an import's cost. Sizes run interleaved, `--rounds` times each; the media
 `--text longmemeval` imports the user turns of the LongMemEval development split instead (real chat, with
 its punctuation, numbers and names). `--stages` runs the command in-process once per size with each stage
 wrapped in a CPU timer: where the time goes (in one process: the second one of a pipelined import,
-memory/store/bulk.py, is left out).
+memory/store/bulk.py, is left out). `--split` runs it in-process as it is and gives the wall time and each
+process's CPU time: what the wall time would be on an idle machine.
 
     .venv/bin/python -m scripts.bench.bulk [--sizes 10000,100000] [--rounds 3] [--projects 1]
-        [--text prose|longmemeval] [--stages] [--json]
+        [--text prose|longmemeval] [--stages | --split] [--json]
 """
 
 from __future__ import annotations
@@ -94,14 +95,30 @@ STAGES = (("read and check the lines", "memory.cli.memories", "_parse_jsonl_line
           ("SQLite: dedup, rows, indexes, FTS5", "memory.store", "_save_batch"),
           ("vector jobs", "memory.store", "queue_vector_jobs"),
           ("daily log and size check", "memory.store.aftersave", "after_save_many"),
-          ("save_many, whole", "memory.store", "save_many"))
+          ("save_many: the writes and what follows (its rows made before)", "memory.store", "save_many"))
+
+
+def save_jsonl_here(path: str) -> None:
+    """`memory save --jsonl < path` in this process, its output dropped."""
+    import sys
+
+    from memory.cli import main as cli
+
+    with open(path, encoding="utf-8") as stdin, open(os.devnull, "w") as out:
+        sys.stdin, sys.stdout, sys.argv = stdin, out, ["memory", "save", "--jsonl"]
+        try:
+            cli()
+        except SystemExit as exc:
+            if exc.code:
+                raise
+        finally:
+            sys.stdin, sys.stdout = sys.__stdin__, sys.__stdout__
 
 
 def stage_run(path: str) -> dict[str, float]:
     """`memory save --jsonl < path` in this process, each of STAGES timed (CPU seconds, wrappers included:
     ~1 us a call), and the whole command."""
     import importlib
-    import sys
     import time
 
     spent: dict[str, float] = {}
@@ -122,37 +139,46 @@ def stage_run(path: str) -> dict[str, float]:
             owner = getattr(owner, part, None)
         if hasattr(owner, attr):  # an older tree (a before/after run) may lack a stage
             setattr(owner, attr, timed(label, getattr(owner, attr)))
-    from memory.cli import main as cli
-    from memory.store import bulk
+    try:
+        from memory.store import bulk
 
-    bulk.pipelined = lambda total: False  # one process: every stage's CPU time is seen here
+        bulk.pipelined = lambda total: False  # one process: every stage's CPU time is seen here
+    except ImportError:  # an older tree (a before/after run): one process anyway
+        pass
 
     start = time.process_time()
-    with open(path, encoding="utf-8") as stdin, open(os.devnull, "w") as out:
-        sys.stdin, sys.stdout, sys.argv = stdin, out, ["memory", "save", "--jsonl"]
-        try:
-            cli()
-        except SystemExit as exc:
-            if exc.code:
-                raise
-        finally:
-            sys.stdin, sys.stdout = sys.__stdin__, sys.__stdout__
+    save_jsonl_here(path)
     spent["whole command (after imports)"] = time.process_time() - start
     return spent
 
 
-def stages(sizes: list[int], folders: list[str], tmp: str, text: str) -> None:
+def split_run(path: str) -> dict[str, float]:
+    """`memory save --jsonl < path` in this process: wall seconds, and the CPU seconds of this process (the
+    writes) and of its forked child (the rules, memory/store/bulk.py). On an idle machine with two cores
+    the wall time is about the larger of the two, plus the time to the first rows."""
+    import resource
+    import time
+
+    before, wall, cpu = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter(), time.process_time()
+    save_jsonl_here(path)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"wall": time.perf_counter() - wall, "writes (this process)": time.process_time() - cpu,
+            "rules (the child)": child}
+
+
+def stages(sizes: list[int], folders: list[str], tmp: str, text: str, run: str = "stage_run") -> None:
     for n in sizes:
         path = Path(tmp) / f"stages-{n}.jsonl"
         path.write_bytes(lines(n, folders, text=text))
         env = {**os.environ, "MEMORY_HOME": str(Path(tmp) / f"stages-home-{n}"), "MEMORY_WORKER": "off",
                "MEMORY_PROJECT_DIR": folders[0], "PYTHONPATH": str(ROOT)}
-        code = f"import json; from scripts.bench.bulk import stage_run; print(json.dumps(stage_run({str(path)!r})))"
+        code = f"import json; from scripts.bench.bulk import {run}; print(json.dumps({run}({str(path)!r})))"
         out = subprocess.run([python(), "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
         if out.returncode:
             raise SystemExit(out.stderr[-2000:])
         spent = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"{n} lines ({text}): CPU us a line")
+        print(f"{n} lines ({text}): us a line" + ("" if run == "split_run" else " (CPU)"))
         for label, seconds in spent.items():
             print(f"  {label:<55} {seconds / n * 1e6:7.1f}")
 
@@ -164,6 +190,7 @@ def main() -> None:
     ap.add_argument("--projects", type=int, default=1)
     ap.add_argument("--text", choices=("prose", "longmemeval"), default="prose")
     ap.add_argument("--stages", action="store_true", help="time each stage in one process instead (CPU)")
+    ap.add_argument("--split", action="store_true", help="wall, and the CPU of each process of a pipelined import")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -173,9 +200,9 @@ def main() -> None:
             folder = Path(tmp) / f"proj{p}"
             subprocess.run(["git", "init", "-q", str(folder)], check=True)
             folders.append(str(folder))
-        if args.stages:
+        if args.stages or args.split:
             print(machine_line())
-            stages(sizes, folders, tmp, args.text)
+            stages(sizes, folders, tmp, args.text, "split_run" if args.split else "stage_run")
             return
         inputs = {n: lines(n, folders, text=args.text) for n in sizes}
 
