@@ -1,3 +1,5 @@
+; The Read hook does not compile this query: parser/walk.py (_php) finds the same matches (a test checks
+; that they agree), so a change here needs the same change there.
 (class_declaration name: (name) @name) @definition.class
 (interface_declaration name: (name) @name) @definition.interface
 (trait_declaration name: (name) @name) @definition.trait

@@ -255,40 +255,55 @@ def _match_keys(found: object) -> list[tuple]:
                   for _, caps in found)
 
 
-def test_the_python_walk_finds_what_the_python_query_finds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Python captures come from a walk of statement containers (parser/walk.py), not the compiled query:
-    the same matches (the constant's `#match?` included) on committed fixtures, real modules, and the same
-    modules broken (a parse error may leave a statement anywhere), and the same outlines."""
+_BROKEN_LINES = {
+    "python": [b"def (:", b"class X(", b"    ]]] = ", b"x = [1,", b"@", b'"""open', b"f(a, def g(): pass", b"if x"],
+    "php": [b"function (", b"class {", b"]]] = ;", b"if ($x", b"require 'a.php'", b"$f = function() { class Q {}",
+            b"}", b"const A = "],
+}
+_INLINE = {
+    "python": ("inline.py", b"from __future__ import annotations\nimport a.b, c as d\nfrom .e import f\nMAX = 1\n"
+               b"_Private_X = 2\nlower = 3\nA_1: int = 4\nsq = lambda x: x\ntype T = int\nif X:\n    Y = 5\n"
+               b"    g = lambda: 0\n@dec\nclass C:\n    Z = 6\n    h = lambda s: s\n"),
+    "php": ("inline.php", b"<?php\nnamespace App\\Models;\nuse A\\B, C;\nrequire_once __DIR__ . '/x.php';\n"
+            b"const A = 1, B = 2;\ninterface I {}\ntrait T {}\nenum E {}\nfunction f() { return include 'y.php'; }\n"
+            b"$g = function () { class Inner { function m() {} } };\n$o = new class { public function n() {} };\n"),
+}
+
+
+@pytest.mark.parametrize("language", ["python", "php"])
+def test_a_walked_query_finds_what_the_query_finds(language: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python and PHP captures come from a walk (parser/walk.py), not the compiled query: the same matches
+    (Python's constant `#match?` included) on committed fixtures, real files, and the same files broken (a parse
+    error may leave a definition anywhere), and the same outlines."""
     import random
 
     from parser import walk
     from parser.grammars import get_parser, get_query, ts
     from tests.support import outline_corpus as corpus
 
-    assert "python" in walk.WALKED
+    assert language in walk.WALKED
     fixtures = os.path.join(REPO, "tests", "parser", "fixtures")
     cases = sorted(os.path.join(fixtures, "cases", f) for f in os.listdir(os.path.join(fixtures, "cases")))
-    paths = [os.path.join(fixtures, "sample.py"), *(p for p in cases if p.endswith(".py")),
-             *corpus.find_files("python", 12)]
+    found = corpus.find_files(language, 12)
+    paths = [p for p in (*(os.path.join(fixtures, f) for f in sorted(os.listdir(fixtures))), *cases, *found)
+             if language_for_path(p) == language]
     sources = {path: open(path, "rb").read() for path in paths}
     rng = random.Random(7)
-    for path in paths[-12:]:  # broken copies: a bad line dropped in three places
+    for path in found:  # broken copies: a bad line dropped in three places
         lines = sources[path].split(b"\n")
         for _ in range(3):
-            lines.insert(rng.randrange(len(lines)), rng.choice([b"def (:", b"class X(", b"    ]]] = ", b"x = [1,",
-                                                                 b"@", b'"""open', b"f(a, def g(): pass", b"if x"]))
-        sources[path + ".broken.py"] = b"\n".join(lines)
-    sources["inline.py"] = (b"from __future__ import annotations\nimport a.b, c as d\nfrom .e import f\n"
-                            b"MAX = 1\n_Private_X = 2\nlower = 3\nA_1: int = 4\nsq = lambda x: x\ntype T = int\n"
-                            b"if X:\n    Y = 5\n    g = lambda: 0\n@dec\nclass C:\n    Z = 6\n    h = lambda s: s\n")
+            lines.insert(rng.randrange(len(lines)), rng.choice(_BROKEN_LINES[language]))
+        sources[path + ".broken" + os.path.splitext(path)[1]] = b"\n".join(lines)
+    name, data = _INLINE[language]
+    sources[name] = data
     for path, data in sources.items():
-        root = get_parser("python").parse(data).root_node
-        assert _match_keys(walk.matches(root, "python")) == _match_keys(
-            ts().QueryCursor(get_query("python")).matches(root)), path
-    walked = {path: outline_source(data, path, "python").to_json() for path, data in sources.items()}
-    monkeypatch.setattr(walk, "WALKED", walk.WALKED - {"python"})
+        root = get_parser(language).parse(data).root_node
+        assert _match_keys(walk.matches(root, language)) == _match_keys(
+            ts().QueryCursor(get_query(language)).matches(root)), path
+    walked = {path: outline_source(data, path, language).to_json() for path, data in sources.items()}
+    monkeypatch.setattr(walk, "WALKED", walk.WALKED - {language})
     for path, data in sources.items():
-        assert outline_source(data, path, "python").to_json() == walked[path], path
+        assert outline_source(data, path, language).to_json() == walked[path], path
 
 
 def test_the_walk_refuses_a_query_it_cannot_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
