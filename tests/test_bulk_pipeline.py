@@ -57,6 +57,14 @@ def test_an_import_stopped_early_leaves_no_child() -> None:
     _no_child_left()
 
 
+def test_the_child_is_forked_at_once_and_closing_before_any_batch_reaps_it() -> None:
+    memories = [NewMemory(f"note {i}", f"a plain note {i} " * 20) for i in range(1000)]
+    made = bulk.rows([("p", memories)] * 3, False, pipeline=True)  # ~1 MB: more than the pipe holds
+    assert os.waitpid(-1, os.WNOHANG) == (0, 0)  # running already: forked before any thread a caller starts
+    made.close()
+    _no_child_left()
+
+
 def test_a_pipelined_import_starts_small_and_grows_to_the_batch_size() -> None:
     items = list(range(20_000))
     assert [len(b) for b in _batches(items, True)] == [500, 1000, 2000, 4000, 5000, 5000, 2500]

@@ -221,8 +221,9 @@ def _save_jsonl(default_project: str | None, as_json: bool) -> None:
     pipeline = bulk.pipelined(total)
     plan = [(ws, part) for ws, items in groups.values() for part in _batches(items, pipeline)]
     made = bulk.rows([(ws.project.key, [m for _, m, _ in part]) for ws, part in plan], False, pipeline=pipeline)
-    bar = _progress(total) if total >= 4 * JSONL_BATCH and not as_json else None  # after the fork: a thread
+    bar = None
     try:
+        bar = _progress(total) if total >= 4 * JSONL_BATCH and not as_json else None  # after the fork: a thread
         for i, (ws, batch) in enumerate(plan):
             if i == 0 or plan[i - 1][0] is not ws:
                 opened(ws)

@@ -20,6 +20,7 @@ from memory.store import NewMemory, Screen, _Row, rows_of
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import BinaryIO, NoReturn
 
 # Below this many memories the import stays in one process, as before: its rules cost ~0.1 s at most, and
 # a short import is one batch anyway.
@@ -43,50 +44,79 @@ def pipelined(total: int) -> bool:
         return (os.cpu_count() or 1) >= 2
 
 
-def rows(batches: list[tuple[str, list[NewMemory]]], filter_low_value: bool, *,
-         pipeline: bool) -> Iterator[list[_Row | None]]:
-    """Each batch's rows (project key, memories), in order; with `pipeline`, made in a forked child while
-    the caller writes the batch before. An exception the rules raise is raised here, at its batch."""
+def rows(batches: list[tuple[str, list[NewMemory]]], filter_low_value: bool, *, pipeline: bool) -> Rows:
+    """Each batch's rows (project key, memories), in order, by next(); with `pipeline`, made in a child
+    forked here and now (before the caller starts any thread: a progress bar's) while the caller writes the
+    batch before. An exception the rules raise is raised at its batch. close() when done or stopped."""
     screen = Screen.bulk()  # one for the whole import: what its memo learns carries over batches
     if not pipeline:
-        for project, memories in batches:
-            yield rows_of(project, memories, filter_low_value, screen)
-        return
-    import pickle
-
+        return Rows(iter([(p, m, filter_low_value, screen) for p, m in batches]))
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: rules for batches 1.., then gone without running any of the parent's cleanup
-        status = 0
-        try:
-            os.close(read)
-            with os.fdopen(write, "wb") as out:
-                try:
-                    for project, memories in batches:
-                        made = rows_of(project, memories, filter_low_value, screen)
-                        pickle.dump([None if r is None else r.state() for r in made], out, protocol=5)
-                        out.flush()
-                except Exception as exc:  # the parent raises it at this batch
-                    pickle.dump(exc, out, protocol=5)
-        except BaseException:  # the parent went away (a broken pipe) or an interrupt: nothing left to do
-            status = 1
-        finally:
-            os._exit(status)
+    if pid == 0:  # the child: never returns; gone without running any of the parent's cleanup
+        os.close(read)
+        _child(write, batches, filter_low_value, screen)
     os.close(write)
-    done = False
+    return Rows(None, pid, os.fdopen(read, "rb"), len(batches))
+
+
+class Rows:
+    """The batches' rows: made here one by one (`todo`), or taken from the child `pid` through `inp`."""
+
+    def __init__(self, todo: Iterator[tuple[str, list[NewMemory], bool, Screen]] | None, pid: int = 0,
+                 inp: BinaryIO | None = None, left: int = 0) -> None:
+        self.todo, self.pid, self.inp, self.left = todo, pid, inp, left
+
+    def __iter__(self) -> Rows:
+        return self
+
+    def __next__(self) -> list[_Row | None]:
+        if self.todo is not None:
+            return rows_of(*next(self.todo))
+        import pickle
+
+        if not self.left or self.inp is None:
+            raise StopIteration
+        try:
+            got = pickle.load(self.inp)
+        except (EOFError, pickle.UnpicklingError):
+            self.close()
+            raise Stopped("the process making the import's rows stopped") from None
+        if isinstance(got, Exception):
+            self.close()
+            raise got
+        self.left -= 1
+        if not self.left:
+            self.close()
+        return [None if s is None else _Row.restored(s) for s in got]
+
+    def close(self) -> None:
+        """Wait for the child: done, it is exiting; else (stopped early) it is killed first."""
+        if self.inp is None:
+            return
+        self.inp.close()
+        self.inp = None
+        _reap(self.pid, self.left == 0)
+
+
+def _child(write: int, batches: list[tuple[str, list[NewMemory]]], filter_low_value: bool,
+           screen: Screen) -> NoReturn:
+    import pickle
+
+    status = 0
     try:
-        with os.fdopen(read, "rb") as inp:
-            for _ in batches:
-                try:
-                    got = pickle.load(inp)
-                except (EOFError, pickle.UnpicklingError):
-                    raise Stopped("the process making the import's rows stopped") from None
-                if isinstance(got, Exception):
-                    raise got
-                yield [None if s is None else _Row.restored(s) for s in got]
-        done = True
+        with os.fdopen(write, "wb") as out:
+            try:
+                for project, memories in batches:
+                    made = rows_of(project, memories, filter_low_value, screen)
+                    pickle.dump([None if r is None else r.state() for r in made], out, protocol=5)
+                    out.flush()
+            except Exception as exc:  # the parent raises it at this batch
+                pickle.dump(exc, out, protocol=5)
+    except BaseException:  # the parent went away (a broken pipe) or an interrupt: nothing left to do
+        status = 1
     finally:
-        _reap(pid, done)
+        os._exit(status)
 
 
 def _reap(pid: int, done: bool) -> None:
