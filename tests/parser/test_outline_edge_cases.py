@@ -259,6 +259,8 @@ _BROKEN_LINES = {
     "python": [b"def (:", b"class X(", b"    ]]] = ", b"x = [1,", b"@", b'"""open', b"f(a, def g(): pass", b"if x"],
     "php": [b"function (", b"class {", b"]]] = ;", b"if ($x", b"require 'a.php'", b"$f = function() { class Q {}",
             b"}", b"const A = "],
+    "javascript": [b"function (", b"class {", b"]]] = ;", b"if (x", b"require('a')", b"const f = function() {",
+                   b"}", b"x = { a: function("],
 }
 _INLINE = {
     "python": ("inline.py", b"from __future__ import annotations\nimport a.b, c as d\nfrom .e import f\nMAX = 1\n"
@@ -267,14 +269,17 @@ _INLINE = {
     "php": ("inline.php", b"<?php\nnamespace App\\Models;\nuse A\\B, C;\nrequire_once __DIR__ . '/x.php';\n"
             b"const A = 1, B = 2;\ninterface I {}\ntrait T {}\nenum E {}\nfunction f() { return include 'y.php'; }\n"
             b"$g = function () { class Inner { function m() {} } };\n$o = new class { public function n() {} };\n"),
+    "javascript": ("inline.js", b"import a from './a.js';\nconst b = require('b'), c = req('c');\n"
+                   b"module.exports = { f: function () {}, g: () => 1 };\nconst h = `${(function () {})()}`;\n"
+                   b"class K { field = () => 0; m() { function inner() {} } }\nexports.x = function () {};\n"),
 }
 
 
-@pytest.mark.parametrize("language", ["python", "php"])
+@pytest.mark.parametrize("language", ["python", "php", "javascript"])
 def test_a_walked_query_finds_what_the_query_finds(language: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Python and PHP captures come from a walk (parser/walk.py), not the compiled query: the same matches
-    (Python's constant `#match?` included) on committed fixtures, real files, and the same files broken (a parse
-    error may leave a definition anywhere), and the same outlines."""
+    """Python, PHP and JavaScript captures come from a walk (parser/walk.py), not the compiled query: the same
+    matches (Python's constant `#match?` and JavaScript's `require` `#eq?` included) on committed fixtures, real
+    files, and the same files broken (a parse error may leave a definition anywhere), and the same outlines."""
     import random
 
     from parser import walk
