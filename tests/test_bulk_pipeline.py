@@ -14,7 +14,7 @@ from memory.store import NewMemory, bulk
 from memory.store.db import connect
 from tests.test_bulk_equivalence import _fts, _memories, _rows
 
-pytestmark = pytest.mark.skipif(not bulk.pipelined(bulk.PIPELINE_MIN), reason="no second CPU, or not Linux")
+pytestmark = pytest.mark.skipif(not bulk.can_fork(), reason="no second CPU, or not Linux")
 
 
 def _no_child_left() -> None:

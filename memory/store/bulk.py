@@ -5,8 +5,9 @@ hashes; store.rows_of) run in a forked child while this process writes the batch
 sent to it) and sends back each batch's rows as plain tuples through a pipe (pickle: ~2.7 us a row to
 send, ~1.5 to take back). The pipe's buffer keeps it about one batch ahead; the first batches are small
 (memory/cli/memories.py _batches) so writing starts early. The child keeps one memo (store.Screen.bulk()),
-as one process would: the rows are the same. Only on Linux with two CPUs or more and no thread running
-(fork copies one thread; macOS forbids much after a fork), for imports of PIPELINE_MIN memories or more.
+as one process would: the rows are the same. Only on Linux with two CPUs or more, no thread running
+(fork copies one thread; macOS forbids much after a fork) and a CPU idle by the load average, for imports
+of PIPELINE_MIN memories or more.
 The fork costs 0.4 ms at 15 MiB of heap, 5 ms at 49, 29 at 162 (docs/benchmarks.md "Bulk save").
 """
 
@@ -32,16 +33,31 @@ class Stopped(Exception):
 
 
 def pipelined(total: int) -> bool:
-    """Whether an import of `total` memories gets a second process for its rules."""
-    if total < PIPELINE_MIN or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
-        return False
-    threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
+    """Whether an import of `total` memories gets a second process for its rules: it can fork, and a CPU is
+    idle. With the 1-minute load average at or above CPUs - 1 the second process finds no free core: on
+    2 cores at load 1.2-5 the pipelined import was 4-21% slower by wall time than one process, and took
+    8-15% more CPU (docs/benchmarks.md "Bulk save")."""
+    if total < PIPELINE_MIN or not can_fork():
         return False
     try:
-        return len(os.sched_getaffinity(0)) >= 2
+        return os.getloadavg()[0] < _cpus() - 1
+    except OSError:
+        return False
+
+
+def can_fork() -> bool:
+    """Linux, two CPUs or more, no thread running (fork copies one thread; macOS forbids much after one)."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return False
+    threading = sys.modules.get("threading")
+    return (threading is None or threading.active_count() == 1) and _cpus() >= 2
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return (os.cpu_count() or 1) >= 2
+        return os.cpu_count() or 1
 
 
 def rows(batches: list[tuple[str, list[NewMemory]]], filter_low_value: bool, *, pipeline: bool) -> Rows:
