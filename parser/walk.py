@@ -17,7 +17,7 @@ from parser.grammars import QUERY_DIR
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from tree_sitter import Node
 
@@ -214,14 +214,22 @@ def _php_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
                 yield 0, {"import": [target]}
 
 
-def _php(root: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield from _php_node(node)
-        children = [c for c in node.named_children if c.type not in _PHP_LEAVES]
-        children.reverse()
-        stack.extend(children)
+def _every_subtree(visit: Callable[[Node], Iterator[tuple[int, dict[str, list[Node]]]]],
+                   leaves: frozenset[str]) -> Callable[[Node], Iterator[tuple[int, dict[str, list[Node]]]]]:
+    """A walk that visits every named node but `leaves`, in document order (the order the query's matches
+    come in)."""
+    def walk(root: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            yield from visit(node)
+            children = [c for c in node.named_children if c.type not in leaves]
+            children.reverse()
+            stack.extend(children)
+    return walk
+
+
+_php = _every_subtree(_php_node, _PHP_LEAVES)
 
 
 # JavaScript (not TypeScript, whose query differs): functions are values anywhere, so every subtree is walked
@@ -264,14 +272,7 @@ def _javascript_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
                 yield 0, {"_require": [function], "import": [fragment]}
 
 
-def _javascript(root: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield from _javascript_node(node)
-        children = [c for c in node.named_children if c.type not in _JS_LEAVES]
-        children.reverse()
-        stack.extend(children)
+_javascript = _every_subtree(_javascript_node, _JS_LEAVES)
 
 
 _WRITTEN = {"python": _python, "php": _php, "javascript": _javascript}  # patterns written out, not read
