@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -66,7 +67,11 @@ def _filters(a: dict[str, Any]) -> Filters:
 
 
 def routes(v: Viewer) -> list[Any]:
-    async def search(request: Request) -> Response:
+    """The pages are plain functions: Starlette runs them in its threadpool, off the one event loop, so a
+    search that waits up to 2 s for a starting or busy worker, or a slow read, holds up no other request
+    (each thread has its own SQLite connections: data.Places)."""
+
+    def search(request: Request) -> Response:
         ctx, ws = v.ctx(request)
         if ws is None:
             return HTMLResponse(pages.empty_page(ctx))
@@ -74,7 +79,7 @@ def routes(v: Viewer) -> list[Any]:
         rows, answered = data.search(ws, a["q"], a["mode"], _filters(a), a["flag"], LIMIT)
         return HTMLResponse(pages.search_page(ctx, a, rows, answered, request.query_params.get("done", "")))
 
-    async def memory(request: Request) -> Response:
+    def memory(request: Request) -> Response:
         ctx, ws = v.ctx(request)
         m = data.memory(ws, request.path_params["id"]) if ws is not None else None
         if m is None:
@@ -82,37 +87,34 @@ def routes(v: Viewer) -> list[Any]:
         return HTMLResponse(pages.memory_page(ctx, m, request.query_params.get("done", "")))
 
     async def change(request: Request) -> Response:
-        form = await request.form()
-        ws = v.places.get(str(form.get("p") or request.query_params.get("p") or ""))
-        if ws is None:
-            return HTMLResponse("no project", status_code=404)
+        form = await request.form()  # read on the loop; the change itself runs in the threadpool
         mid, verb = request.path_params["id"], request.path_params["verb"]
-        try:
-            done = _apply(ws, mid, verb, form)
-        except edit.EditError as exc:
-            done = f"not changed: {exc}"
-        key = quote(ws.project.key)
+        got = await run_in_threadpool(_change, v.places, str(form.get("p") or request.query_params.get("p") or ""),
+                                      mid, verb, form)
+        if got is None:
+            return HTMLResponse("no project", status_code=404)
+        key, done = quote(got[0]), got[1]
         if verb == "delete" and done.startswith("deleted"):
             return RedirectResponse(f"/?p={key}&done={quote(done)}", status_code=303)
         return RedirectResponse(f"/m/{mid}?p={key}&done={quote(done)}", status_code=303)
 
-    async def sessions(request: Request) -> Response:
+    def sessions(request: Request) -> Response:
         ctx, ws = v.ctx(request)
         return HTMLResponse(pages.sessions_page(ctx, data.sessions(ws) if ws is not None else []))
 
-    async def session(request: Request) -> Response:
+    def session(request: Request) -> Response:
         ctx, ws = v.ctx(request)
         sid = request.path_params["sid"]
         head, events = data.timeline(ws, sid) if ws is not None else (None, [])
         return HTMLResponse(pages.session_page(ctx, sid, head, events))
 
-    async def stats(request: Request) -> Response:
+    def stats(request: Request) -> Response:
         ctx, ws = v.ctx(request)
         if ws is None:
             return HTMLResponse(pages.empty_page(ctx))
         return HTMLResponse(pages.stats_page(ctx, data.stats(ws)))
 
-    async def redactions(request: Request) -> Response:
+    def redactions(request: Request) -> Response:
         ctx, ws = v.ctx(request)
         if ws is None:
             return HTMLResponse(pages.empty_page(ctx))
@@ -123,6 +125,17 @@ def routes(v: Viewer) -> list[Any]:
             Route("/sessions", sessions), Route("/s/{sid}", session), Route("/stats", stats),
             Route("/redactions", redactions),
             Mount("/static", StaticFiles(directory=STATIC), name="static")]
+
+
+def _change(places: data.Places, key: str, mid: int, verb: str, form: Any) -> tuple[str, str] | None:
+    """One action on a memory of the project `key`: the project's key and what was done, in words."""
+    ws = places.get(key)
+    if ws is None:
+        return None
+    try:
+        return ws.project.key, _apply(ws, mid, verb, form)
+    except edit.EditError as exc:
+        return ws.project.key, f"not changed: {exc}"
 
 
 def _apply(ws: Any, mid: int, verb: str, form: Any) -> str:

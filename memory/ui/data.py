@@ -22,13 +22,21 @@ DAY = "date({col}, 'unixepoch', 'localtime')"  # the local day of a unix time, a
 
 
 class Places:
-    """The data dir's projects, each workspace opened once per thread: uvicorn runs every request on its
-    one event loop thread, and an sqlite3 connection must stay in the thread that made it."""
+    """The data dir's projects, each workspace opened once per thread: the pages run in Starlette's
+    threadpool, and an sqlite3 connection must stay in the thread that made it. A thread's workspaces live
+    in a threading.local, dropped (their connections closed) when the thread ends."""
 
     def __init__(self, home: str, default_key: str | None = None) -> None:
         self.home = home
         self.default_key = default_key
-        self._open: dict[tuple[int, str], Workspace] = {}
+        self._local = threading.local()
+
+    @property
+    def _open(self) -> dict[str, Workspace]:
+        """This thread's open workspaces, by project key."""
+        if not hasattr(self._local, "open"):
+            self._local.open = {}
+        return self._local.open
 
     def projects(self) -> list[dict[str, Any]]:
         """Projects that have a database, the most recently written first."""
@@ -45,17 +53,16 @@ class Places:
         key = key if key in known else self.default_key if self.default_key in known else next(iter(known), None)
         if key is None:
             return None
-        slot = (threading.get_ident(), key)
-        if slot not in self._open:
+        if key not in self._open:
             meta = known[key]
-            self._open[slot] = Workspace(Project(key, meta.get("name") or key, meta.get("root") or "",
-                                                 meta.get("remote")), self.home)
-        return self._open[slot]
+            self._open[key] = Workspace(Project(key, meta.get("name") or key, meta.get("root") or "",
+                                                meta.get("remote")), self.home)
+        return self._open[key]
 
     def close(self) -> None:
         """Close this thread's connections (the server's, when it stops)."""
-        for slot in [s for s in self._open if s[0] == threading.get_ident()]:
-            self._open.pop(slot).close()
+        while self._open:
+            self._open.popitem()[1].close()
 
 
 def _flag_clause(flag: str) -> str:
