@@ -78,3 +78,21 @@ def test_refused_edit_and_unknown_action(home: Path, two: dict[str, Any]) -> Non
     assert "unknown%20action" in odd.headers["location"]
     gone = c.post("/m/999/delete", data=form, follow_redirects=False)
     assert "no%20memory%20%23999" in gone.headers["location"]
+
+
+def test_share_without_a_team_says_nothing_is_sent(home: Path, two: dict[str, Any]) -> None:
+    """On a project not linked to a team server, sharing sets the scope only: the page says so, and how to link."""
+    ws, mid = two["a"], two["ids"]["a"]  # a learning: team scope by default (team_types)
+    c = client(home, ws.project.key)
+    page = c.get(f"/m/{mid}").text
+    assert "Keep personal" in page and "not linked to a team" in page and "memory team init URL" in page
+    form = {"csrf": c.csrf, "p": ws.project.key}  # type: ignore[attr-defined]
+    for verb, scope, button in (("unshare", "personal", "Share with team"), ("share", "team", "Keep personal")):
+        done = c.post(f"/m/{mid}/{verb}", data=form, follow_redirects=False)
+        assert done.status_code == 303
+        shown = c.get(done.headers["location"]).text
+        notice = re.search(r'<p class="notice" role="status">(.*?)</p>', shown, re.S)
+        assert notice and f"scope set to {scope}" in notice[1] and "nothing is sent" in notice[1], shown
+        assert "memory team init URL" in notice[1] and button in shown
+        assert ws.db.execute("SELECT scope FROM memories WHERE id = ?", (mid,)).fetchone()[0] == scope
+    assert ws.db.execute("SELECT count(*) FROM team_outbox").fetchone()[0] == 0  # nothing queued to send

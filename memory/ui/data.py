@@ -16,6 +16,7 @@ from memory.present import why
 from memory.recall.search import Filters, Hit
 from memory.store.edit import is_pinned
 from memory.store.workspace import Workspace, all_projects
+from memory.team.outbox import link_row
 
 SEARCH_KIND = "ui-search"  # access_log's kind for the viewer's searches (memory/present/why.py LABELS)
 DAY = "date({col}, 'unixepoch', 'localtime')"  # the local day of a unix time, as `memory stats` counts days
@@ -121,6 +122,7 @@ def memory(ws: Workspace, memory_id: int) -> dict[str, Any] | None:
     out["origin_label"] = fence.row_label(row)
     out["flagged"] = fence.is_flagged(row, row["title"], row["content"])
     out["pinned"] = is_pinned(row["tags"])
+    out["team_linked"] = link_row(ws.db) is not None  # unlinked, sharing only sets the scope
     out["recalls"] = why.recalls(ws.db, memory_id, limit=200)  # injections and searches, with score parts
     out["searches"] = ws.db.execute("SELECT count(*) FROM access_log WHERE memory_id = ? AND kind NOT LIKE "
                                     "'inject%'", (memory_id,)).fetchone()[0]

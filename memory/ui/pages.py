@@ -118,6 +118,9 @@ def memory_page(ctx: Ctx, m: dict[str, Any], notice: str = "") -> str:
     if m.get("scope"):
         team = m["scope"] == "team"
         share = _action(ctx, mid, "unshare" if team else "share", "Keep personal" if team else "Share with team")
+        if not m.get("team_linked"):
+            share += ('<small class="unlinked">not linked to a team: sharing only sets the scope, nothing is sent '
+                      'until <code>memory team init URL</code> links this project</small>')
     retype = _action(ctx, mid, "type", "Change type",
                      f'<select name="type" aria-label="new type">{_options(list(TYPES), m["type"])}</select>')
     edit = f"""<details class="edit"><summary>Edit</summary><form method="post" action="/m/{mid}/edit">
