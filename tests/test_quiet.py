@@ -81,6 +81,16 @@ def test_an_excluded_project_records_nothing_and_says_so_at_session_start(home: 
     start = hooks.run("session_start", hooks.event("SessionStart", source="startup"))
     assert "this project is excluded" in start["json"]["systemMessage"]
     assert "additionalContext" not in str(start["json"])
+    told = home / quiet.TOLD_FILE  # in the data dir itself, not the project's
+    assert told.read_text() == f"{time.strftime('%Y-%m-%d')}\t{os.path.realpath(project)}\n"
+    for source, session in (("resume", hooks.session), ("clear", "after-clear"), ("startup", "another")):
+        other = HookRunner(project, session)
+        again = other.run("session_start", other.event("SessionStart", source=source))
+        assert again["json"] is None, source  # told once a day, not at every start, resume and /clear
+    told.write_text(f"2001-01-01\t{os.path.realpath(project)}\n")  # as if told on an earlier day
+    assert "this project is excluded" in hooks.run("session_start", hooks.event(
+        "SessionStart", source="startup"))["json"]["systemMessage"]
+    assert told.read_text().splitlines() == [f"{time.strftime('%Y-%m-%d')}\t{os.path.realpath(project)}"]
     sub = project / "src"
     sub.mkdir()
     for folder in (project, sub):  # a folder inside the project is excluded too
@@ -142,6 +152,12 @@ def test_the_check_costs_microseconds(tmp_path: Path, monkeypatch: pytest.Monkey
     assert per_call() < 100e-6  # ~5 us on an idle machine; the bound leaves room for a loaded one
     (tmp_path / quiet.EXCLUDED_FILE).write_text("/somewhere/else\n/another/place\n")
     assert per_call() < 300e-6  # ~20 us: the file read and one realpath
+    why = ("excluded", str(tmp_path))
+    assert quiet.tell(why, event)  # first today: told, and recorded
+    n, t0 = 2000, time.perf_counter()
+    for _ in range(n):
+        assert not quiet.tell(why, event)
+    assert (time.perf_counter() - t0) / n < 300e-6  # ~15 us: a realpath and a one-line read
 
 
 def test_the_mcp_save_tool_saves_nothing_in_an_excluded_project_and_search_records_why(home: Path,

@@ -16,6 +16,7 @@ from memory.base.config import data_home, env
 
 PAUSED_DIR = "paused"
 EXCLUDED_FILE = "excluded"
+TOLD_FILE = "excluded.told"  # the excluded folders SessionStart told about today (tell)
 
 
 def session_file(home: str, session_id: str) -> str:
@@ -93,19 +94,53 @@ def reason(event: dict[str, object], project_dir: str | None = None) -> tuple[st
         return "paused", sid[:128]
     if not env("MEMORY_EXCLUDE").strip() and not os.path.exists(os.path.join(home, EXCLUDED_FILE)):
         return None
-    from memory.base.project import event_folder  # only with an exclusion: PreToolUse imports it for nothing else
-
-    folder = project_dir or event_folder(event) or os.getcwd()
-    try:
-        real = os.path.realpath(folder)
-    except OSError:
-        return None
-    found = excluded_by(real, home)
+    real = _real_folder(event, project_dir)
+    found = excluded_by(real, home) if real is not None else None
     return ("excluded", found) if found else None
 
 
+def _real_folder(event: dict[str, object], project_dir: str | None) -> str | None:
+    """The real path of the hook's project folder (CLAUDE_PROJECT_DIR, else the event's cwd)."""
+    from memory.base.project import event_folder  # only with an exclusion: PreToolUse imports it for nothing else
+
+    try:
+        return os.path.realpath(project_dir or event_folder(event) or os.getcwd())
+    except OSError:
+        return None
+
+
+def tell(why: tuple[str, str], event: dict[str, object], project_dir: str | None = None) -> bool:
+    """Whether this SessionStart tells the user about a quiet session: a paused one at each start or resume,
+    an excluded folder once a local day (else every startup, resume and /clear repeats it). What was told is
+    `<data dir>/excluded.told`, one `day<TAB>folder` line each, today's only: nothing goes in the excluded
+    project's own data dir. Costs a realpath and a one-line read (~20 us of CPU), once a day a write (~80 us)."""
+    if why[0] != "excluded":
+        return True
+    import time  # a builtin module, already loaded: no cost
+
+    home, folder = data_home(), _real_folder(event, project_dir) or why[1]
+    line = f"{time.strftime('%Y-%m-%d')}\t{folder}"
+    path = os.path.join(home, TOLD_FILE)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            told = fh.read().splitlines()
+    except OSError:
+        told = []
+    if line in told:
+        return False
+    keep = [t for t in told if t.split("\t", 1)[0] == line.split("\t", 1)[0]] + [line]
+    try:
+        os.makedirs(home, mode=0o700, exist_ok=True)
+        with open(path + ".tmp", "w", encoding="utf-8") as fh:  # the hook's umask makes it owner-only
+            fh.write("\n".join(keep) + "\n")
+        os.replace(path + ".tmp", path)
+    except OSError:
+        pass  # told again next time: better than never
+    return True
+
+
 def message(why: tuple[str, str]) -> str:
-    """What SessionStart tells the user, once a session, about a quiet session."""
+    """What SessionStart tells the user about a quiet session (when `tell` says to)."""
     if why[0] == "paused":
         return "memory plugin: paused for this session: nothing is recorded or recalled (/memory:resume)"
     return (f"memory plugin: this project is excluded ({why[1]}): nothing is recorded or recalled here "

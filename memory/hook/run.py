@@ -124,8 +124,9 @@ def dispatch(name: str, event: dict[str, Any], project_dir: str | None = None, r
     why = quiet.reason(event, project_dir)
     if why is not None:  # paused or excluded: nothing recorded, nothing injected (memory/base/quiet.py)
         log("debug", f"{why[0]}: {why[1]}", event=name)
-        if name == "session_start" and event.get("source") != "compact" and not replayed:
-            return {"systemMessage": quiet.message(why)}  # said once a session: compaction keeps it
+        if name == "session_start" and event.get("source") != "compact" and not replayed \
+                and quiet.tell(why, event, project_dir):  # compaction keeps it; an exclusion once a day
+            return {"systemMessage": quiet.message(why)}
         return None
     # __import__ with a fromlist returns the module itself; not importlib.import_module: importing
     # importlib costs a hook ~0.5 ms.
