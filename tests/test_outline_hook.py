@@ -144,15 +144,25 @@ def test_stats_report_tokens_saved(hooks: HookRunner, home: Path, big: Path) -> 
     assert data["outlines_last_session"]["tokens_saved"] == data["outlines"]["tokens_saved"]
 
 
-def test_deleted_files_are_pruned_from_the_cache(hooks: HookRunner, home: Path, big: Path) -> None:
-    from memory.outline import cache as outline_cache
-    from memory.store.workspace import Workspace
+def test_cleanup_drops_stale_outlines_and_keeps_fresh_ones(hooks: HookRunner, home: Path, big: Path,
+                                                          project: Path) -> None:
+    """`memory cleanup` drops the cached outline of a deleted file and of one not read for 90 days."""
+    gone, old = project / "gone.py", project / "old.py"
+    for path in (gone, old):
+        path.write_text(PY_SOURCE)
+    for path in (big, gone, old):
+        assert outlined(hooks.run("post_tool_use", read_event(hooks, path))) is not None
+    gone.unlink()
+    conn = db(home, project)
+    conn.execute("UPDATE file_signatures SET accessed_at = accessed_at - 91 * 86400 WHERE path = ?", (str(old),))
+    conn.commit()
+    proc = subprocess.run([sys.executable, "-m", "memory", "cleanup", "--json"], capture_output=True, text=True,
+                          cwd=hooks.project, env={**os.environ, "MEMORY_HOME": str(home)}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["outlines_dropped"] == 2
+    assert [r[0] for r in conn.execute("SELECT path FROM file_signatures")] == [str(big)]  # the fresh one stays
+    conn.close()
 
-    hooks.run("post_tool_use", read_event(hooks, big))
-    big.unlink()
-    ws = Workspace.for_dir(str(hooks.project), home=str(home))
-    assert outline_cache.prune(ws.db) == 1
-    assert ws.db.execute("SELECT count(*) FROM file_signatures").fetchone()[0] == 0
 
 
 def _imported(result: dict) -> set[str]:

@@ -40,7 +40,8 @@ def _cleanup_text(r: dict[str, Any]) -> list[str]:
         lines.append(f"  ... and {evicted - len(r['sample'])} more")
     if not dry:
         lines.append(f"freed {size(r['freed_bytes'])}; memories {r['memories_before']} -> {r['memories_after']}; "
-                     f"vectors: {r['vectors']}; finished jobs purged: {r['queue_rows_purged']}")
+                     f"vectors: {r['vectors']}; finished jobs purged: {r['queue_rows_purged']}; "
+                     f"stale outlines dropped: {r['outlines_dropped']}")
     if r["note"]:
         lines.append(r["note"])
     return lines

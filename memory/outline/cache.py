@@ -2,8 +2,8 @@
 
 A hit (same path, size and mtime, confirmed by the content hash) costs no parse and does not even import
 tree-sitter. A file that has no outline (no symbols, minified, unparseable) is cached too, as a row with no
-symbols, so reading it again does not parse it again. A changed file's entry is replaced; entries of deleted
-files are pruned."""
+symbols, so reading it again does not parse it again. A changed file's entry is replaced; a cleanup
+(memory/store/evict.py's purge_outlines) drops the entries of deleted files and of files not read for 90 days."""
 
 from __future__ import annotations
 
@@ -150,13 +150,3 @@ def savings(db: sqlite3.Connection, session_id: str | None = None) -> dict[str, 
             coalesce(sum(outline_tokens), 0) AS shown FROM token_savings {where}""", args).fetchone()
     return {"outlined_reads": row["reads"], "original_tokens": row["original"], "outline_tokens": row["shown"],
             "tokens_saved": row["original"] - row["shown"]}
-
-
-def prune(db: sqlite3.Connection, limit: int = 500) -> int:
-    """Drop cached outlines of files that no longer exist (least recently used first, bounded)."""
-    rows = db.execute("SELECT path FROM file_signatures ORDER BY accessed_at LIMIT ?", (limit,)).fetchall()
-    gone = [r["path"] for r in rows if not os.path.exists(r["path"])]
-    if gone:
-        with Tx(db):
-            db.executemany("DELETE FROM file_signatures WHERE path = ?", [(p,) for p in gone])
-    return len(gone)

@@ -38,6 +38,9 @@ QUEUE_KEEP_DAYS = 7
 # query, time) and each memory's rank and score parts stay. Up to ~9 KB an injection: a busy project's
 # ~100 a day would otherwise add ~1 MB a day, which the byte limit would pay for with memories.
 INJECTED_TEXT_KEEP_DAYS = 30
+# A cached outline (file_signatures, memory/outline/cache.py) not read for this long goes: its next read parses
+# the file again (a few ms); kept forever, the cache would grow with every file ever read.
+OUTLINE_KEEP_DAYS = 90
 VECTOR_DIR = "vectors.lance"  # memory/recall/vectors.py keeps each project's LanceDB there
 # The vector store's delete (memory/recall/vectors.py's delete), which this hot module cannot import: the
 # cold callers (memory cleanup, the MCP delete tool, the worker's evict job) pass it in.
@@ -212,6 +215,17 @@ def purge_injected_texts(db: sqlite3.Connection, now: float) -> int:
     return cur.rowcount
 
 
+def purge_outlines(db: sqlite3.Connection, now: float) -> int:
+    """Drop the cached outlines of files that are gone or were not read for OUTLINE_KEEP_DAYS; returns how
+    many. Here, not in memory/outline/cache.py: a cleanup (this module) may not import the outline package."""
+    with Tx(db):
+        old = db.execute("DELETE FROM file_signatures WHERE accessed_at < ?",
+                         (now - OUTLINE_KEEP_DAYS * 86400,)).rowcount
+        gone = [r[0] for r in db.execute("SELECT path FROM file_signatures") if not os.path.exists(r[0])]
+        db.executemany("DELETE FROM file_signatures WHERE path = ?", [(p,) for p in gone])
+    return old + len(gone)
+
+
 # -- the run ----------------------------------------------------------------------------------------
 
 
@@ -234,6 +248,7 @@ class Run:
         self.rounds = 0
         self.queue_rows = 0
         self.injected_texts = 0
+        self.outlines = 0
         self.memories_before = 0
         self.memories_after = 0
         self.note = ""
@@ -254,7 +269,7 @@ class Run:
             "expired": self.expired, "evicted_for_count": self.evicted_for_count,
             "evicted_for_bytes": self.evicted_for_bytes, "by_project": self.by_project, "sample": self.sample,
             "vectors": self.vectors, "rounds": self.rounds, "queue_rows_purged": self.queue_rows,
-            "injected_texts_dropped": self.injected_texts, "note": self.note,
+            "injected_texts_dropped": self.injected_texts, "outlines_dropped": self.outlines, "note": self.note,
         }
 
 
@@ -306,6 +321,7 @@ def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: 
                 if ws.project.key in touched or texts:
                     reclaim(ws.db)
                 r.queue_rows += purge_queue(ws.db, now)
+                r.outlines += purge_outlines(ws.db, now)
 
         # 3. The byte limit: estimate what each memory frees, evict the least recently used across all
         # projects until the estimate reaches the excess, give the space back, measure, repeat if needed.
