@@ -142,6 +142,32 @@ def test_the_privacy_filter_matches_the_reference_and_the_bulk_cleaner_matches_i
             t in lower for t in privacy._ALL_TRIGGERS) else [])
 
 
+def test_rules_searched_line_by_line_in_long_texts_find_what_a_whole_text_search_finds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """privacy._LINE_WORDS: in a text over _LINES_ABOVE characters those rules run only over the lines holding
+    one of their words (a Read hook's outline of a C++ header); the result must be the whole-text search's,
+    non-ASCII case folding (`paſsword`, the Kelvin sign) and secrets at line ends included."""
+    rng = random.Random(17)
+    pieces = _all_texts() + ["paſsword=hunter2hunter2", "api_\u212aey = 'Zz9Kq2Lw8RtYp4Vb'", "token:", "Basic",
+                             "--db-password s3cr3t-pass", "Authorization: Basic dXNlcjpwYXNzd29yZA=="]
+    texts = []
+    for _ in range(250):
+        text = ""
+        while len(text) <= privacy._LINES_ABOVE:
+            text += rng.choice(pieces) + rng.choice(["\n", " ", "\n\n", "\t", ""])
+        texts.append(text)
+    root = Path(__file__).parent.parent  # the project's own code: long texts full of `key`, `token`, `pass`
+    code = [p.read_text() for folder in ("parser", "memory/base", "memory/outline") for p in sorted(
+        (root / folder).glob("*.py")) if p.stat().st_size > privacy._LINES_ABOVE]
+    assert len(code) > 10
+    texts += code
+    got = [(privacy.clean(t), privacy.find_secrets(t)) for t in texts]
+    monkeypatch.setattr(privacy, "_LINE_WORDS", {})
+    expected = [(privacy.clean(t), privacy.find_secrets(t)) for t in texts]
+    assert got == expected
+    assert sum(a != t for (a, _), t in zip(got, texts, strict=True)) > 50  # the texts hold secrets to redact
+
+
 def test_every_corpus_secret_is_redacted_by_the_bulk_cleaner_as_by_clean() -> None:
     cleaner = privacy.Cleaner()
     for family, text, needles in SECRETS:

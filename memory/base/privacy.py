@@ -305,6 +305,23 @@ _FLAG_TRIGGERS = ("passw", "passph", "passc", "pass=", "pass\"", "pass'", "pass 
                   "token", "credential", "creds", "cookie", "-key", "_key", "apikey", "accesskey", "secretkey",
                   "privatekey", "authkey", "masterkey", "accountkey", "signingkey", "encryptionkey")
 
+_BASIC = r"\bBasic[ \t]+(?P<value>[A-Za-z0-9+/]{8,}={0,2})"
+_FLAG = (r"(?:^|(?<=[\s;&|(]))--?(?P<name>[A-Za-z0-9\-]{0,30}?(?i:pass|pwd|pw|secret|token|key|credential|creds|"
+         r"cookie)[A-Za-z0-9\-]{0,30})[ \t]+(?P<q>['\"]?)(?P<value>[^\s'\"-][^\s'\"]*)(?P=q)")
+_ASSIGNED = (r"(?<![A-Za-z0-9_.\-])" + _NAME + r"\\?[\"']?\]?[ \t]*(?P<sep>=>|:=|[:=])[ \t]*"
+             r"(?:\\?(?P<q>[\"'`])(?P<qvalue>[^\n]*?)\\?(?P=q)"
+             r"|\\?[\"'`]?(?P<value>[^" + _VALUE_STOP + r"]+)(?=[" + _VALUE_END + r"]|$))")
+# Rules whose matches never span a line and need one of these words (lower case) in it: in a long text they
+# run only over the lines that hold one (an outline of a C++ header holds `key` or `sig` somewhere, and the
+# assignment rule tried at every offset of its 30 KB cost a cold Read hook ~3 ms). A line with non-ASCII
+# characters is always searched: under IGNORECASE `ſ` matches `s`, which `str.lower` does not give.
+_LINE_WORDS = {
+    _BASIC: ("basic",),
+    _FLAG: ("pass", "pw", "secret", "token", "key", "cred", "cookie"),
+    _ASSIGNED: ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "cookie"),
+}
+_LINES_ABOVE = 2000  # characters: below this the whole text is searched (what the windows save is less)
+
 _RULES: list[tuple] = [
     ("private-key", ("private key",),
      r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|(?=[\"'])|\Z)",
@@ -371,7 +388,7 @@ _RULES: list[tuple] = [
      lambda m: "=" in m.group("value")),
     ("bearer-token", ("bearer", "token"), r"\b(?:bearer|token)[ \t]+(?P<value>[A-Za-z0-9._~+/\-]{20,}=*)", "value",
      _I, None),
-    ("basic-auth", ("basic",), r"\bBasic[ \t]+(?P<value>[A-Za-z0-9+/]{8,}={0,2})", "value", 0, _basic),
+    ("basic-auth", ("basic",), _BASIC, "value", 0, _basic),
     ("sql-password", ("password '", 'password "', "identified by", "password('", 'password("'),
      r"\b(?:password|identified[ \t]+by)[ \t]*\(?[ \t]*(?P<q>['\"])(?P<value>[^'\"\n]+)(?P=q)", "value", _I, _real),
     ("netrc-password", ("machine",), r"\bmachine\b(?s:.*?)\b(?:password|passwd)[ \t]+(?P<value>\S+)", "value", 0,
@@ -383,17 +400,11 @@ _RULES: list[tuple] = [
      r"changed to)[ \t]*:?[ \t]*(?P<q>[\"'`]?)(?P<value>[^\s\"'`]+?)(?P=q)(?=[.,;!?)\]\"'`]*(?:\s|$))", "value", _I,
      _sentence),
     # CLI flags: --password X, --db-password=X, --token X (the name decides, as for assignments)
-    ("cli-password", _FLAG_TRIGGERS,
-     r"(?:^|(?<=[\s;&|(]))--?(?P<name>[A-Za-z0-9\-]{0,30}?(?i:pass|pwd|pw|secret|token|key|credential|creds|"
-     r"cookie)[A-Za-z0-9\-]{0,30})[ \t]+(?P<q>['\"]?)(?P<value>[^\s'\"-][^\s'\"]*)(?P=q)",
-     "value", _M, lambda m: name_tier(m.group("name")) >= 2 and _named(m), ("-",)),
+    ("cli-password", _FLAG_TRIGGERS, _FLAG, "value", _M, lambda m: name_tier(m.group("name")) >= 2 and _named(m),
+     ("-",)),
     *[("cli-password", triggers, source, "value", 0, _real) for triggers, source in _PASSWORD_FLAG_CMDS],
     # NAME = value / "NAME": "value" / NAME => 'value' / <NAME>value</NAME> / key="NAME" value="value"
-    ("assigned-secret", _NAME_TRIGGERS,
-     r"(?<![A-Za-z0-9_.\-])" + _NAME + r"\\?[\"']?\]?[ \t]*(?P<sep>=>|:=|[:=])[ \t]*"
-     r"(?:\\?(?P<q>[\"'`])(?P<qvalue>[^\n]*?)\\?(?P=q)"
-     r"|\\?[\"'`]?(?P<value>[^" + _VALUE_STOP + r"]+)(?=[" + _VALUE_END + r"]|$))",
-     "either", _M, None, ("=", ":")),
+    ("assigned-secret", _NAME_TRIGGERS, _ASSIGNED, "either", _M, None, ("=", ":")),
     ("assigned-secret", ("</",), r"<(?P<name>[A-Za-z0-9_:.\-]+)>(?P<value>[^<\n]{3,})</(?P=name)>", "value", 0, _named),
     ("assigned-secret", ("value=",),
      r"\bkey[ \t]*=[ \t]*\"(?P<name>[^\"\n]+)\"[ \t]+value[ \t]*=[ \t]*\"(?P<value>[^\"\n]+)\"", "value", _I, _named),
@@ -448,7 +459,35 @@ def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
         whole = m.group(0)
         return whole[: s - base] + f"[REDACTED:{kind}]" + whole[e - base :]
 
-    return _pattern(source, flags).sub(repl, text)
+    pattern = _pattern(source, flags)
+    words = _LINE_WORDS.get(source)
+    if words is None or len(text) < _LINES_ABOVE:
+        return pattern.sub(repl, text)
+    # The same matches as `sub` over the whole text (m.string is still the text: the checks that look around a
+    # match see what they would), found only in the lines that can hold one.
+    out: list[str] = []
+    last = 0
+    for start, end in _lines_with(text, words):
+        for m in pattern.finditer(text, start, end):
+            out.append(text[last:m.start()])
+            out.append(repl(m))
+            last = m.end()
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _lines_with(text: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
+    """(start, end) offsets of the lines of `text` that hold one of `words` (lower case), or any non-ASCII."""
+    spans = []
+    start = 0
+    for line in text.split("\n"):
+        end = start + len(line)
+        if not line.isascii() or any(map(line.lower().__contains__, words)):
+            spans.append((start, end))
+        start = end + 1
+    return spans
 
 
 def _redact(text: str, depth: int = 0, present: set[str] | None = None) -> tuple[str, list[str]]:
@@ -512,9 +551,14 @@ def clean(text: str) -> str:
     # Most texts hold no trigger at all: one lower() and the trigram gate (a long session's state holds
     # hundreds of paths, all cleaned at every tool call).
     lower = text.lower()
-    if "private" not in lower and not _has_trigger(lower):
+    if "private" in lower:
+        stripped = strip_private(text)
+        if stripped != text:
+            return redact_secrets(stripped)
+    present = _TRIGGERS.present(lower)  # once: the gate's answer is also the rules to run (a 30 KB outline: ~3 ms)
+    if not present:
         return text
-    return redact_secrets(strip_private(text))
+    return _redact(text, present=present)[0]
 
 
 class Cleaner:
