@@ -25,10 +25,23 @@ TOOLS = {"search", "timeline", "get", "save", "delete", "stats", "repo_map"}
 
 
 def _params(home: Path, project: Path, via_launcher: bool = False) -> StdioServerParameters:
-    env = {"MEMORY_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project), "PATH": os.environ.get("PATH", "")}
+    """The test's environment (MEMORY_WORKER=off...), with this checkout first on PYTHONPATH: the venv's
+    editable install may point at another checkout (bin/memory puts its own root first the same way)."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "MEMORY_HOME": str(home), "CLAUDE_PROJECT_DIR": str(project), "PYTHONPATH": path}
     if via_launcher:  # what plugin.json's mcpServers runs
         return StdioServerParameters(command=str(ROOT / "bin" / "memory"), args=["mcp"], env=env, cwd=str(project))
     return StdioServerParameters(command=sys.executable, args=["-m", "memory.mcp.server"], env=env, cwd=str(project))
+
+
+def test_the_server_runs_this_checkouts_code(home: Path, tmp_path: Path) -> None:
+    """The interpreter and environment the server is started with import `memory` from this checkout, not
+    from wherever the venv's editable install points (bin/memory, the other launcher, puts its root first)."""
+    p = _params(home, make_git_project(tmp_path / "app"))
+    out = subprocess.run([p.command, "-c", "import memory.mcp.server, memory; print(memory.__file__)"],
+                         capture_output=True, text=True, env=p.env, cwd=p.cwd, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert Path(out.stdout.strip()) == ROOT / "memory" / "__init__.py"
 
 
 def session(home: Path, project: Path, body: Callable[[ClientSession], Awaitable[Any]], *,
