@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -396,3 +397,15 @@ def test_every_error_is_one_clear_message(cli: Cli, args: list[str], needles: li
     r = cli.run(*args)
     assert_error(r, *needles)
     assert r.stdout == ""
+
+
+def test_sharing_on_an_unlinked_project_says_only_the_scope_changed(cli: Cli) -> None:
+    (mid,) = cli.jsonl({"title": "ran tests", "content": "pytest ran green on the branch"})
+    r = cli.run("team", "share", str(mid))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"shared: #{mid}"
+    assert "scope set to team; this project is not linked to a team server, so nothing is sent" in r.stderr
+    assert "memory team init URL" in r.stderr
+    db = sqlite3.connect(next(cli.home.glob("projects/*/memory.db")))
+    assert db.execute("SELECT scope FROM memories WHERE id = ?", (mid,)).fetchone()[0] == "team"
+    assert db.execute("SELECT count(*) FROM team_outbox").fetchone()[0] == 0  # nothing queued to send

@@ -193,6 +193,8 @@ def share(ids: tuple[int, ...], personal: bool, project: str | None) -> None:
     done = outbox.share(ws.db, list(ids), "personal" if personal else "team")
     if done:
         click.echo(f"{'personal' if personal else 'shared'}: {', '.join(f'#{i}' for i in done)}")
+        if outbox.link_row(ws.db) is None:  # only the scope changed: say so, and how to link
+            click.echo(f"scope set to {'personal' if personal else 'team'}; {outbox.UNLINKED}", err=True)
     fail_on_missing(ids, done)
 
 

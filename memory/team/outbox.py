@@ -26,6 +26,11 @@ COLUMNS = ("uid", "type", "title", "content", "tags", "files", "importance", "co
            "session_id", "created_at", "updated_at", "expires_at")
 
 
+# What a share on an unlinked project says (the CLI and the viewer): only the scope changed.
+UNLINKED = ("this project is not linked to a team server, so nothing is sent "
+            "(`memory team init URL` links it, then the worker uploads its team memories)")
+
+
 def link_row(db: sqlite3.Connection) -> sqlite3.Row | None:
     return db.execute("SELECT * FROM team_link WHERE id = 1").fetchone()
 

@@ -25,8 +25,6 @@ from memory.ui.guard import Guard, Secrets, loopback_only
 
 STATIC = os.path.join(os.path.dirname(__file__), "static")
 LIMIT = 50  # hits a search page lists
-UNLINKED = ("this project is not linked to a team server, so nothing is sent "
-            "(`memory team init URL` links it, then the worker uploads its team memories)")
 
 
 class Viewer:
@@ -156,7 +154,7 @@ def _apply(ws: Any, mid: int, verb: str, form: Any) -> str:
         if not outbox.share(ws.db, [mid], "team" if verb == "share" else "personal"):
             return f"no memory #{mid}"
         if outbox.link_row(ws.db) is None:  # only the scope changed: say so, and how to link
-            return f"scope set to {'team' if verb == 'share' else 'personal'}; {UNLINKED}"
+            return f"scope set to {'team' if verb == 'share' else 'personal'}; {outbox.UNLINKED}"
     elif verb == "type":
         edit.set_type(ws.db, mid, str(form.get("type", "")))
     elif verb == "edit":
