@@ -261,6 +261,8 @@ _BROKEN_LINES = {
             b"}", b"const A = "],
     "javascript": [b"function (", b"class {", b"]]] = ;", b"if (x", b"require('a')", b"const f = function() {",
                    b"}", b"x = { a: function("],
+    "c": [b"struct s {", b"}", b"#define X", b"#include", b"typedef struct {", b"int f(", b"enum e { A,",
+          b"#if X", b"#endif", b"union u { int a; } x = ("],
 }
 _INLINE = {
     "python": ("inline.py", b"from __future__ import annotations\nimport a.b, c as d\nfrom .e import f\nMAX = 1\n"
@@ -272,12 +274,17 @@ _INLINE = {
     "javascript": ("inline.js", b"import a from './a.js';\nconst b = require('b'), c = req('c');\n"
                    b"module.exports = { f: function () {}, g: () => 1 };\nconst h = `${(function () {})()}`;\n"
                    b"class K { field = () => 0; m() { function inner() {} } }\nexports.x = function () {};\n"),
+    "c": ("inline.c", b"#include <a.h>\n#include \"b.h\"\n#include MACRO_H\n#define FLAG\n#define MAX 10\n"
+          b"#define SQ(x) ((x) * (x))\ntypedef int (*handler)(void);\ntypedef struct { int a; } anon_t;\n"
+          b"struct fwd;\nstruct s { int a; union u { int b; } c; };\nenum e { A, B };\nint proto(int);\n"
+          b"static int f(void) { struct local { int x; } l; return sizeof(struct in_expr { int y; }); }\n"
+          b"void g(struct param { int z; } p) {}\n"),
 }
 
 
-@pytest.mark.parametrize("language", ["python", "php", "javascript"])
+@pytest.mark.parametrize("language", ["python", "php", "javascript", "c"])
 def test_a_walked_query_finds_what_the_query_finds(language: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Python, PHP and JavaScript captures come from a walk (parser/walk.py), not the compiled query: the same
+    """Python, PHP, JavaScript and C captures come from a walk (parser/walk.py), not the compiled query: the same
     matches (Python's constant `#match?` and JavaScript's `require` `#eq?` included) on committed fixtures, real
     files, and the same files broken (a parse error may leave a definition anywhere), and the same outlines."""
     import random
