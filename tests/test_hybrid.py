@@ -319,3 +319,54 @@ def test_cli_search_as_of_resolves_yesterday_from_that_date(home: Path, project:
         assert out.returncode == 0, out.stderr
         assert want in json.loads(out.stdout)[0]["title"]
     assert _cli(home, project, "search", "--as-of", "not a date", "dinner").returncode == 2
+
+
+
+ERRANDS = {
+    "s-errands": ["I need to return two items to the store: the jacket and the scarf",
+                  "The store wants the receipt for a return",
+                  "The store takes a return until six on weekdays",
+                  "Parking near the store is hard on Saturdays"],
+    "s-cleaning": ["Pick up the suit from the dry cleaner on Friday", "The dry cleaner also mended the lining"],
+    "s-garden": ["Planted tomatoes and basil in the raised bed", "The basil needs more sun"],
+}
+
+
+def test_a_question_that_counts_is_ranked_without_the_session_lift(home: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """"How many" asks about things told in several sessions: through the worker's path its hits carry no
+    session lift, while the same words asked otherwise do; `tally` keeps the lift when set."""
+    ws = make_ws(home)
+    load(ws, ERRANDS)
+    p = indexed(home, ws)
+
+    def lifts(question: str) -> list[float]:
+        return [(s.parts or {}).get("session", 0.0) for s in p.search(question, 5, Filters())]
+
+    monkeypatch.setenv("MEMORY_HYBRID_WEIGHTS", "session=0.25")
+    assert not any(lifts("How many items do I need to pick up or return to the store?"))
+    assert all(lifts("Which items do I need to pick up or return to the store?"))
+    monkeypatch.setenv("MEMORY_HYBRID_WEIGHTS", "session=0.25,tally=0.25")  # as before the rule
+    assert all(lifts("How many items do I need to pick up or return to the store?"))
+    p.close()
+
+
+def test_without_the_session_lift_another_session_reaches_the_top() -> None:
+    """The errands session's best match lifts its weak turns (3, 4) above the dry cleaner's turn (5): a
+    question that counts wants both sessions' evidence in its first places."""
+    lex = {1: 10.0, 2: 4.0, 3: 3.5, 4: 4.6}
+    rows = {1: ("errands", 0.5), 2: ("errands", 0.5), 3: ("errands", 0.5), 4: ("cleaning", 0.5)}
+    lifted = [s.id for s in hybrid.fuse(lex, {}, rows, hybrid.Weights(session=0.25))]
+    assert lifted == [1, 2, 3, 4]
+    flat = [s.id for s in hybrid.fuse(lex, {}, rows, hybrid.Weights(session=0.25).for_query("how many?"))]
+    assert flat == [1, 4, 2, 3]
+
+
+def test_tally_applies_to_questions_that_count_sum_or_compare() -> None:
+    w = hybrid.Weights(session=0.25)
+    for q in ("How many bikes did I service?", "What is the total amount I spent?", "What was my previous "
+              "status?", "Which did I attend first, the workshop or the talk?", "Сколько у меня рыб?"):
+        assert w.for_query(q).session == 0.0, q
+    for q in ("When did Melanie paint a sunrise?", "What did I order first?", "It was totally fine"):
+        assert w.for_query(q) is w, q
+    assert hybrid.Weights(session=0.25, tally=0.1).for_query("how many?").session == 0.1

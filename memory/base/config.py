@@ -72,7 +72,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                   "session loses, `time` (default 0.25): added to the memories recorded in the "
                                   "span a query names (\"last week\", \"in March\"), `later` (default 0): to "
                                   "those recorded after it, `cap` (default 0, off): the places one session may "
-                                  "take in the top 5"),
+                                  "take in the top 5, `tally` (default 0): the session boost of a question that "
+                                  "counts, sums or compares (\"how many\", \"total\", \"previous\")"),
     "MEMORY_RRF_K": ("60", "k of reciprocal rank fusion (`MEMORY_FUSION=rrf`)"),
     "MEMORY_CONTEXT_NEIGHBOURS": ("2", "memories of the same session on each side indexed with a memory as its context"
                                        " (0: off)"),
