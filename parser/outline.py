@@ -230,13 +230,48 @@ def _candidates(root: Node, lines: list[bytes]) -> list[tuple[int, int]]:
     return out
 
 
-def _parse(parser: Any, text: bytes) -> tuple[Any, int]:
-    """The tree and the number of lines it lost to ERROR nodes (all of them when the root is one)."""
-    tree = parser.parse(text)
+def _parse(parser: Any, text: bytes, old: Any = None) -> tuple[Any, int]:
+    """The tree and the number of lines it lost to ERROR nodes (all of them when the root is one). With `old`
+    (an edited tree of a copy of `text`: see _edited), tree-sitter reuses its unchanged subtrees."""
+    tree = parser.parse(text) if old is None else parser.parse(text, old_tree=old)
     root = tree.root_node
     if root.is_error:
         return tree, root.end_point.row + 1
     return tree, (len(_error_rows(root)) if root.has_error else 0)
+
+
+# Languages whose repairs re-parse incrementally. An incremental parse may recover from an error otherwise than
+# a fresh one: in a Kotlin fixture (an unclosed `{`) one candidate lost 5 lines instead of 56, and the repair
+# chose another copy. For these five it gave the fresh parse's outline on every file tried: 879 repaired
+# files (the machine's C, C++, Python, JavaScript and PHP, each also with two bad lines dropped in).
+_INCREMENTAL = frozenset({"c", "cpp", "python", "javascript", "php"})
+
+
+def _edited(tree: Any, text: bytes, copy: bytes, language: str) -> Any:
+    """A copy of `tree` (the tree of `text`) told which lines differ in `copy`, which has the same lines and
+    offsets with some of them blanked: parsed with it, a repair re-parses only around the blanked lines
+    (IRBuilder.h, 2,700 lines: a blanked run 11.5 -> 3.9 ms, one `#if` configuration 10.5 -> 1.4 ms). None
+    (a fresh parse) outside _INCREMENTAL. A test checks that the outlines are those of fresh parses."""
+    if language not in _INCREMENTAL:
+        return None
+    edited = tree.copy()
+    old_lines, new_lines = text.split(b"\n"), copy.split(b"\n")
+    start = row = 0
+    while row < len(old_lines):
+        line = old_lines[row]
+        if line == new_lines[row]:
+            start += len(line) + 1
+            row += 1
+            continue
+        first, first_byte = row, start
+        while row + 1 < len(old_lines) and old_lines[row + 1] != new_lines[row + 1]:
+            start += len(old_lines[row]) + 1
+            row += 1
+        end = start + len(old_lines[row])
+        edited.edit(first_byte, end, end, (first, 0), (row, len(old_lines[row])), (row, len(old_lines[row])))
+        start = end + 1
+        row += 1
+    return edited
 
 
 def _parse_repaired(parser: Any, text: bytes, language: str) -> tuple[Any, set[int], set[int]]:
@@ -270,7 +305,7 @@ def _parse_repaired(parser: Any, text: bytes, language: str) -> tuple[Any, set[i
     # branches' definitions, which ctags counts)
     if language in ("c", "cpp") and swallowed_lines:
         branch = first_branches(text)
-        candidate, candidate_lost = _parse(parser, branch)
+        candidate, candidate_lost = _parse(parser, branch, _edited(tree, text, branch, language))
         budget -= 1
         # As many names (the other branches often define the same ones again).
         if candidate_lost < lost and _names(candidate.root_node, language) >= _names(tree.root_node, language):
@@ -290,7 +325,7 @@ def _parse_repaired(parser: Any, text: bytes, language: str) -> tuple[Any, set[i
             copy = text
             for first_row, last_row in _ranges(set(rows)):
                 copy = blank_lines(copy, first_row - 1, last_row - 1)
-            candidate, candidate_lost = _parse(parser, copy)
+            candidate, candidate_lost = _parse(parser, copy, _edited(tree, text, copy, language))
             budget -= 1
             if candidate_lost < (best[2] if best else lost):
                 best = (copy, candidate, candidate_lost, rows)

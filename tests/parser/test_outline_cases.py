@@ -71,6 +71,48 @@ def test_cpp_conditional_in_a_constructor_does_not_swallow_the_file() -> None:
     assert outline.error_ratio == 0 and "syntax errors" not in text
 
 
+def test_a_repair_reparsing_only_the_blanked_lines_gives_the_outline_of_full_parses(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The repair's candidate copies are parsed incrementally (parser/outline.py _edited: the tree of the text
+    told which lines were blanked); the outlines must be those full parses give, on the broken fixtures and on
+    copies of the other fixtures with lines that derail a parse dropped in."""
+    import random
+
+    from parser import outline as outline_module
+
+    fixtures = os.path.dirname(CASES)
+    paths = sorted(os.path.join(CASES, f) for f in os.listdir(CASES))
+    paths += sorted(os.path.join(fixtures, f) for f in os.listdir(fixtures) if f.startswith(("sample", "Sample")))
+    sources = {path: open(path, "rb").read() for path in paths}
+    rng = random.Random(5)
+    bad = [b"{", b"}", b"(", b"#if X", b"#endif", b"def f(:", b"class {", b"int f(", b"x = [1,", b"fun g("]
+    for path in paths:
+        for k in range(3):  # broken copies: two bad lines each
+            lines = sources[path].split(b"\n")
+            for _ in range(2):
+                lines.insert(rng.randrange(len(lines) + 1), rng.choice(bad))
+            stem, ext = os.path.splitext(path)
+            sources[f"{stem}.broken{k}{ext}"] = b"\n".join(lines)
+    with open(os.path.join(CASES, "stream_broken.kt"), "rb") as fh:  # where a Kotlin repair would differ
+        sources["unclosed.kt"] = fh.read().replace(b"bytesRead += x > 0 ? x : 0", b"bytesRead += x").replace(
+            b"      0L -> return\n", b"      0L -> {return\n")
+    calls: list[str] = []
+    real = outline_module._edited
+
+    def edited(*args: object) -> object:
+        tree = real(*args)
+        if tree is not None:
+            calls.append(str(args[-1]))
+        return tree
+
+    monkeypatch.setattr(outline_module, "_edited", edited)
+    incremental = {path: outline_source(data, path).to_json() for path, data in sources.items()}
+    assert set(calls) == outline_module._INCREMENTAL and len(calls) > 50  # repairs parsed incrementally
+    monkeypatch.setattr(outline_module, "_edited", lambda *args: None)  # every candidate parsed from scratch
+    for path, data in sources.items():
+        assert outline_source(data, path).to_json() == incremental[path], path
+
+
 def test_attribute_macros_after_a_name_keep_the_field_names() -> None:
     outline, text = _case("lock_table.cc")
     names = {s.name for s in outline.symbols}
