@@ -6,8 +6,9 @@ the supported grammars, so adding a language rarely needs code here.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
+
+from parser import recode
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
@@ -362,7 +363,7 @@ def _marks(head: bytes, offset: int) -> list[int]:
 
 
 # Spaces left by joining lines of a multi-line parameter list: "( a, b, )".
-_TIGHTEN = re.compile(r"(?<=[(\[])\s+|,?\s+(?=[)\]])|,(?=[)\]])")
+_TIGHTEN = recode.compile(r"(?<=[(\[])\s+|,?\s+(?=[)\]])|,(?=[)\]])")
 _LOOSE = ("( ", "[ ", " )", " ]", ",)", ",]")  # what _TIGHTEN can find once whitespace runs are single spaces
 
 
@@ -566,7 +567,7 @@ _DOC_MARKERS = ("///", "//!", "/**", "/*!")
 _NOT_DOC = ("#[", "@", "noqa", "type:", "pragma", "eslint", "prettier-ignore",
             "istanbul", "nolint", "NOLINT", "go:", "clang-format", "-*-", "fmt:", "pylint:",
             "jshint", "jscs:", "SPDX-License", "Copyright")
-_XML_DOC_TAG = re.compile(r"</?(?:summary|remarks|para|returns|value)\s*>")  # C# ///
+_XML_DOC_TAG = recode.compile(r"</?(?:summary|remarks|para|returns|value)\s*>")  # C# ///
 _COMMENT_MARKERS = ("/**", "/*!", "/*", "*/", "///", "//!", "//", "#", "--[[", "---", "--", "*")
 _MARKER_FIRSTS = frozenset(m[0] for m in _COMMENT_MARKERS)
 

@@ -102,8 +102,8 @@ def refine_language(language: str | None, path: str, source: bytes) -> str | Non
     """C++ for a ``.h`` file whose first 64 KB show C++ (class, namespace,
     template); the extension alone says C, which is the better default."""
     if language == "c" and path.lower().endswith(".h"):
-        import re
+        from parser import recode
 
-        if re.compile(_CPP_HINT, re.M).search(source, 0, 65536):
+        if recode.compile(_CPP_HINT, 8).search(source, 0, 65536):  # re.M
             return "cpp"
     return language

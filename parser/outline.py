@@ -352,9 +352,9 @@ _header: list[Any] = []
 
 def _header_match(line: str) -> Any:
     if not _header:
-        import re
+        from parser import recode
 
-        _header.append(re.compile(_HEADER))
+        _header.append(recode.compile(_HEADER))
     return _header[0].match(line)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from parser import recode
+
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -25,7 +27,7 @@ _ATTR = rb"(?:" + _MACRO + rb"|" + _LOWER + rb")" + _ARGS
 # `__declspec(x)`: libstdc++ names its own functions `__thread_yield()`, and those must stay.
 _LEAD_ATTR = rb"(?:" + _MACRO + rb"|__[a-z][a-z0-9_]*__|__declspec)" + _ARGS
 
-# Compiled on first use (C and C++ only): compiling them costs a hook ~1 ms.
+# Compiled on first use (C and C++ only), from parser/recode.py's table: `re` took a cold hook ~2 ms for them.
 _SOURCES: list[tuple] = [
     # A macro alone on its line: namespace/extern "C" openers and closers.
     # (Not the last member of an enum or a list, `  A,\n  STATE_ERROR\n}`: see _blank_alone.)
@@ -94,7 +96,7 @@ _CHECKS = {"alone": _blank_alone, "after_name": _blank_after_name}
 def mask_macros(source: bytes) -> bytes:
     """``source`` with derailing macros replaced by spaces (same length)."""
     if not _PATTERNS:
-        _PATTERNS.extend((re.compile(entry[0], entry[1]), _CHECKS[entry[2]] if len(entry) > 2 else _blank)
+        _PATTERNS.extend((recode.compile(entry[0], entry[1]), _CHECKS[entry[2]] if len(entry) > 2 else _blank)
                          for entry in _SOURCES)
     for pattern, blank in _PATTERNS:
         source = pattern.sub(blank, source)

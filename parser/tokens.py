@@ -43,9 +43,9 @@ _SLICE_CHARS = 8 * 1024
 def token_re() -> re.Pattern[str]:
     global _compiled
     if _compiled is None:
-        import re
+        from parser import recode
 
-        _compiled = re.compile(TOKEN_PATTERN)
+        _compiled = recode.compile(TOKEN_PATTERN)
     return _compiled
 
 

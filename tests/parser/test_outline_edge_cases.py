@@ -325,3 +325,26 @@ def test_the_walk_refuses_a_query_it_cannot_read(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(walk, "QUERY_DIR", str(tmp_path))
     with pytest.raises(ValueError, match="not a node-type pattern"):
         walk._read_patterns("odd")
+
+
+def test_the_regex_table_holds_every_cold_pattern_compiled_as_re_compiles_it() -> None:
+    """parser/recode.py serves the cold Read hook's patterns from parser/_regex_table.py: the table must list
+    every one of them (a changed pattern would silently be compiled again) and, on the Python it was made
+    for, give the Pattern `re.compile` gives; anything else is compiled by `re`."""
+    import _sre
+    import re
+    import sys
+
+    from parser import _regex_table, recode
+    from scripts.gen_regex_table import TABLE_PATH, patterns, render
+
+    assert set(_regex_table.TABLE) == set(patterns())  # run scripts/gen_regex_table.py after changing a pattern
+    for source, flags in [*patterns(), ("not (in the) table", 0), (rb"\d+", int(re.I))]:
+        got, expected = recode.compile(source, flags), re.compile(source, flags)
+        assert (got, got.flags, got.groups, got.groupindex) == (
+            expected, expected.flags, expected.groups, expected.groupindex), source
+    if _regex_table.VERSION != (tuple(sys.version_info[:2]), _sre.MAGIC, _sre.CODESIZE):
+        pytest.skip("the table was made for another Python: unused here")
+    assert recode._table() is _regex_table.TABLE
+    with open(TABLE_PATH, encoding="utf-8") as fh:
+        assert fh.read() == render()

@@ -1,0 +1,60 @@
+"""The cold Read hook's regular expressions, loaded already compiled.
+
+`re.compile` parses and compiles a pattern in pure Python: the macro masks (parser/preprocess.py), the C++
+hint of a `.h` file, the token count and the signature clean-up cost a cold Read hook of a C or C++ file
+~2.5 ms of CPU before any text is searched (measured with `python -S`). parser/_regex_table.py holds each of
+those patterns compiled, for the Python it was made with (VERSION: its version and its regex engine's MAGIC
+and code size), written by `scripts/gen_regex_table.py`; `_sre.compile` turns an entry into the Pattern
+`re.compile` would return (equal to it: a test checks every entry) in microseconds. On any other Python, or
+for a pattern not in the table (changed since it was written), `re.compile` does the work as before.
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False  # importing typing costs a hook several ms
+if TYPE_CHECKING:
+    import re
+
+_loaded: list[dict] = []
+
+
+def _table() -> dict:
+    if not _loaded:
+        try:
+            import _sre
+
+            from parser._regex_table import TABLE, VERSION
+
+            usable = VERSION == (tuple(sys.version_info[:2]), _sre.MAGIC, _sre.CODESIZE)
+        except (ImportError, AttributeError):
+            usable = False
+        _loaded.append(TABLE if usable else {})
+    return _loaded[0]
+
+
+def compile(source: str | bytes, flags: int = 0) -> re.Pattern:
+    """`re.compile(source, flags)`, from the table when it holds the pattern."""
+    entry = _table().get((source, int(flags)))
+    if entry is not None:
+        import _sre
+
+        final_flags, code, groups, groupindex, indexgroup = entry
+        return _sre.compile(source, final_flags, list(code), groups - 1, dict(groupindex), indexgroup)
+    import re
+
+    return re.compile(source, flags)
+
+
+def program(source: str | bytes, flags: int = 0) -> tuple:
+    """A table entry: what `re._compiler.compile` hands `_sre.compile` for this pattern."""
+    from re import _compiler, _parser
+
+    parsed = _parser.parse(source, flags)
+    code = tuple(int(op) for op in _compiler._code(parsed, flags))
+    groupindex = dict(parsed.state.groupdict)
+    indexgroup = [None] * parsed.state.groups
+    for name, index in groupindex.items():
+        indexgroup[index] = name
+    return int(flags) | int(parsed.state.flags), code, parsed.state.groups, groupindex, tuple(indexgroup)
