@@ -9,13 +9,30 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import cache
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:  # keep `import parser.grammars` free of tree_sitter
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, TypeVar
 
     from tree_sitter import Language, Parser, Query
+
+    F = TypeVar("F", bound=Callable[..., Any])
+
+
+def cache(fn: F) -> F:
+    """functools.cache for these one-argument getters, without importing functools (and the `types` it
+    imports) in a hook: see _load_binding."""
+    memo: dict = {}
+
+    def cached(*args: Any) -> Any:
+        if args not in memo:
+            memo[args] = fn(*args)
+        return memo[args]
+
+    cached.__wrapped__ = fn  # type: ignore[attr-defined]
+    cached.__doc__ = fn.__doc__
+    return cached  # type: ignore[return-value]
 
 # language name -> (module, function returning the language pointer)
 GRAMMARS: dict[str, tuple[str, str]] = {
@@ -94,11 +111,54 @@ def _load_binding(package: str) -> Any:
             bootstrap = sys.modules["_frozen_importlib"]
             name = f"{package}._binding"
             loader = sys.modules["_frozen_importlib_external"].ExtensionFileLoader(name, os.path.join(folder, entry))
-            module = bootstrap.module_from_spec(bootstrap.spec_from_loader(name, loader))
-            loader.exec_module(module)
+            lent = _lend_re_and_enum() if package == "tree_sitter" else ()
+            try:  # the binding's init runs when the module is created
+                module = bootstrap.module_from_spec(bootstrap.spec_from_loader(name, loader))
+                loader.exec_module(module)
+            finally:
+                for stand_in in lent:
+                    if sys.modules.get(stand_in) is _STAND_INS[stand_in]:
+                        del sys.modules[stand_in]
             # Registered: a later `import tree_sitter` reuses it (one set of types).
             return sys.modules.setdefault(name, module)
     return __import__(package, fromlist=("_",))
+
+
+class _LazyRe:
+    """What tree_sitter._binding takes from `re` when it loads: `compile`, kept for queries' `#match?`
+    predicates. The real `re` is imported on the first call."""
+
+    @staticmethod
+    def compile(pattern: Any, flags: int = 0) -> Any:
+        if sys.modules.get("re") is _LazyRe:
+            del sys.modules["re"]
+        import re
+
+        return re.compile(pattern, flags)
+
+
+class _PlainEnum:
+    """What tree_sitter._binding takes from `enum` when it loads: `IntEnum("LogType", {"PARSE": 0, "LEX": 1})`,
+    the type of the log callback's first argument (no logger is set here). A class with the members as int
+    attributes stands in."""
+
+    @staticmethod
+    def IntEnum(name: str, members: dict[str, int]) -> type:  # enum's name
+        return type(name, (int,), {key: int(value) for key, value in members.items()})
+
+
+_STAND_INS = {"re": _LazyRe, "enum": _PlainEnum}
+
+
+def _lend_re_and_enum() -> tuple[str, ...]:
+    """Put the stand-ins in sys.modules for the binding's init, where `re` and `enum` are not loaded yet:
+    importing them (with the `functools` and `types` enum imports) cost a cold Read hook ~4-6 ms of CPU, and
+    the outline path needs neither (its patterns come compiled from parser/recode.py). The caller removes
+    them once the binding is loaded, so a later `import re` gets the real module."""
+    lent = tuple(name for name in _STAND_INS if name not in sys.modules)
+    for name in lent:
+        sys.modules[name] = _STAND_INS[name]  # type: ignore[assignment]
+    return lent
 
 
 @cache

@@ -10,13 +10,14 @@ replace characters by spaces of the same length, lines and offsets agree.
 
 from __future__ import annotations
 
-import re
-
 from parser import recode
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable
+
+_M = 8  # re.M: `re` itself is not imported on a cold Read hook's path (parser/grammars.py _lend_re_and_enum)
 
 # ALL_CAPS with an underscore (not a type like FILE), or glibc's __THROW.
 _MACRO = rb"(?:_+[A-Z][A-Z0-9_]*|[A-Z][A-Z0-9]*_[A-Z0-9_]*)"
@@ -31,7 +32,7 @@ _LEAD_ATTR = rb"(?:" + _MACRO + rb"|__[a-z][a-z0-9_]*__|__declspec)" + _ARGS
 _SOURCES: list[tuple] = [
     # A macro alone on its line: namespace/extern "C" openers and closers.
     # (Not the last member of an enum or a list, `  A,\n  STATE_ERROR\n}`: see _blank_alone.)
-    (rb"^[ \t]*(?=[A-Z_])(" + _MACRO + _ARGS + rb")[ \t]*$", re.M, "alone"),
+    (rb"^[ \t]*(?=[A-Z_])(" + _MACRO + _ARGS + rb")[ \t]*$", _M, "alone"),
     # namespace std _GLIBCXX_VISIBILITY(default)
     # (A literal first, the word boundary checked behind it: ~10x faster than a leading \b.)
     (rb"namespace(?<=\bnamespace)[ \t]+\w+[ \t]+(" + _MACRO + _ARGS + rb")", 0),
@@ -40,15 +41,15 @@ _SOURCES: list[tuple] = [
     (rb"[csu](?<=\b[csu])(?:lass|truct|nion)[ \t]+(" + _MACRO + _ARGS + rb")[ \t]+(?=[A-Za-z_])", 0),
     # Attribute macros leading a declaration: LLVM_NODISCARD bool f();
     # (The look-ahead rejects most lines before the alternation is tried: ~3x faster.)
-    (rb"^[ \t]*(?=[A-Z_])((?:" + _LEAD_ATTR + rb"[ \t]+)+)(?=[A-Za-z_~])", re.M),
+    (rb"^[ \t]*(?=[A-Z_])((?:" + _LEAD_ATTR + rb"[ \t]+)+)(?=[A-Za-z_~])", _M),
     # After a declared name: `std::mutex* mu_ GUARDED_BY(lock_);`, `void F() override LOCKS_EXCLUDED(mu_);`
     # (thread-safety annotations); the parser would take the macro for the declared function. A keyword
     # before it (`return MAX_OF(a, b);`) makes it an expression: see _blank_after_name.
     # (A space first, what precedes it checked behind: a leading look-behind is tried at every byte, ~2x slower.)
     (rb"[ \t](?<=[\w\]][ \t])[ \t]*(?=[A-Z_])(" + _MACRO + rb"[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))"
-     rb"[ \t]*(?=[;={,]|$)", re.M, "after_name"),
+     rb"[ \t]*(?=[;={,]|$)", _M, "after_name"),
     # Trailing ones: int f() const _GLIBCXX_NOEXCEPT {  /  f (void) __THROW __wur;
-    (rb"\)[ \t]*(?:const[ \t]*)?((?:" + _ATTR + rb"[ \t]*)+)(?=[;{]|$)", re.M),
+    (rb"\)[ \t]*(?:const[ \t]*)?((?:" + _ATTR + rb"[ \t]*)+)(?=[;{]|$)", _M),
 ]
 
 

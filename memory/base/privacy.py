@@ -78,8 +78,16 @@ _REF_HEADS = ("self.", "this.", "cls.", "os.", "sys.", "env.", "settings.", "con
               "props.", "values.", "import.meta", "context.", "app.", "st.")
 
 
+_WORD_PARTS = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
+_WORD = r"(?:[A-Z]?[a-z]+|[A-Z]{2,}(?![a-z]))"
+_JOINED_WORDS = rf"{_WORD}(?:[ _.\-/:]?{_WORD})*"
+_DOTTED_NAME = r"[A-Za-z_][A-Za-z0-9_.]*"
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
+_PORT = r"\d{1,5}(?:/|$)"
+
+
 def _words(name: str) -> list[str]:
-    parts = _pattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", 0).findall(name)
+    parts = _pattern(_WORD_PARTS, 0).findall(name)
     return [p.lower() for p in parts]
 
 
@@ -115,8 +123,7 @@ def entropy(value: str) -> float:
 def _plain_words(value: str) -> bool:
     """Words joined by separators ("created_at", "Content-Type", "users.name"): an identifier, not a secret."""
     # camelCase joins too ("protocolVersion", "subscriptionId"); digits make it a non-word.
-    word = r"(?:[A-Z]?[a-z]+|[A-Z]{2,}(?![a-z]))"
-    return bool(_pattern(rf"{word}(?:[ _.\-/:]?{word})*", 0).fullmatch(value))
+    return bool(_pattern(_JOINED_WORDS, 0).fullmatch(value))
 
 
 def _basic_pair(value: str) -> bool:
@@ -143,7 +150,7 @@ def placeholder(value: str) -> bool:
         return True  # ****, xxxx, ...
     if low.startswith(_REF_HEADS) or "{{" in v or "${" in v or low.startswith(("optional[", "str |", "none |")):
         return True
-    return bool(name_tier(v) and _pattern(r"[A-Za-z_][A-Za-z0-9_.]*", 0).fullmatch(v))  # password = new_password
+    return bool(name_tier(v) and _pattern(_DOTTED_NAME, 0).fullmatch(v))  # password = new_password
 
 
 def value_is_secret(name: str, value: str) -> bool:
@@ -213,7 +220,7 @@ def _real(m: re.Match[str]) -> bool:
 def _not_port(m: re.Match[str]) -> bool:
     """`https://host:8080/a@b` is a port and a path, not a password."""
     pw = m.group("value")
-    return bool(pw) and not _pattern(r"\d{1,5}(?:/|$)", 0).match(pw) and not placeholder(pw)
+    return bool(pw) and not _pattern(_PORT, 0).match(pw) and not placeholder(pw)
 
 
 def _basic(m: re.Match[str]) -> bool:
@@ -252,7 +259,7 @@ def _prose(m: re.Match[str]) -> bool:
 def _variable(m: re.Match[str]) -> bool:
     """`{_SUBSCRIPTION_KEY: rid}`, `f(token=tok)`: an identifier closing a bracket is code, not a value."""
     rest = m.string[m.end():m.end() + 1]
-    return rest in (")", "}", "]") and bool(_pattern(r"[A-Za-z_][A-Za-z0-9_]*", 0).fullmatch(m.group("value")))
+    return rest in (")", "}", "]") and bool(_pattern(_IDENTIFIER, 0).fullmatch(m.group("value")))
 
 
 def _wrapped(m: re.Match[str]) -> bool:
@@ -432,9 +439,11 @@ _COMPILED: dict[tuple[str, int], re.Pattern[str]] = {}
 def _pattern(source: str, flags: int) -> re.Pattern[str]:
     pattern = _COMPILED.get((source, flags))
     if pattern is None:
-        import re
+        # Compiled already when parser/_regex_table.py holds it (PATTERNS below): `re` parses a pattern in pure
+        # Python, and a cold Read hook, which cleans its outline, does not import `re` at all otherwise.
+        from parser import recode
 
-        pattern = _COMPILED[(source, flags)] = re.compile(source, flags)
+        pattern = _COMPILED[(source, flags)] = recode.compile(source, flags)
     return pattern
 
 
@@ -541,6 +550,9 @@ for _i, (_kind, _triggers, *_rest) in enumerate(_SECRETS):
 # intersection over the text's trigrams instead of ~300 substring scans (measured 2-15x less per text; most
 # texts hold no trigger).
 _TRIGGERS = Needles(_ALL_TRIGGERS)
+# Every pattern _pattern compiles: scripts/gen_regex_table.py puts them in parser/_regex_table.py.
+PATTERNS = [(_TAG_SOURCE, _I), (_WORD_PARTS, 0), (_JOINED_WORDS, 0), (_DOTTED_NAME, 0), (_IDENTIFIER, 0), (_PORT, 0),
+            *dict.fromkeys((source, flags) for _kind, _t, source, _g, flags, *_ in _SECRETS)]
 _has_trigger = _TRIGGERS.any_in
 
 

@@ -211,6 +211,37 @@ def test_imports_stay_lazy() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60, env=env)
 
 
+def test_a_cold_outline_imports_neither_re_nor_enum_nor_functools() -> None:
+    """A cold Read hook's outline, cleaned and counted, runs on patterns from parser/_regex_table.py and lends
+    tree_sitter._binding stand-ins for `re` and `enum` while it loads (parser/grammars.py): none of the three
+    modules (~4-6 ms of a hook) is imported. What the binding took from them still works: Point, LogType,
+    and a query's `#match?` (which imports the real `re` then). On a Python the table was not made for, the
+    patterns are compiled by `re`: the test then checks only the outlines."""
+    code = (
+        "import sys, _sre\n"
+        "from parser import outline_source, estimate_tokens, _regex_table\n"
+        "from memory.base.privacy import clean\n"
+        "texts = [outline_source(open(p, 'rb').read(), p).render() for p in sys.argv[1:]]\n"
+        "assert all(clean(t) == t and estimate_tokens(t) > 10 for t in texts)\n"
+        "loaded = {'re', 'enum', 'functools'} & set(sys.modules)\n"
+        "table = _regex_table.VERSION == (tuple(sys.version_info[:2]), _sre.MAGIC, _sre.CODESIZE)\n"
+        "assert not (table and loaded), loaded\n"
+        "from parser.grammars import get_language, get_parser, get_query, ts\n"
+        "binding = ts()\n"
+        "assert (binding.LogType.PARSE, binding.LogType.LEX) == (0, 1) and binding.Point(1, 2).column == 2\n"
+        "root = get_parser('python').parse(b'MAX = 1\\nlow = 2\\n').root_node\n"
+        "caps = [sorted(c) for _, c in binding.QueryCursor(get_query('python')).matches(root)]\n"
+        "assert caps == [['definition.constant', 'name']], caps\n"
+        "assert type(sys.modules['re']).__name__ == 'module'\n"
+    )
+    fixtures = os.path.join(REPO, "tests", "parser", "fixtures")
+    samples = [os.path.join(fixtures, name) for name in ("sample.c", "sample.hpp", "sample.py", "sample.js",
+                                                          "sample.php")]
+    env = {**os.environ, "PYTHONPATH": REPO}
+    subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path[:0] = {sys.path!r}\n" + code, *samples],
+                   check=True, timeout=60, env=env)
+
+
 def test_the_ascii_counter_agrees_with_the_token_pattern() -> None:
     """Short ASCII texts (the Read header on the cached path) are counted without `re`; same count."""
     import random
