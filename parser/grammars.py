@@ -152,9 +152,9 @@ _STAND_INS = {"re": _LazyRe, "enum": _PlainEnum}
 
 def _lend_re_and_enum() -> tuple[str, ...]:
     """Put the stand-ins in sys.modules for the binding's init, where `re` and `enum` are not loaded yet:
-    importing them (with the `functools` and `types` enum imports) cost a cold Read hook ~4-6 ms of CPU, and
-    the outline path needs neither (its patterns come compiled from parser/recode.py). The caller removes
-    them once the binding is loaded, so a later `import re` gets the real module."""
+    importing them (with the `functools`, `types` and `collections` they import) cost a cold Read hook ~4-6 ms
+    of CPU, and the outline path needs none of them (its patterns come compiled from parser/recode.py). The
+    caller removes them once the binding is loaded, so a later `import re` gets the real module."""
     lent = tuple(name for name in _STAND_INS if name not in sys.modules)
     for name in lent:
         sys.modules[name] = _STAND_INS[name]  # type: ignore[assignment]

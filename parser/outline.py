@@ -8,8 +8,6 @@ cannot outline becomes a ``parsed=False`` summary.
 
 from __future__ import annotations
 
-from collections import Counter
-
 from parser import extract, variables, walk
 from parser.grammars import GrammarUnavailable, get_parser, get_query, ts
 from parser.languages import language_for_path, refine_language
@@ -551,7 +549,10 @@ def _without_local_types(symbols: list[Symbol]) -> list[Symbol]:
 
 
 def _summarise_imports(nodes: list[Node]) -> list[str]:
-    counts = Counter(extract.import_name(n) for n in nodes)
+    counts: dict[str, int] = {}  # in first-seen order, as collections.Counter (not imported: see parser/grammars.py)
+    for node in nodes:
+        name = extract.import_name(node)
+        counts[name] = counts.get(name, 0) + 1
     return [name if count == 1 else f"{name} ({count})" for name, count in counts.items()]
 
 
