@@ -214,9 +214,9 @@ def test_imports_stay_lazy() -> None:
 def test_a_cold_outline_imports_neither_re_nor_enum_nor_collections() -> None:
     """A cold Read hook's outline, cleaned and counted, runs on patterns from parser/_regex_table.py and lends
     tree_sitter._binding stand-ins for `re` and `enum` while it loads (parser/grammars.py): none of them, nor
-    the functools and collections they import (~5-7 ms of a hook), is imported. What the binding took from them still works: Point, LogType,
-    and a query's `#match?` (which imports the real `re` then). On a Python the table was not made for, the
-    patterns are compiled by `re`: the test then checks only the outlines."""
+    the functools and collections they import (~5-7 ms of a hook), is imported. What the binding took from
+    them still works: Point, LogType, and a query's `#match?` (which imports the real `re` then). On a Python
+    the table was not made for, the patterns are compiled by `re`: the test then checks only the outlines."""
     code = (
         "import sys, _sre\n"
         "from parser import outline_source, estimate_tokens, _regex_table\n"
