@@ -243,7 +243,8 @@ def test_a_cold_outline_imports_neither_re_nor_enum_nor_collections() -> None:
 
 
 def test_the_ascii_counter_agrees_with_the_token_pattern() -> None:
-    """Short ASCII texts (the Read header on the cached path) are counted without `re`; same count."""
+    """ASCII texts (the Read header on the cached path, most files and outlines on a miss) are counted without
+    `re` (bytes.translate and count); same count, also for runs longer than a token and at the text's ends."""
     import random
 
     from parser import tokens
@@ -252,13 +253,15 @@ def test_the_ascii_counter_agrees_with_the_token_pattern() -> None:
     rng = random.Random(7)
     alphabet = "".join(map(chr, range(128)))
     pieces = ["_", "__", "a", "Z", "abcdefghijk", "9", "12345", "\n", "\n  \t", " ", "\t", "\r", "\x1c", "->",
-              "(", ")", "==", "{", "~", "\x00", "\x7f", "_1", "x_y"]
+              "(", ")", "==", "{", "~", "\x00", "\x7f", "_1", "x_y", "abcdefgh", "abcdefghi", "a" * 17, "123",
+              "1234567", "+-*", "////", "\x1f"]
     samples = [read_header(1234, 56789, 4321, grouped) for grouped in (False, True)]
     samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(4000)]
     samples += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(4000)]
     for text in samples:
-        assert tokens._count_ascii(text) == len(tokens.token_re().findall(text)), repr(text)
-        assert tokens.estimate_tokens(text) == len(tokens.token_re().findall(text))
+        assert tokens._count_ascii(text.encode()) == len(tokens.token_re().findall(text)), repr(text)
+        assert tokens.estimate_tokens(text) == tokens.estimate_tokens(text.encode()) == len(
+            tokens.token_re().findall(text))
 
 
 def test_the_cpp_walk_finds_what_the_cpp_query_finds(monkeypatch: pytest.MonkeyPatch) -> None:
