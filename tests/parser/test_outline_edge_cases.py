@@ -264,6 +264,24 @@ def test_the_ascii_counter_agrees_with_the_token_pattern() -> None:
             tokens.token_re().findall(text))
 
 
+def test_a_few_non_ascii_characters_keep_the_count_exact() -> None:
+    """A text with a few distinct non-ASCII characters (an outline's `…`) is counted through ASCII stand-ins:
+    digits (Arabic-Indic), punctuation (which pairs with ASCII punctuation), letters and spaces (a token each)."""
+    import random
+
+    from parser import tokens
+
+    rng = random.Random(11)
+    pieces = ["…", "é", "\u00a0", "\u0663", "\u00b2", "—", "\ufffd", "→", "\u2028", "\u0085", "日本", "ab", "12",
+              "(", "->", " ", "\n  ", "_", "abcdefghij", "x_y", "..."]
+    samples = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(4000)]
+    samples.append("".join(map(chr, range(0x400, 0x420))) + " x")  # more than 16 distinct: the regex counts
+    for text in samples:
+        assert tokens.estimate_tokens(text) == len(tokens.token_re().findall(text)), repr(text)
+        assert tokens.estimate_tokens(text.encode()) == len(tokens.token_re().findall(text)), repr(text)
+    assert tokens.estimate_tokens("\udc80 x") == 2  # a lone surrogate: the regex counts
+
+
 def test_the_cpp_walk_finds_what_the_cpp_query_finds(monkeypatch: pytest.MonkeyPatch) -> None:
     """C++ captures come from a tree walk (parser/walk.py), not the compiled query: the same outlines, but
     for aliases a lambda declares in a function body (libstdc++'s ranges_algo.h), which the walk skips."""
