@@ -168,6 +168,28 @@ def test_rules_searched_line_by_line_in_long_texts_find_what_a_whole_text_search
     assert sum(a != t for (a, _), t in zip(got, texts, strict=True)) > 50  # the texts hold secrets to redact
 
 
+def test_the_lines_holding_a_word_are_found_by_scanning_the_whole_text() -> None:
+    """privacy._lines_with finds its lines by scanning the lowered text (each word, each non-ASCII character):
+    the same lines as looking at one line at a time, at the text's ends, with `İ` (which lowers to two
+    characters), the Kelvin sign, lone surrogates, more than 16 distinct non-ASCII characters, empty lines."""
+    def by_line(text: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
+        spans, start = [], 0
+        for line in text.split("\n"):
+            if not line.isascii() or any(w in line.lower() for w in words):
+                spans.append((start, start + len(line)))
+            start += len(line) + 1
+        return spans
+
+    rng = random.Random(23)
+    bits = ["key", "KEY", "Pass", "pw", "x", " ", "\n", "\n\n", "…", "\u212a", "İ", "\udc80", "é", "token", "ke",
+            "y", "basic", "\t"]
+    texts = ["", "\n", "key", "key\n", "\nkey", "".join(map(chr, range(0x400, 0x420))) + "\nkey\nx"]
+    texts += ["".join(rng.choices(bits, k=rng.randint(0, 60))) for _ in range(3000)]
+    for words in [("key",), ("pass", "pw", "token", "key"), ("basic",)]:
+        for text in texts:
+            assert privacy._lines_with(text, words) == by_line(text, words), (text, words)
+
+
 def test_every_corpus_secret_is_redacted_by_the_bulk_cleaner_as_by_clean() -> None:
     cleaner = privacy.Cleaner()
     for family, text, needles in SECRETS:

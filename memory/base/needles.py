@@ -43,9 +43,31 @@ class Needles:
     def present(self, text: str) -> set[str]:
         """The strings `text` holds (= {t for t in self.all if t in text})."""
         found = {t for t in self.short if t in text}
+        scanned: dict[str, bool] = {}
         for key in self._candidates(text):
-            found.update(t for t in self.by_trigram[key] if t in text)
+            group = self.by_trigram[key]
+            if len(group) == 1:
+                if group[0] in text:
+                    found.add(group[0])
+                continue
+            found.update(t for t in group if _holds(text, t, scanned))
         return found
+
+
+def _holds(text: str, t: str, scanned: dict[str, bool]) -> bool:
+    """`t in text`, its first four characters and its first word scanned for first, each once per text: the
+    strings sharing a trigram share those (46 begin with "pas": `password is`, `passwd was`...), and a long
+    text costs ~7 us a scan (a C++ header's outline: 90 scans -> 25)."""
+    space = t.find(" ")
+    for k in (4, space):
+        if 3 < k < len(t):
+            prefix = t[:k]
+            hit = scanned.get(prefix)
+            if hit is None:
+                hit = scanned[prefix] = prefix in text
+            if not hit:
+                return False
+    return t in text
 
 
 class PieceMemo:

@@ -489,6 +489,12 @@ def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
 
 def _lines_with(text: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
     """(start, end) offsets of the lines of `text` that hold one of `words` (lower case), or any non-ASCII."""
+    lower = text.lower()
+    if len(lower) == len(text):  # each character lowered to one: the offsets are the text's
+        others = set(text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode(
+            "utf-8", "surrogatepass"))
+        if len(others) <= 16:
+            return _lines_found(text, [(lower, words), (text, tuple(others))])
     spans = []
     start = 0
     for line in text.split("\n"):
@@ -496,6 +502,30 @@ def _lines_with(text: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
         if not line.isascii() or any(map(line.lower().__contains__, words)):
             spans.append((start, end))
         start = end + 1
+    return spans
+
+
+_ASCII_BYTES = bytes(range(128))
+
+
+def _lines_found(text: str, searches: list[tuple[str, tuple[str, ...]]]) -> list[tuple[int, int]]:
+    """_lines_with's lines found by C-level finds (a line at a time cost ~0.3 ms per rule on a 300-line
+    outline): each (haystack, needles) of `searches` is the lowered text and the words, or the text and its
+    non-ASCII characters; both have the text's offsets."""
+    starts = set()
+    for haystack, needles in searches:
+        for needle in needles:
+            at = haystack.find(needle)
+            while at >= 0:
+                starts.add(text.rfind("\n", 0, at) + 1)
+                end = text.find("\n", at)
+                if end < 0:
+                    break
+                at = haystack.find(needle, end + 1)
+    spans = []
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        spans.append((start, len(text) if end < 0 else end))
     return spans
 
 
