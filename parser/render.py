@@ -198,7 +198,21 @@ def _after_args(text: str, at: int) -> int:
     return at
 
 
+_SIGNATURES: dict[tuple[str, str, str, str | None], str] = {}  # a render asks twice a symbol (_shape, symbol_line)
+
+
 def _signature(symbol: Symbol, language: str | None) -> str:
+    key = (symbol.signature, symbol.name, symbol.kind, language)
+    shown = _SIGNATURES.get(key)
+    if shown is None:
+        if len(_SIGNATURES) > 4096:
+            _SIGNATURES.clear()
+        shown = _SIGNATURES[key] = _shown_signature(symbol, language)
+    return shown
+
+
+def _shown_signature(symbol: Symbol, language: str | None) -> str:
+    """The signature as a row shows it: compacted, without export macros and keywords the row implies."""
     signature = _compact_signature(symbol.signature, language)
     if language in ("c", "cpp"):
         signature = _c_signature(signature)
