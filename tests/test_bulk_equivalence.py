@@ -130,6 +130,25 @@ def test_needles_and_the_piece_memo_find_exactly_what_a_plain_scan_finds(needles
         assert small.present(text) == expected, text
 
 
+@pytest.mark.parametrize("needles", [list(privacy._ALL_TRIGGERS) + ["private"], list(fence._FIRST_GATES) + ["<"],
+                                     ["a b", "x", " ", "  y", "z  ", "", "q r s", "ab", "p\tq", "x\ny"]])
+def test_long_texts_take_their_trigrams_from_their_distinct_pieces(needles: list[str]) -> None:
+    """Over needles.PIECES_ABOVE characters the gate's trigrams come from the text's distinct whitespace-free
+    pieces, and trigrams holding whitespace are looked for directly: still exactly the plain scan's answer."""
+    from memory.base import needles as needles_module
+
+    rng = random.Random(29)
+    index = Needles(needles)
+    texts = [t.lower() for t in _all_texts() + _mixed(needles, 600, 13)]
+    for _ in range(120):
+        text = ""
+        while len(text) <= needles_module.PIECES_ABOVE:
+            text += rng.choice(texts) + rng.choice(["\n", " ", "\t", "", "\x1c", "\u2028"])
+        expected = {t for t in needles if t in text}
+        assert index.present(text) == expected, text
+        assert index.any_in(text) == bool(expected), text
+
+
 def test_the_privacy_filter_matches_the_reference_and_the_bulk_cleaner_matches_it() -> None:
     cleaner = privacy.Cleaner()
     texts = _all_texts()
