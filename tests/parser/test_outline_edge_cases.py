@@ -146,6 +146,22 @@ def test_c_macros_do_not_derail_parsing() -> None:
     assert result.symbols[2].signature == "bool empty() const _GLIBCXX_NOEXCEPT"
 
 
+def test_line_macros_are_masked_on_the_first_line_and_after_crlf() -> None:
+    """The `alone` and leading-attribute masks find a line's start by its newline (mask_macros puts one before
+    the text): the first line, CRLF lines, indented lines and a list's last member are masked as with `^`."""
+    cases = [
+        (b"_GLIBCXX_BEGIN_NAMESPACE_VERSION\nint x;\n", b" " * 32 + b"\nint x;\n"),
+        (b"LLVM_NODISCARD bool f();\n", b" " * 15 + b"bool f();\n"),
+        # `\r` stands before `$`: not alone on its line, as before
+        (b"int a;\r\n  EXTERN_C_BEGIN  \r\nint b;\r\n", b"int a;\r\n  EXTERN_C_BEGIN  \r\nint b;\r\n"),
+        (b"int a;\r\nLLVM_NODISCARD bool f();\r\n", b"int a;\r\n" + b" " * 15 + b"bool f();\r\n"),
+        (b"enum E {\n  A,\n  STATE_ERROR\n};\n", b"enum E {\n  A,\n  STATE_ERROR\n};\n"),  # a list's last member
+        (b"\n\n  __host__ __device__ int f();\n", b"\n\n  " + b" " * 20 + b"int f();\n"),
+    ]
+    for source, masked in cases:
+        assert mask_macros(source) == masked, source
+
+
 @pytest.mark.parametrize(("path", "language"), [
     ("a.py", "python"), ("a.pyi", "python"), ("a.js", "javascript"), ("a.jsx", "javascript"),
     ("a.mjs", "javascript"), ("a.cjs", "javascript"), ("a.ts", "typescript"), ("a.tsx", "tsx"),
