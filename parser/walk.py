@@ -6,7 +6,7 @@ or `(type field: (_) @import)`) a walk of the tree finds the same nodes in ~1-2 
 from the language's .scm file, so the query stays the one description of what is captured, and it skips
 subtrees that hold no definition (expressions, argument and parameter lists, literals). Python's, PHP's and
 JavaScript's queries have fields, nested patterns and predicates: their patterns are written out below
-(_python, _php, _javascript), and a test checks each walk against the compiled query.
+(_python, _php, _javascript, _c, _typescript, _ruby), and a test checks each walk against the compiled query.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 # Languages whose query is walked rather than compiled: C++ (its .scm holds only the two simple forms,
-# read below), Python, PHP, JavaScript and C (their queries' patterns are written out below: _WRITTEN).
-WALKED = frozenset({"cpp", "python", "php", "javascript", "c"})
+# read below), Python, PHP, JavaScript, C, TypeScript/TSX and Ruby (their patterns written out below: _WRITTEN).
+WALKED = frozenset({"cpp", "python", "php", "javascript", "c", "typescript", "tsx", "ruby"})
 
 # Subtrees that never hold a captured node: leaves, literals, expressions and the lists inside a signature.
 # (A lambda in a function body may declare a local `using _TL = ...` or class: the query lists it, the walk
@@ -253,13 +253,21 @@ def _string_fragment(string: Node | None) -> Node | None:
     return next((c for c in string.named_children if c.type == "string_fragment"), None)
 
 
-def _javascript_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
-    """The matches of ecmascript.scm's and javascript.scm's patterns whose top node is `node`."""
+def _ecmascript_node(captures: dict[str, str]) -> Callable[[Node], Iterator[tuple[int, dict[str, list[Node]]]]]:
+    """A visitor yielding the matches of ecmascript.scm's patterns (imports, `require`) and of `captures`, the
+    bare node types of the language's own query, whose top node is the node visited."""
+    def visit(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
+        capture = captures.get(node.type)
+        if capture is not None:
+            yield 0, {capture: [node]}
+        else:
+            yield from _ecmascript_imports(node)
+    return visit
+
+
+def _ecmascript_imports(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
     kind = node.type
-    capture = _JS_CAPTURES.get(kind)
-    if capture is not None:
-        yield 0, {capture: [node]}
-    elif kind == "import_statement":
+    if kind == "import_statement":
         fragment = _string_fragment(node.child_by_field_name("source"))
         if fragment is not None:
             yield 0, {"import": [fragment]}
@@ -272,7 +280,45 @@ def _javascript_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
                 yield 0, {"_require": [function], "import": [fragment]}
 
 
-_javascript = _every_subtree(_javascript_node, _JS_LEAVES)
+_javascript = _every_subtree(_ecmascript_node(_JS_CAPTURES), _JS_LEAVES)
+
+
+def _typescript(root: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
+    """TypeScript's and TSX's query: ecmascript.scm's patterns but JavaScript's class field, and typescript.scm's
+    bare node types (read from the file, like C++'s). Compiling it costs a cold hook ~4-5 ms (5.41x a bare
+    interpreter, docs/benchmarks.md)."""
+    if not _ts_walk:
+        own = {k: v for k, v in _JS_CAPTURES.items() if k != "field_definition"}
+        _ts_walk.append(_every_subtree(_ecmascript_node({**own, **_read_patterns("typescript")[0]}), _JS_LEAVES))
+    yield from _ts_walk[0](root)
+
+
+_ts_walk: list[Callable[[Node], Iterator[tuple[int, dict[str, list[Node]]]]]] = []
+
+
+# Ruby: ruby.scm's bare node types and constants assigned anywhere (`FOO = ...` in a class, a block, a method),
+# so every subtree is walked but terminals. Compiling ruby.scm costs a cold hook ~4 ms (5.60x a bare
+# interpreter, docs/benchmarks.md).
+_RB_CAPTURES = {"class": "definition.class", "module": "definition.module", "method": "definition.method",
+                "singleton_method": "definition.method", "alias": "definition.method"}
+_RB_LEAVES = frozenset({"identifier", "constant", "comment", "integer", "float", "complex", "rational",
+                        "string_content", "escape_sequence", "simple_symbol", "hash_key_symbol", "instance_variable",
+                        "class_variable", "global_variable", "self", "nil", "true", "false", "character",
+                        "heredoc_beginning", "heredoc_content", "heredoc_end"})
+
+
+def _ruby_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
+    """The matches of ruby.scm's patterns whose top node is `node`."""
+    capture = _RB_CAPTURES.get(node.type)
+    if capture is not None:
+        yield 0, {capture: [node]}
+    elif node.type == "assignment":
+        left = node.child_by_field_name("left")
+        if left is not None and left.type == "constant":
+            yield 0, {"definition.constant": [node], "name": [left]}
+
+
+_ruby = _every_subtree(_ruby_node, _RB_LEAVES)
 
 
 # C: c.scm's patterns (bare node types, names and bodies by field, `#define` with a value). Struct, union and
@@ -322,4 +368,5 @@ def _c_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
 _c = _every_subtree(_c_node, _C_LEAVES)
 
 
-_WRITTEN = {"python": _python, "php": _php, "javascript": _javascript, "c": _c}  # patterns written out, not read
+_WRITTEN = {"python": _python, "php": _php, "javascript": _javascript, "c": _c,  # patterns written out, not read
+            "typescript": _typescript, "tsx": _typescript, "ruby": _ruby}

@@ -1,5 +1,5 @@
-; Shared by JavaScript, TypeScript and TSX. For JavaScript the Read hook walks the tree instead
-; (parser/walk.py _javascript; a test checks they agree): a change here needs the same change there.
+; Shared by JavaScript, TypeScript and TSX. The Read hook walks the tree instead (parser/walk.py
+; _javascript, _typescript; a test checks they agree): a change here needs the same change there.
 ;
 ; Patterns name node types only: the outliner takes the `name` field and, for
 ; the @definition.declarator/assignment/pair captures, looks at the value to

@@ -1,4 +1,5 @@
-; TypeScript and TSX only (names come from the `name` field, see ecmascript.scm).
+; TypeScript and TSX only (names come from the `name` field, see ecmascript.scm). The Read hook reads
+; these bare patterns and walks the tree (parser/walk.py _typescript): keep them `(type) @capture`.
 
 (interface_declaration) @definition.interface
 (type_alias_declaration) @definition.type

@@ -331,6 +331,8 @@ _BROKEN_LINES = {
                    b"}", b"x = { a: function("],
     "c": [b"struct s {", b"}", b"#define X", b"#include", b"typedef struct {", b"int f(", b"enum e { A,",
           b"#if X", b"#endif", b"union u { int a; } x = ("],
+    "ruby": [b"class (", b"def (", b"end", b"module", b"X = ", b"do |x|", b"alias", b"require 'a'"],
+    "typescript": [b"interface {", b"function (", b"class {", b"=>", b"type T = ", b"}", b"enum {", b"require('a')"],
 }
 _INLINE = {
     "python": ("inline.py", b"from __future__ import annotations\nimport a.b, c as d\nfrom .e import f\nMAX = 1\n"
@@ -347,12 +349,20 @@ _INLINE = {
           b"struct fwd;\nstruct s { int a; union u { int b; } c; };\nenum e { A, B };\nint proto(int);\n"
           b"static int f(void) { struct local { int x; } l; return sizeof(struct in_expr { int y; }); }\n"
           b"void g(struct param { int z; } p) {}\n"),
+    "ruby": ("inline.rb", b"require 'a'\nMAX = 1\nmodule M\n  LIMIT = 2\n  class C < B\n    def m(x) = x\n"
+             b"    def self.s; end\n    alias n m\n    items.each { |i| Inner = i; def dyn; end }\n  end\nend\n"
+             b"class << self\n  def meta; end\nend\nx = \"#{Class.new { def in_string; end }}\"\n"),
+    "typescript": ("inline.ts", b"import a from './a';\nconst b = require('b');\ninterface I { m(): void }\n"
+                   b"type T = { f: () => void };\nenum E { A }\nabstract class K { abstract m(): void; x = () => 1 }\n"
+                   b"namespace N { export function f(): void {} }\ndeclare module 'm' { function g(): void; }\n"
+                   b"export const h = function () {}, o = { p: () => 0 };\n"),
 }
 
 
-@pytest.mark.parametrize("language", ["python", "php", "javascript", "c"])
+@pytest.mark.parametrize("language", ["python", "php", "javascript", "c", "ruby", "typescript"])
 def test_a_walked_query_finds_what_the_query_finds(language: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Python, PHP, JavaScript and C captures come from a walk (parser/walk.py), not the compiled query: the same
+    """Python, PHP, JavaScript, C, Ruby and TypeScript captures come from a walk (parser/walk.py), not the
+    compiled query: the same
     matches (Python's constant `#match?` and JavaScript's `require` `#eq?` included) on committed fixtures, real
     files, and the same files broken (a parse error may leave a definition anywhere), and the same outlines."""
     import random
@@ -364,12 +374,12 @@ def test_a_walked_query_finds_what_the_query_finds(language: str, monkeypatch: p
     assert language in walk.WALKED
     fixtures = os.path.join(REPO, "tests", "parser", "fixtures")
     cases = sorted(os.path.join(fixtures, "cases", f) for f in os.listdir(os.path.join(fixtures, "cases")))
-    found = corpus.find_files(language, 12)
+    found = corpus.find_files(language, 12) if language in corpus.languages() else []  # no Ruby/TS corpus
     paths = [p for p in (*(os.path.join(fixtures, f) for f in sorted(os.listdir(fixtures))), *cases, *found)
              if language_for_path(p) == language]
     sources = {path: open(path, "rb").read() for path in paths}
     rng = random.Random(7)
-    for path in found:  # broken copies: a bad line dropped in three places
+    for path in found or paths:  # broken copies: a bad line dropped in three places
         lines = sources[path].split(b"\n")
         for _ in range(3):
             lines.insert(rng.randrange(len(lines)), rng.choice(_BROKEN_LINES[language]))
