@@ -1,3 +1,5 @@
+; The Read hook walks the tree instead (parser/walk.py _csharp; a test checks they agree): a change here
+; needs the same change there.
 ; Names come from the `name` field (parser/extract.py name_of): naming them
 ; here made the query slower to compile, which a hook pays on every miss.
 (class_declaration) @definition.class

@@ -1,3 +1,5 @@
+; The Read hook walks the tree instead (parser/walk.py _java; a test checks they agree): a change here
+; needs the same change there.
 (class_declaration name: (identifier) @name) @definition.class
 (interface_declaration name: (identifier) @name) @definition.interface
 (enum_declaration name: (identifier) @name) @definition.enum

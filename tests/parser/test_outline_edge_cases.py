@@ -334,6 +334,13 @@ _BROKEN_LINES = {
     "ruby": [b"class (", b"def (", b"end", b"module", b"X = ", b"do |x|", b"alias", b"require 'a'"],
     "typescript": [b"interface {", b"function (", b"class {", b"=>", b"type T = ", b"}", b"enum {", b"require('a')"],
 }
+_BROKEN_LINES.update({  # h-walk2's block: C#, Scala, Java
+    "csharp": [b"class {", b"public static X operator +(", b"using ;", b"void F(", b"}", b"namespace", b"int P { get;",
+               b"const int A = "],
+    "scala": [b"class (", b"def f(", b"}", b"object {", b"import", b"val x = ", b"given", b"trait T {"],
+    "java": [b"class {", b"void m(", b"}", b"static final int A = ", b"import a.;", b"final static B", b"@interface",
+             b"record R("],
+})
 _INLINE = {
     "python": ("inline.py", b"from __future__ import annotations\nimport a.b, c as d\nfrom .e import f\nMAX = 1\n"
                b"_Private_X = 2\nlower = 3\nA_1: int = 4\nsq = lambda x: x\ntype T = int\nif X:\n    Y = 5\n"
@@ -357,9 +364,29 @@ _INLINE = {
                    b"namespace N { export function f(): void {} }\ndeclare module 'm' { function g(): void; }\n"
                    b"export const h = function () {}, o = { p: () => 0 };\n"),
 }
+_INLINE.update({  # h-walk2's block: C#, Scala, Java
+    "csharp": ("inline.cs", b"using System;\nusing static System.Math;\nusing IO = System.IO;\nnamespace N;\n"
+               b"public delegate void D(int a);\nrecord R(int A);\n"
+               b"struct S { public static S operator +(S a, S b) => a;\n"
+               b"  public static implicit operator int(S s) => 0; event D Ev { add {} remove {} } }\n"
+               b"interface I { event D E; int P { get; } }\n"
+               b"enum En { A }\nclass C { const int K = 1; int f; C() {} ~C() {} void M() { int L() => 0; "
+               b"var o = new { X = 1 }; Func<int> g = () => { int In() => 1; return In(); }; } }\n"),
+    "scala": ("inline.scala", b"import a.b.{c, d}\npackage p\nclass C(x: Int) { val y = 1; def f(a: Int): Int = a }\n"
+              b"object O { type T = Int; given g: Int = 1 }\ntrait Tr { def abs(x: Int): Int }\nenum E { case A }\n"
+              b"val top = { def inner = 1; inner }\nval anon = new Tr { def abs(x: Int) = x }\n"),
+    "java": ("inline.java", b"import a.b.C;\nimport static a.b.D.*;\nimport e.*;\n@interface Ann {}\n"
+             b"record R(int a) {}\n"
+             b"enum E { A; void m() {} }\ninterface I { static final int K = 1; void n(); }\nclass C {\n"
+             b"  static final int A = 1, B = 2;\n  final static int NOT = 3;\n"
+             b"  @Deprecated public static final int D = 4;\n"
+             b"  static int E;\n  C() {}\n"
+             b"  void f() { class Local {} Runnable r = new Runnable() { public void run() {} }; }\n}\n"),
+})
 
 
-@pytest.mark.parametrize("language", ["python", "php", "javascript", "c", "ruby", "typescript"])
+@pytest.mark.parametrize("language", ["python", "php", "javascript", "c", "ruby", "typescript",
+                                      "csharp", "scala", "java"])
 def test_a_walked_query_finds_what_the_query_finds(language: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Python, PHP, JavaScript, C, Ruby and TypeScript captures come from a walk (parser/walk.py), not the
     compiled query: the same
