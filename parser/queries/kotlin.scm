@@ -1,3 +1,5 @@
+; The Read hook walks the tree instead (parser/walk.py _kotlin_node; a test checks they agree): a change
+; here needs the same change there.
 ; class, interface and enum class are all class_declaration: the outliner
 ; reads the keyword (parser/extract.py refine_kind). Names come from the
 ; `name` field; top-level `const val`s are picked by extract.resolve. Naming

@@ -1,3 +1,5 @@
+; The Read hook walks the tree instead (parser/walk.py _swift_node; a test checks they agree): a change
+; here needs the same change there.
 ; class, struct, enum, actor and extension are all class_declaration; the
 ; outliner reads the declaration_kind (one bare pattern compiles far faster
 ; than five spelled-out ones).

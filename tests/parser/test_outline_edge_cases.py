@@ -385,10 +385,35 @@ _INLINE.update({  # h-walk2's block: C#, Scala, Java
 })
 
 
+# Kotlin's walk (parser/walk.py): every pattern of kotlin.scm, the anonymous `companion` and `constructor` included.
+_BROKEN_LINES["kotlin"] = [b"class (", b"fun (", b"companion object {", b"constructor(", b"typealias = ", b"import",
+                           b"}", b"val x = object : {"]
+_INLINE["kotlin"] = ("inline.kt", b"package a.b\nimport a.b.C\nimport d.*\nimport e.F as G\ntypealias T = List<Int>\n"
+                     b"const val MAX = 1\ninterface I {\n    fun m(): Int\n}\nenum class E { A, B }\n"
+                     b"class K(val v: Int) {\n    companion object {\n        val x = 1\n    }\n"
+                     b"    constructor(a: String) : this(a.length) {\n        val local = 2\n    }\n"
+                     b"    fun f() = object : Runnable {\n        override fun run() {\n            class L\n"
+                     b"            typealias Inner = Int\n        }\n    }\n}\nobject O {\n"
+                     b"    private companion object Named\n}\nval lambda = { x: Int -> fun g() {}; x }\n")
+
+
+# Swift's walk (parser/walk.py): every pattern of swift.scm, the anonymous `init` and `deinit` included.
+_BROKEN_LINES["swift"] = [b"class (", b"func (", b"init(", b"deinit {", b"typealias = ", b"import", b"}",
+                          b"protocol P { func"]
+_INLINE["swift"] = ("inline.swift", b'import Foundation\nimport struct UIKit.CGRect\n@testable import Module\n'
+                      b'typealias Handler = () -> Void\nlet limit = 10\nprotocol P {\n    func m(_ x: Int) -> Int\n'
+                      b'    init(a: Int)\n}\nstruct S: P {\n    var v = 1\n    init(a: Int) { v = a }\n'
+                      b'    func m(_ x: Int) -> Int { x }\n}\nfinal class C {\n    deinit { print(1) }\n'
+                      b'    typealias Inner = Int\n    lazy var f: () -> Int = {\n        func local() -> Int { 1 }\n'
+                      b'        return local()\n    }\n}\nenum E { case a }\n'
+                      b'extension C { convenience init?(x: Int) { nil } }\nactor A {}\n')
+
+
 @pytest.mark.parametrize("language", ["python", "php", "javascript", "c", "ruby", "typescript",
-                                      "csharp", "scala", "java"])
+                                      "csharp", "scala", "java",
+                                      "kotlin", "swift"])
 def test_a_walked_query_finds_what_the_query_finds(language: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Python, PHP, JavaScript, C, Ruby and TypeScript captures come from a walk (parser/walk.py), not the
+    """Every walked language but C++ (walk.WALKED) gets its captures from a walk (parser/walk.py), not the
     compiled query: the same
     matches (Python's constant `#match?` and JavaScript's `require` `#eq?` included) on committed fixtures, real
     files, and the same files broken (a parse error may leave a definition anywhere), and the same outlines."""
