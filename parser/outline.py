@@ -8,6 +8,8 @@ cannot outline becomes a ``parsed=False`` summary.
 
 from __future__ import annotations
 
+import time
+
 from parser import extract, variables, walk
 from parser.grammars import GrammarUnavailable, get_parser, get_query, ts
 from parser.languages import language_for_path, refine_language
@@ -40,7 +42,7 @@ _KIND_RANK = {"constant": 0, "variable": 0, "class": 1, "function": 1}
 
 _SYMBOL_FIELDS = ("name", "kind", "start_line", "end_line", "signature", "parent", "doc", "depth")
 _OUTLINE_FIELDS = ("path", "language", "total_lines", "imports", "symbols", "parsed", "error_ratio",
-                   "total_bytes", "reason", "import_count", "error_lines")
+                   "total_bytes", "reason", "import_count", "error_lines", "parsed_bytes")
 
 
 # Plain classes, not dataclasses: importing dataclasses (and the inspect module it pulls in) costs a
@@ -81,7 +83,7 @@ class Outline:
     def __init__(self, path: str, language: str | None, total_lines: int, imports: list[str] | None = None,
                  symbols: list[Symbol] | None = None, parsed: bool = False, error_ratio: float = 0.0,
                  total_bytes: int = 0, reason: str | None = None, import_count: int = 0,
-                 error_lines: list[tuple[int, int]] | None = None) -> None:
+                 error_lines: list[tuple[int, int]] | None = None, parsed_bytes: int | None = None) -> None:
         self.path = path
         self.language = language
         self.total_lines = total_lines
@@ -94,6 +96,9 @@ class Outline:
         self.total_bytes = total_bytes
         self.reason = reason  # why parsed is False
         self.import_count = import_count  # import statements/specs seen, before dedup
+        # Set when parsing ran over its CPU budget (ParseBudget): the outline covers only the bytes before this
+        # (whole lines); the caller scans the rest by keyword (memory/outline/partial.py) and says so.
+        self.parsed_bytes = parsed_bytes
 
     def render(self, max_chars: int | None = None) -> str:
         from parser.render import render
@@ -228,10 +233,67 @@ def _candidates(root: Node, lines: list[bytes]) -> list[tuple[int, int]]:
     return out
 
 
-def _parse(parser: Any, text: bytes, old: Any = None) -> tuple[Any, int]:
+# CPU a file's parses may take (the first and the repair's), from the first: PARSE_BUDGET_MS, or PARSE_MS_PER_KB
+# per KB read so far when that is more. Code parses at 0.1-0.4 ms per KB (0.74 at most on 2,281 files of the
+# corpus and /usr/include), so a file of any size parses whole; tree-sitter's error recovery on what is not code
+# in the file's language costs 2.5-6 ms per KB (vim's Czech tutor.cs, groff's hyphen.cs: 60-130 ms a parse, 350-
+# 770 ms with the repair's), and that parse stops near PARSE_BUDGET_MS (the same budget as partial.py's).
+PARSE_BUDGET_MS = 25.0
+PARSE_MS_PER_KB = 1.0
+# The repair's parses, with the first, may take this many times as much: repairs of real code cost up to 2.2 ms
+# per KB (openssl's core_dispatch.h, 6 parses); a tighter bound made those outlines depend on the machine's load.
+REPAIR_SCALE = 4.0
+# Bytes handed to tree-sitter per read (the budget is checked between reads): ~6 ms of the worst text's parsing.
+_READ_BYTES = 1024
+
+
+class ParseBudget:
+    """The CPU allowance of one file's parses: each reads its text through a callback that ends the text where
+    the allowance runs out (py-tree-sitter 0.26 has no timeout), so a parse that has read `n` bytes stops there."""
+
+    __slots__ = ("start", "read", "cut", "scale")
+
+    def __init__(self) -> None:
+        self.start = time.process_time()
+        self.read = 0  # furthest byte a parse has read
+        self.cut: int | None = None  # where the first parse's text was ended, when it was
+        self.scale = 1.0  # REPAIR_SCALE once the first parse is done
+
+    def spent(self) -> bool:
+        """Whether the allowance is used up."""
+        ms = (time.process_time() - self.start) * 1000
+        return ms > max(PARSE_BUDGET_MS, self.read * PARSE_MS_PER_KB * self.scale / 1024)
+
+    def reader(self, text: bytes, ends: list[int]) -> Any:
+        """tree-sitter's read callback over `text`; `ends` gets [furthest byte read, end of the text]. Once
+        ended, the text stays ended there for every later read (of the parse, or of a node's text): tree-sitter
+        re-reads earlier offsets, and a text that changes under it can make it loop."""
+        size = len(text)
+        ends[:] = [0, size]
+
+        def read(offset: int, _point: Any) -> bytes:
+            if ends[1] == size and ends[0] < size and offset + _READ_BYTES > ends[0]:
+                if self.spent():
+                    ends[1] = max(offset, ends[0])
+                else:
+                    ends[0] = min(size, max(ends[0], offset + _READ_BYTES))
+                    self.read = max(self.read, ends[0])
+            return text[offset:min(offset + _READ_BYTES, ends[1])]
+
+        return read
+
+
+def _parse(parser: Any, text: bytes, old: Any = None, budget: ParseBudget | None = None,
+           ends: list[int] | None = None) -> tuple[Any, int]:
     """The tree and the number of lines it lost to ERROR nodes (all of them when the root is one). With `old`
-    (an edited tree of a copy of `text`: see _edited), tree-sitter reuses its unchanged subtrees."""
-    tree = parser.parse(text) if old is None else parser.parse(text, old_tree=old)
+    (an edited tree of a copy of `text`: see _edited), tree-sitter reuses its unchanged subtrees. With `budget`,
+    the text of a fresh parse is read through its callback; `ends[1]` < len(text) then says where the budget ended
+    it. Not an incremental one: it reads past where its text was ended, gets nothing there and never returns (an
+    incremental parse re-reads only around the edits: cheap; the repair checks the budget before each)."""
+    if ends is not None:
+        ends[:] = [len(text), len(text)]
+    source: Any = text if budget is None or old is not None else budget.reader(text, ends if ends is not None else [])
+    tree = parser.parse(source) if old is None else parser.parse(source, old_tree=old)
     root = tree.root_node
     if root.is_error:
         return tree, root.end_point.row + 1
@@ -272,15 +334,21 @@ def _edited(tree: Any, text: bytes, copy: bytes, language: str) -> Any:
     return edited
 
 
-def _parse_repaired(parser: Any, text: bytes, language: str) -> tuple[Any, set[int], set[int]]:
+def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget) -> tuple[Any, set[int], set[int]]:
     """The tree of `text` or of a repaired copy (same offsets), the broken rows to report (the lines blanked
     by the repair and those still broken), and the rows the repair blanked.
 
     Only a parse whose ERROR nodes swallow more than the broken lines themselves is repaired (a line the
     parser skipped and resumed after costs nothing), a repair must not lose a definition the parse found (a
     line is not blanked if a definition starts on it; one configuration of the `#if`s must find as many),
-    and it must lose fewer lines to ERROR nodes."""
-    tree, lost = _parse(parser, text)
+    and it must lose fewer lines to ERROR nodes. Every parse spends `budget`: a first parse it ended is not
+    repaired (`budget.cut` says where it ended), and the repair stops where it runs out."""
+    ends: list[int] = []
+    tree, lost = _parse(parser, text, budget=budget, ends=ends)
+    if ends[1] < len(text):
+        budget.cut = ends[1]
+        return tree, _broken_rows(tree.root_node), set()
+    budget.scale = REPAIR_SCALE
     if not lost:
         return tree, set(), set()
     first_tree, original = tree, _broken_rows(tree.root_node)
@@ -298,21 +366,24 @@ def _parse_repaired(parser: Any, text: bytes, language: str) -> tuple[Any, set[i
     # Rows where a found definition starts, unless the lexical fallback would find it again (`def f(a`).
     starts = {row for row in found
               if _header_match(lines[row].decode("utf-8", "replace") if row < len(lines) else "") is None}
-    budget = min(REPAIR_PARSES, max(1, REPAIR_BYTES // max(len(text), 1)))
+    parses = min(REPAIR_PARSES, max(1, REPAIR_BYTES // max(len(text), 1)))
     # `#if` inside a declaration: parse one configuration instead (only for real damage: it drops the other
     # branches' definitions, which ctags counts)
-    if language in ("c", "cpp") and swallowed_lines:
+    if language in ("c", "cpp") and swallowed_lines and not budget.spent():
         branch = first_branches(text)
-        candidate, candidate_lost = _parse(parser, branch, _edited(tree, text, branch, language))
-        budget -= 1
+        candidate, candidate_lost = _parse(parser, branch, _edited(tree, text, branch, language), budget, ends)
+        parses -= 1
+        if ends[1] < len(branch):  # ended by the budget: not a configuration to compare, and no time to repair
+            parses = 0
         # As many names (the other branches often define the same ones again).
-        if candidate_lost < lost and _names(candidate.root_node, language) >= _names(tree.root_node, language):
+        elif candidate_lost < lost and _names(candidate.root_node, language) >= _names(tree.root_node, language):
             text, tree, lost = branch, candidate, candidate_lost
     blanked: set[int] = set()
-    while budget > 0 and lost:
+    while parses > 0 and lost:
         best = None
         for first, last in _candidates(tree.root_node, lines):
-            if budget <= 0:
+            if parses <= 0 or budget.spent():
+                parses = 0
                 break
             if any(first <= row <= last for row in starts):
                 continue
@@ -323,8 +394,11 @@ def _parse_repaired(parser: Any, text: bytes, language: str) -> tuple[Any, set[i
             copy = text
             for first_row, last_row in _ranges(set(rows)):
                 copy = blank_lines(copy, first_row - 1, last_row - 1)
-            candidate, candidate_lost = _parse(parser, copy, _edited(tree, text, copy, language))
-            budget -= 1
+            candidate, candidate_lost = _parse(parser, copy, _edited(tree, text, copy, language), budget, ends)
+            parses -= 1
+            if ends[1] < len(copy):
+                parses = 0
+                break
             if candidate_lost < (best[2] if best else lost):
                 best = (copy, candidate, candidate_lost, rows)
                 if candidate_lost * 2 < lost:  # most of what was lost is back: go on from there
@@ -619,9 +693,18 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
         except GrammarUnavailable:
             return _fallback(path, language, source, f"grammar for {language} not installed")
         # C/C++: parse a copy with derailing macros blanked (same offsets).
-        tree, broken, blanked = _parse_repaired(
-            parser, mask_macros(source) if language in ("c", "cpp") else source, language)
+        text = mask_macros(source) if language in ("c", "cpp") else source
+        budget = ParseBudget()  # from here: masking a 400 KB header's macros alone can take 25 ms
+        tree, broken, blanked = _parse_repaired(parser, text, language, budget)
         root = tree.root_node
+        parsed_bytes = None
+        if budget.cut is not None:  # over the budget: the whole lines before the cut, or nothing if mostly broken
+            parsed_bytes = source.rfind(b"\n", 0, budget.cut) + 1
+            parsed_lines = source.count(b"\n", 0, parsed_bytes)
+            broken = {row for row in broken if row < parsed_lines}
+            if len(broken) * 2 >= parsed_lines:
+                return _fallback(path, language, source, f"over the parse budget; syntax errors in {len(broken)} "
+                                 f"of its first {parsed_lines} lines")
         entries, import_nodes = _collect(root, language)
         bare: frozenset[tuple[int, int]] = frozenset()
         if language in variables.LANGUAGES and not path.endswith("_pb2.py"):
@@ -633,6 +716,10 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
         if blanked:
             _clip(symbols, blanked, source)
             symbols = _lexical(symbols, blanked, source)
+        if parsed_bytes is not None:  # a definition the cut ran through ends there (the note says what follows)
+            symbols = [s for s in symbols if s.start_line <= parsed_lines]
+            for symbol in symbols:
+                symbol.end_line = min(symbol.end_line, parsed_lines)
         if is_test_path(path):
             symbols = _without_local_types(symbols)
         if language == "python" and path.endswith("_pb2.py"):  # generated: its classes are made at run time
@@ -646,10 +733,11 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
             imports=_summarise_imports(import_nodes),
             symbols=symbols,
             parsed=True,
-            error_ratio=min(1.0, len(broken) / max(total_lines, 1)),
+            error_ratio=min(1.0, len(broken) / max(total_lines if parsed_bytes is None else parsed_lines, 1)),
             error_lines=_ranges(broken),
             total_bytes=len(source),
             import_count=len(import_nodes),
+            parsed_bytes=parsed_bytes,
         )
     except Exception as exc:  # never break the caller (a hook): summarise instead
         return _fallback(path, language, source, f"outline failed: {type(exc).__name__}: {exc}")

@@ -101,6 +101,8 @@ def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_re
         outline, cut = outline_within(data, path)
     else:
         outline, cut = outline_source(data, path), len(data)
+    if outline.parsed_bytes is not None:  # the parse ran over its CPU budget (not code?): the rest is scanned
+        cut = min(cut, outline.parsed_bytes)
     if cut < len(data):
         digest += f"/p{cut}"
     if outline.language and not outline.parsed:

@@ -20,7 +20,9 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 # start, imports, grammar, hash, token count, privacy filter, cache write, is ~55 ms). The first PROBE_BYTES
 # are outlined to measure this file's rate (0.3 ms per KB of ordinary Python, 1.3 of GL/glext.h's macros),
 # then as much as the rest of the budget holds is outlined again from the start, up to PARSE_MAX_BYTES.
-PARSE_BUDGET_MS = 25.0
+# The same budget bounds each outline's parses (parser/outline.py: a text that is not code stops there).
+from parser.outline import PARSE_BUDGET_MS  # noqa: E402  (imported only where a file is outlined)
+
 PROBE_BYTES = 16 * 1024
 PARSE_MAX_BYTES = 256 * 1024
 # The scanned rows stop here (the deny reason shows ~50,000 characters in all, parsed rows first; the privacy

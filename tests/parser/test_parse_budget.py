@@ -1,0 +1,95 @@
+"""A file that is not code in its extension's language: its parses stop at the CPU budget (issue #17, item 3)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import parser.outline as outline_module
+from parser.outline import outline_source
+from tests.support.helpers import HookRunner
+
+# Prose (Czech-like, latin-1) and troff-like markup: tree-sitter's error recovery on these is the slow case.
+_WORDS = b"Tento soubor je \xe8esk\xfd text pro u\xe8en\xed; nen\xed to k\xf3d ani program. \\(aa .hy ".split()
+
+
+def _prose(size: int) -> bytes:
+    out, i = [], 0
+    while sum(map(len, out)) < size:
+        line = b" ".join(_WORDS[(i * 7 + k) % len(_WORDS)] for k in range(3 + i % 9))
+        out.append((b".\\\" " if i % 5 == 0 else b"") + line + b"\n")
+        i += 1
+    return b"".join(out)
+
+
+def _garbage(size: int) -> bytes:
+    """Deterministic punctuation soup: unbalanced brackets and operators."""
+    chars = b"{(<[;:=+-*/&|!?,.'\"#@\\]>)}  abc12\n"
+    return bytes(chars[(i * 31 + i // 7) % len(chars)] for i in range(size))
+
+
+def _counted_parses(monkeypatch: object) -> list[int]:
+    calls: list[int] = []
+    real = outline_module._parse
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(outline_module, "_parse", counted)  # type: ignore[attr-defined]
+    return calls
+
+
+def test_prose_named_cs_is_parsed_once_within_the_budget(monkeypatch: object) -> None:
+    data = _prose(40_000)
+    outline_source(b"class A {}", "warm.cs")  # grammar and query loaded outside the measure
+    calls = _counted_parses(monkeypatch)
+    start = time.process_time()
+    result = outline_source(data, "tutor.cs")
+    spent = (time.process_time() - start) * 1000
+    assert len(calls) == 1  # no repair after a parse the budget ended (before: 6 parses, ~350 ms)
+    assert not result.symbols
+    assert result.parsed_bytes is not None or not result.parsed
+    assert spent < 4 * outline_module.PARSE_BUDGET_MS  # generous: CPU time, on a loaded machine
+
+
+def test_garbage_in_other_grammars_is_bounded(monkeypatch: object) -> None:
+    for name in ("g.rb", "g.kt", "g.cpp"):
+        outline_source(b"", name)
+        calls = _counted_parses(monkeypatch)
+        start = time.process_time()
+        result = outline_source(_garbage(60_000), name)
+        spent = (time.process_time() - start) * 1000
+        assert spent < 6 * outline_module.PARSE_BUDGET_MS, (name, spent)
+        assert len(calls) <= 1 + outline_module.REPAIR_PARSES, name
+        if result.parsed_bytes is not None:
+            assert result.parsed_bytes < 60_000 and all(s.end_line <= result.total_lines for s in result.symbols)
+
+
+def test_code_is_never_cut() -> None:
+    code = b"".join(b"public class C%d {\n    public int M%d(int x) { return x + %d; }\n}\n" % (i, i, i)
+                    for i in range(3000))  # ~190 KB of code: parses at a code's rate, so whole
+    result = outline_source(code, "big.cs")
+    assert result.parsed and result.parsed_bytes is None
+    assert result.symbols[-1].name == "M2999"
+
+
+def test_hook_passes_prose_through_promptly(hooks: HookRunner, project: Path) -> None:
+    """The real PostToolUse process on a 40 KB prose file named .cs: exit 0, promptly, and the file whole (the
+    parsed part is mostly broken or defines nothing) or an outline with the note."""
+    path = project / "tutor.cs"
+    path.write_bytes(_prose(40_000))
+    text = path.read_text(errors="replace")
+    lines = text.count("\n") + 1
+    event = hooks.event("PostToolUse", tool_name="Read", tool_input={"file_path": str(path)},
+                        tool_response={"type": "text", "file": {"filePath": str(path), "content": text,
+                                                                "numLines": lines, "startLine": 1,
+                                                                "totalLines": lines}})
+    start = time.monotonic()
+    result = hooks.run("post_tool_use", event)
+    wall = time.monotonic() - start
+    assert result["exit_code"] == 0, result["stderr"]
+    out = result["json"] or {}
+    replaced = out.get("hookSpecificOutput", {}).get("updatedToolOutput")
+    assert replaced is None or "not parsed (over the hook's time budget)" in replaced["file"]["content"]
+    assert wall < 10  # generous (a loaded machine); before: ~1 s of CPU in the parser alone
