@@ -22,12 +22,6 @@ if TYPE_CHECKING:
 
     from tree_sitter import Node
 
-# Languages whose query is walked rather than compiled: C++ (its .scm holds only the two simple forms,
-# read below), Python, PHP, JavaScript, C, TypeScript/TSX, Ruby, C#, Scala, Java, Kotlin and Swift (their
-# patterns written out below: _WRITTEN).
-WALKED = frozenset({"cpp", "python", "php", "javascript", "c", "typescript", "tsx", "ruby",
-                    "csharp", "scala", "java", "kotlin", "swift"})
-
 # Subtrees that never hold a captured node: leaves, literals, expressions and the lists inside a signature.
 # (A lambda in a function body may declare a local `using _TL = ...` or class: the query lists it, the walk
 # does not; in 400 libstdc++ and LLVM headers that is the only difference, two aliases in ranges_algo.h.)
@@ -202,15 +196,12 @@ def _php_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
         if name is not None and name.type == ("name" if capture else "namespace_name"):
             yield 0, {capture or "definition.module": [node], "name": [name]}
     elif kind == "const_declaration":
-        for element in node.named_children:
-            if element.type == "const_element":
-                for name in element.named_children:
-                    if name.type == "name":
-                        yield 0, {"definition.constant": [node], "name": [name]}
+        for element in _named_of(node, "const_element"):
+            for name in _named_of(element, "name"):
+                yield 0, {"definition.constant": [node], "name": [name]}
     elif kind == "namespace_use_clause":
-        for name in node.named_children:
-            if name.type in ("qualified_name", "name"):
-                yield 0, {"import": [name]}
+        for name in _named_of(node, "qualified_name", "name"):
+            yield 0, {"import": [name]}
     elif kind in _PHP_INCLUDES:
         for target in node.named_children:
             if target.type != "ERROR":  # the query's (_) does not match an error
@@ -346,6 +337,16 @@ def _field(node: Node, name: str, node_type: str | None = None) -> Node | None:
     return child
 
 
+def _tokens(node: Node, keyword: str) -> list[Node]:
+    """The anonymous `keyword` tokens among `node`'s children: what a query's `(type "keyword" @name)` captures."""
+    return [child for child in node.children if child.type == keyword and not child.is_named]
+
+
+def _named_of(node: Node, *node_types: str) -> list[Node]:
+    """`node`'s named children of these types: what a query's `(type (child_type) @capture)` captures."""
+    return [child for child in node.named_children if child.type in node_types]
+
+
 def _c_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
     """The matches of c.scm's patterns whose top node is `node`."""
     kind = node.type
@@ -369,10 +370,6 @@ def _c_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
 
 
 _c = _every_subtree(_c_node, _C_LEAVES)
-
-
-_WRITTEN = {"python": _python, "php": _php, "javascript": _javascript, "c": _c,  # patterns written out, not read
-            "typescript": _typescript, "tsx": _typescript, "ruby": _ruby}
 
 
 # C#: csharp.scm's bare node types, `operator` tokens and `using` targets. Local functions, lambdas and
@@ -400,9 +397,8 @@ def _csharp_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
     if capture is not None:
         yield 0, {capture: [node]}
     elif kind == "operator_declaration":  # (operator_declaration "operator" @name): the anonymous token
-        for token in node.children:
-            if token.type == "operator" and not token.is_named:
-                yield 0, {"definition.method": [node], "name": [token]}
+        for token in _tokens(node, "operator"):
+            yield 0, {"definition.method": [node], "name": [token]}
     elif kind == "using_directive":  # (using_directive (_) @import): any named child but an error
         for target in node.named_children:
             if target.type != "ERROR":
@@ -477,14 +473,11 @@ def _java_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
                 if name is not None:
                     yield 0, {"definition.constant": [node], "name": [name]}
     elif kind == "import_declaration":
-        for target in node.named_children:
-            if target.type == "scoped_identifier":
-                yield 0, {"import": [target]}
+        for target in _named_of(node, "scoped_identifier"):
+            yield 0, {"import": [target]}
 
 
 _java = _every_subtree(_java_node, _JAVA_LEAVES)
-
-_WRITTEN.update({"csharp": _csharp, "scala": _scala, "java": _java})  # h-walk2's block: C#, Scala, Java
 
 
 # Kotlin: kotlin.scm's bare node types, the `companion` and `constructor` keywords (anonymous children, the
@@ -507,20 +500,18 @@ def _kotlin_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
         yield 0, {capture: [node]}
     elif kind in _KT_KEYWORDS:
         keyword, capture = _KT_KEYWORDS[kind]
-        for child in node.children:
-            if child.type == keyword and not child.is_named:
-                yield 0, {capture: [node], "name": [child]}
+        for token in _tokens(node, keyword):
+            yield 0, {capture: [node], "name": [token]}
     elif kind == "type_alias":
         for name in node.children_by_field_name("type"):
             if name.type == "identifier":
                 yield 0, {"definition.type": [node], "name": [name]}
     elif kind == "import":
-        for path in node.named_children:
-            if path.type == "qualified_identifier":
-                yield 0, {"import": [path]}
+        for path in _named_of(node, "qualified_identifier"):
+            yield 0, {"import": [path]}
 
 
-_WRITTEN["kotlin"] = _every_subtree(_kotlin_node, _KT_LEAVES)
+_kotlin = _every_subtree(_kotlin_node, _KT_LEAVES)
 
 
 # Swift: swift.scm's bare node types, names by field, the `init` and `deinit` keywords (anonymous children)
@@ -550,14 +541,19 @@ def _swift_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
             if name.type == node_type if node_type else name.is_named and name.type != "ERROR":
                 yield 0, {capture: [node], "name": [name]}
     elif kind in _SW_KEYWORDS:
-        keyword = _SW_KEYWORDS[kind]
-        for child in node.children:
-            if child.type == keyword and not child.is_named:
-                yield 0, {"definition.method": [node], "name": [child]}
+        for token in _tokens(node, _SW_KEYWORDS[kind]):
+            yield 0, {"definition.method": [node], "name": [token]}
     elif kind == "import_declaration":
-        for module in node.named_children:
-            if module.type == "identifier":
-                yield 0, {"import": [module]}
+        for module in _named_of(node, "identifier"):
+            yield 0, {"import": [module]}
 
 
-_WRITTEN["swift"] = _every_subtree(_swift_node, _SW_LEAVES)
+_swift = _every_subtree(_swift_node, _SW_LEAVES)
+
+# Each language's walk, its query's patterns written out rather than read (C++'s are read: see matches).
+_WRITTEN = {"python": _python, "php": _php, "javascript": _javascript, "c": _c, "typescript": _typescript,
+            "tsx": _typescript, "ruby": _ruby, "csharp": _csharp, "scala": _scala, "java": _java,
+            "kotlin": _kotlin, "swift": _swift}
+# Languages whose query is walked rather than compiled: C++ (its .scm holds only the two simple forms, read
+# by _read_patterns) and those above. Lua's and Bash's are still compiled.
+WALKED = frozenset({"cpp", *_WRITTEN})
