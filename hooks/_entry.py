@@ -1,7 +1,13 @@
 """Shared entrypoint for every hook process: one JSON event in, at most one JSON object out, exit 0."""
 
+import gc
 import os
 import sys
+
+# No cyclic garbage collection: a hook lives well under a second and makes few reference cycles (freed at
+# exit), while its imports and a cold outline's tree nodes set off dozens of collections: 3-5% of a Read
+# hook's instructions (callgrind), ~1 ms CPU of a cold C++ outline, ~0.7 ms of a cached one.
+gc.disable()
 
 # The hooks run from the plugin root, which need not be pip-installed: import `memory` from there. The
 # plugin root takes the place of hooks/ (the script's folder, which Python put first and which nothing
