@@ -131,7 +131,8 @@ def test_needles_and_the_piece_memo_find_exactly_what_a_plain_scan_finds(needles
 
 
 @pytest.mark.parametrize("needles", [list(privacy._ALL_TRIGGERS) + ["private"], list(fence._FIRST_GATES) + ["<"],
-                                     ["a b", "x", " ", "  y", "z  ", "", "q r s", "ab", "p\tq", "x\ny"]])
+                                     ["a b", "x", " ", "  y", "z  ", "", "q r s", "ab", "p\tq", "x\ny"],
+                                     ["née", "σς", "x=y", "a(b", "ab"]])  # not ASCII: the whitespace-split pieces
 def test_long_texts_take_their_trigrams_from_their_distinct_pieces(needles: list[str]) -> None:
     """Over needles.PIECES_ABOVE characters the gate's trigrams come from the text's distinct whitespace-free
     pieces, and trigrams holding whitespace are looked for directly: still exactly the plain scan's answer."""

@@ -29,57 +29,84 @@ class Needles:
                 self.by_trigram.setdefault((t[0], t[1], t[2]), []).append(t)
         self.trigrams = frozenset(self.by_trigram)
         self.spaced = tuple(k for k in self.trigrams if any(c.isspace() for c in k))  # `pw is`: ("p", "w", " ")
+        # The characters of the other trigrams: a long text's pieces are its runs of these (see _pieces).
+        letters = {c for k in self.trigrams if k not in self.spaced for c in k}
+        self.letters = "".join(sorted(letters))
+        self.table = bytes(c if chr(c) in letters else 32 for c in range(256)) if self.letters.isascii() else None
 
-    def _candidates(self, text: str) -> frozenset[tuple[str, str, str]]:
+    def _candidates(self, text: str) -> tuple[frozenset[tuple[str, str, str]], str | None]:
+        """The trigrams of the strings that `text` holds, and (for a long text) its pieces (_pieces)."""
         if len(text) > PIECES_ABOVE:
-            # A trigram without whitespace lies inside one whitespace-free piece: the distinct pieces hold every
-            # such trigram of the text (a 300-line outline repeats its words: 18 KB -> 10 KB of tuples to make),
-            # and those with whitespace are looked for directly.
-            pieces = " ".join(set(text.split()))
+            # A trigram without whitespace lies inside one piece: the distinct pieces hold every such trigram of
+            # the text (a 300-line outline repeats its words: 18 KB -> 7 KB of tuples to make), and those with
+            # whitespace are looked for directly.
+            pieces = self._pieces(text)
             found = self.trigrams.intersection(zip(pieces, pieces[1:], pieces[2:], strict=False))
             spaced = [k for k in self.spaced if "".join(k) in text]
-            return found.union(spaced) if spaced else found
-        return self.trigrams.intersection(zip(text, text[1:], text[2:], strict=False))  # lengths differ
+            return (found.union(spaced) if spaced else found), pieces
+        return self.trigrams.intersection(zip(text, text[1:], text[2:], strict=False)), None  # lengths differ
+
+    def _pieces(self, text: str) -> str:
+        """The distinct maximal runs of `letters` in `text`, joined by spaces: a string made of those characters
+        occurs in the text where it occurs in these. Found by C-level byte passes (every other byte, UTF-8's
+        multi-byte ones included, turned into a space): an outline's `(`, `,`, `*` and `<` split its words as
+        whitespace does (MemorySSA.h's outline: 10 KB of whitespace-split pieces -> 7 KB, the gate 0.72 ->
+        0.5 ms). With a needle's trigram outside ASCII: the whitespace-split pieces."""
+        if self.table is None:
+            return " ".join(set(text.split()))
+        runs = text.encode("utf-8", "surrogatepass").translate(self.table).split()
+        return b" ".join(set(runs)).decode("ascii")
 
     def any_in(self, text: str) -> bool:
         """Whether `text` holds one of the strings (= any(t in text for t in self.all))."""
-        for t in self.short:
-            if t in text:
-                return True
-        for key in self._candidates(text):
-            for t in self.by_trigram[key]:
-                if t in text:
-                    return True
-        return False
+        keys, pieces = self._candidates(text)
+        scan = _Scan(text, pieces, self.letters)
+        return any(map(scan.holds, self.short)) or any(scan.holds(t) for key in keys for t in self.by_trigram[key])
 
     def present(self, text: str) -> set[str]:
         """The strings `text` holds (= {t for t in self.all if t in text})."""
-        found = {t for t in self.short if t in text}
-        scanned: dict[str, bool] = {}
-        for key in self._candidates(text):
+        keys, pieces = self._candidates(text)
+        scan = _Scan(text, pieces, self.letters)
+        found = set(filter(scan.holds, self.short))
+        for key in keys:
             group = self.by_trigram[key]
             if len(group) == 1:
-                if group[0] in text:
+                if scan.holds(group[0]):
                     found.add(group[0])
                 continue
-            found.update(t for t in group if _holds(text, t, scanned))
+            found.update(filter(scan.holds_prefixed, group))
         return found
 
 
-def _holds(text: str, t: str, scanned: dict[str, bool]) -> bool:
-    """`t in text`, its first four characters and its first word scanned for first, each once per text: the
-    strings sharing a trigram share those (46 begin with "pas": `password is`, `passwd was`...), and a long
-    text costs ~7 us a scan (a C++ header's outline: 90 scans -> 25)."""
-    space = t.find(" ")
-    for k in (4, space):
-        if 3 < k < len(t):
-            prefix = t[:k]
-            hit = scanned.get(prefix)
-            if hit is None:
-                hit = scanned[prefix] = prefix in text
-            if not hit:
-                return False
-    return t in text
+class _Scan:
+    """`t in text` for one text, looked for in its pieces (Needles._pieces: 2-3x shorter than an outline) when
+    `t` is made of their letters."""
+
+    __slots__ = ("text", "pieces", "letters", "scanned")
+
+    def __init__(self, text: str, pieces: str | None, letters: str) -> None:
+        self.text, self.pieces, self.letters = text, pieces, letters
+        self.scanned: dict[str, bool] = {}
+
+    def holds(self, t: str) -> bool:
+        if self.pieces is not None and not t.strip(self.letters):
+            return t in self.pieces
+        return t in self.text
+
+    def holds_prefixed(self, t: str) -> bool:
+        """`holds(t)`, its first four characters and its first word scanned for first, each once per text: the
+        strings sharing a trigram share those (46 begin with "pas": `password is`, `passwd was`...), and a long
+        text costs ~7 us a scan (a C++ header's outline: 90 scans -> 25)."""
+        space = t.find(" ")
+        for k in (4, space):
+            if 3 < k < len(t):
+                prefix = t[:k]
+                hit = self.scanned.get(prefix)
+                if hit is None:
+                    hit = self.scanned[prefix] = self.holds(prefix)
+                if not hit:
+                    return False
+        return self.holds(t)
 
 
 class PieceMemo:
