@@ -12,12 +12,14 @@ of indentation per nesting level::
 Every symbol stays named. Two kinds of runs share a line: siblings whose
 signatures differ only by their name (`def *(): clear, close, flush`: the
 signature is printed once, `*` standing for each name), and runs of
-constants (their values are what makes such files long). ``read_header``
-is the line the Read hook puts above it (here, so that the benchmark
-measures exactly what the model receives).
+constants (their values are what makes such files long). ``read_text``
+is what a full Read returns (the header of parser/header.py above it), so that
+the benchmark measures exactly what the model receives.
 """
 
 from __future__ import annotations
+
+from parser.header import MAX_SHOWN_SHARE, has_groups, read_header
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
@@ -44,8 +46,6 @@ SAME_SHAPE_MAX_GAP = 30  # lines between two members of one run (their doc comme
 IMPLIED_END_GAP = 3
 # Types (classes, structs...) are landmarks: each keeps its line.
 _SHAPE_KINDS = frozenset({"function", "method", "constant", "variable", "field", "property", "macro"})
-# The Read hook passes a file through whole when its outline would be more than this share of it.
-MAX_SHOWN_SHARE = 0.5
 # The keyword that introduces a function: the row's parameter list already says it is one.
 _FUNCTION_KEYWORD = {"python": "def", "go": "func", "rust": "fn", "php": "function", "javascript": "function",
                      "typescript": "function", "tsx": "function", "kotlin": "fun", "swift": "func",
@@ -55,15 +55,6 @@ _CALLABLE_KINDS = frozenset({"function", "method"})
 _PUBLIC_BY_DEFAULT = frozenset({"php", "typescript", "tsx", "kotlin"})
 # Languages whose methods take an explicit receiver that the nesting implies.
 _IMPLIED_RECEIVER = frozenset({"python"})
-
-
-def read_header(total_lines: int, original_tokens: int, shown_tokens: int, grouped: bool = False) -> str:
-    """What the Read hook puts above the outline: what it is, what was withheld, how to read code. Short:
-    it is paid on every outlined Read (~35 tokens). No path: the text is the result of a Read of that path.
-    No thousands separator: `2,752` costs a token more than `2752`."""
-    star = " (*: each name)" if grouped else ""
-    return (f"[memory plugin] Outline: {total_lines} lines, ~{max(0, original_tokens - shown_tokens)} tokens "
-            f"withheld. Rows: first-last line, signature{star}. Code: Read offset+limit. Whole file: Read again.\n")
 
 
 def read_text(outline: Outline, original_tokens: int) -> tuple[str, int] | None:
@@ -81,11 +72,6 @@ def read_text(outline: Outline, original_tokens: int) -> tuple[str, int] | None:
     # As the Read hook does: the header's own tokens count as shown.
     shown += estimate_tokens(read_header(outline.total_lines, original_tokens, shown, grouped))
     return read_header(outline.total_lines, original_tokens, shown, grouped) + body, shown
-
-
-def has_groups(text: str) -> bool:
-    """Whether rendered text holds a same-shape line (its `*` needs the header's word of explanation)."""
-    return ": " in text and any(_SHAPE_MARK in line for line in text.splitlines())
 
 
 def _grouped_imports(names: list[str]) -> list[str]:
@@ -298,9 +284,6 @@ def _prefix(name: str) -> str:
     """`OBJ_ENCODING_` of `OBJ_ENCODING_RAW`: up to the last inner `_` (none for `_x` or `x_`)."""
     cut = name.rstrip("_").rfind("_")
     return name[:cut + 1] if cut > 0 and name[:cut].strip("_") else ""
-
-
-_SHAPE_MARK = "*"
 
 
 def _shape(symbol: Symbol, language: str | None) -> str | None:

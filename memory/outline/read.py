@@ -60,7 +60,7 @@ def maybe_outline(ws: Workspace, event: dict[str, Any], sid: str, cap: Capture) 
         return None
     # The cache's own writes join the capture's transaction: one commit for the whole hook.
     cached = outline_cache.get_outline(ws.db, path, data, st, cap.writes)
-    from parser.render import MAX_SHOWN_SHARE, has_groups, read_header
+    from parser.header import MAX_SHOWN_SHARE, has_groups, read_header
 
     if cached is None or cached.outline_tokens > cached.original_tokens * MAX_SHOWN_SHARE:
         return None  # no outline, or not worth withholding the body for
