@@ -19,6 +19,13 @@ def fallback_dir() -> str:
     return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"claude-memory-{os.getuid()}")
 
 
+def fallback_spool_name() -> str:
+    """The folder in the fallback dir that spools this data dir's events (memory/hook/spool.py): one per data dir."""
+    from memory.base.sha import sha256
+
+    return "spool-" + sha256(data_home().encode()).hexdigest()[:12]
+
+
 def private_fallback_dir() -> str | None:
     """The fallback folder, made if missing, when it is safe to write in: a real folder (not a symlink)
     owned by this user and private to them. In a shared temp dir another user could have made it first."""

@@ -45,12 +45,11 @@ def spool_dir() -> str:
 def fallback_spool_dir(create: bool = False) -> str | None:
     """The temp-dir spool of this data dir (private, ours), or None when there is none safe to use."""
     from memory.base import notices
-    from memory.base.sha import sha256
 
     base = notices.private_fallback_dir() if create else notices.fallback_dir()
     if base is None:
         return None
-    folder = os.path.join(base, "spool-" + sha256(data_home().encode()).hexdigest()[:12])
+    folder = os.path.join(base, notices.fallback_spool_name())
     if create:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     return folder
