@@ -4,7 +4,8 @@
 hint of a `.h` file, the token count and the signature clean-up cost a cold Read hook of a C or C++ file
 ~2.5 ms of CPU before any text is searched (measured with `python -S`). parser/_regex_table.py holds each of
 those patterns compiled, for the Python it was made with (VERSION: its version and its regex engine's MAGIC
-and code size), written by `scripts/gen_regex_table.py`; `_sre.compile` turns an entry into the Pattern
+and code size), written by `scripts/gen_regex_table.py` (each program's code as the bytes of an array of unsigned ints:
+unmarshalled as one object); `_sre.compile` turns an entry into the Pattern
 `re.compile` would return (equal to it: a test checks every entry) in microseconds. On any other Python, or
 for a pattern not in the table (changed since it was written), `re.compile` does the work as before.
 """
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
     import re
 
 _loaded: list[dict] = []
+# The table's code words: native unsigned ints of _sre.CODESIZE (4) bytes, in the table's BYTEORDER.
+CODE_TYPE = "I"
 
 
 def _table() -> dict:
@@ -25,9 +28,10 @@ def _table() -> dict:
         try:
             import _sre
 
-            from parser._regex_table import TABLE, VERSION
+            from parser._regex_table import BYTEORDER, TABLE, VERSION
 
-            usable = VERSION == (tuple(sys.version_info[:2]), _sre.MAGIC, _sre.CODESIZE)
+            usable = VERSION == (tuple(sys.version_info[:2]), _sre.MAGIC, _sre.CODESIZE) and (
+                BYTEORDER == sys.byteorder)
         except (ImportError, AttributeError):
             usable = False
         _loaded.append(TABLE if usable else {})
@@ -41,7 +45,8 @@ def compile(source: str | bytes, flags: int = 0) -> re.Pattern:
         import _sre
 
         final_flags, code, groups, groupindex, indexgroup = entry
-        return _sre.compile(source, final_flags, list(code), groups - 1, dict(groupindex), indexgroup)
+        words = list(memoryview(code).cast(CODE_TYPE))
+        return _sre.compile(source, final_flags, words, groups - 1, dict(groupindex), indexgroup)
     import re
 
     return re.compile(source, flags)
