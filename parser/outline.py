@@ -206,7 +206,7 @@ def _error_headers(root: Node, lines: list[bytes]) -> list[int]:
 
 def _names(root: Node, language: str) -> int:
     """How many distinct names a parse defines."""
-    return len({name.text for _node, name, _kind in _collect(root, language)[0]})
+    return _distinct_names(_collect(root, language)[0])
 
 
 def _candidates(root: Node, lines: list[bytes]) -> list[tuple[int, int]]:
@@ -334,9 +334,27 @@ def _edited(tree: Any, text: bytes, copy: bytes, language: str) -> Any:
     return edited
 
 
-def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget) -> tuple[Any, set[int], set[int]]:
-    """The tree of `text` or of a repaired copy (same offsets), the broken rows to report (the lines blanked
-    by the repair and those still broken), and the rows the repair blanked.
+class Parsed:
+    """What _parse_repaired gives: the tree; the text it was parsed from (`text` or a repaired copy, same
+    offsets: names are cut from it); the broken rows to report (the lines blanked by the repair and those
+    still broken); the rows the repair blanked; and _collect's result on the tree when the repair needed it
+    (a second _collect of a 3,000-line header costs ~2 ms), else None."""
+
+    __slots__ = ("tree", "text", "broken", "blanked", "collected")
+
+    def __init__(self, tree: Any, text: bytes, broken: set[int], blanked: set[int] | None = None,
+                 collected: tuple[list[tuple[Node, Node, str]], list[Node]] | None = None) -> None:
+        self.tree, self.text, self.broken, self.collected = tree, text, broken, collected
+        self.blanked = blanked if blanked is not None else set()
+
+
+def _distinct_names(entries: list[tuple[Node, Node, str]]) -> int:
+    """How many distinct names a parse's definitions have."""
+    return len({name.text for _node, name, _kind in entries})
+
+
+def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget) -> Parsed:
+    """The tree of `text` or of a repaired copy (same offsets), and what the repair found (see Parsed).
 
     Only a parse whose ERROR nodes swallow more than the broken lines themselves is repaired (a line the
     parser skipped and resumed after costs nothing), a repair must not lose a definition the parse found (a
@@ -347,10 +365,10 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
     tree, lost = _parse(parser, text, budget=budget, ends=ends)
     if ends[1] < len(text):
         budget.cut = ends[1]
-        return tree, _broken_rows(tree.root_node), set()
+        return Parsed(tree, text, _broken_rows(tree.root_node))
     budget.scale = REPAIR_SCALE
     if not lost:
-        return tree, set(), set()
+        return Parsed(tree, text, set())
     first_tree, original = tree, _broken_rows(tree.root_node)
     lines = text.split(b"\n")
     # Swallowed lines, or a broken line that only closes a block (`}`): something before it closed early.
@@ -358,11 +376,11 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
     swallowed = swallowed_lines or any(row < len(lines) and lines[row].strip() in _CLOSERS for row in original)
     headers = [] if swallowed else _error_headers(tree.root_node, lines)
     if not swallowed and not headers:  # the usual case: a line or two the parser skipped and resumed after
-        return tree, original, set()
-    entries = _collect(tree.root_node, language)[0]
-    found = {node.start_point.row for node, _name, _kind in entries}
+        return Parsed(tree, text, original)
+    collected = _collect(tree.root_node, language)
+    found = {node.start_point.row for node, _name, _kind in collected[0]}
     if not swallowed and all(row in found for row in headers):
-        return tree, original, set()
+        return Parsed(tree, text, original, collected=collected)
     # Rows where a found definition starts, unless the lexical fallback would find it again (`def f(a`).
     starts = {row for row in found
               if _header_match(lines[row].decode("utf-8", "replace") if row < len(lines) else "") is None}
@@ -376,7 +394,7 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
         if ends[1] < len(branch):  # ended by the budget: not a configuration to compare, and no time to repair
             parses = 0
         # As many names (the other branches often define the same ones again).
-        elif candidate_lost < lost and _names(candidate.root_node, language) >= _names(tree.root_node, language):
+        elif candidate_lost < lost and _names(candidate.root_node, language) >= _distinct_names(collected[0]):
             text, tree, lost = branch, candidate, candidate_lost
     blanked: set[int] = set()
     while parses > 0 and lost:
@@ -408,8 +426,8 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
         text, tree, lost = best[0], best[1], best[2]
         blanked.update(best[3])
     if tree is first_tree:
-        return tree, original, set()
-    return tree, blanked | (_broken_rows(tree.root_node) if lost else set()), blanked
+        return Parsed(tree, text, original, collected=collected)
+    return Parsed(tree, text, blanked | (_broken_rows(tree.root_node) if lost else set()), blanked)
 
 
 # A definition's header on a line the repair blanked (`def bad(:`), found by its keyword: the lexical
@@ -497,8 +515,10 @@ def _end_line(node: Node) -> int:
     return end.row + 1
 
 
-def _node_text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", errors="replace")
+def _node_text(node: Node, text: bytes) -> str:
+    """The node's text in `text`, the bytes its tree was parsed from. Not node.text: a tree parsed through
+    ParseBudget's read callback calls it again for each node.text (~1 us; 0.3-0.5 ms of a C++ header)."""
+    return text[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
 
 
 def _preference(node: Node, kind: str) -> tuple[int, int]:
@@ -630,10 +650,11 @@ def _summarise_imports(nodes: list[Node]) -> list[str]:
     return [name if count == 1 else f"{name} ({count})" for name, count in counts.items()]
 
 
-def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes,
+def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: bytes,
                    language: str, bare: frozenset[tuple[int, int]] = frozenset()) -> list[Symbol]:
-    """Nested symbols of `entries`; those whose name node is in `bare` (parser/variables.py) are shown by name
-    only: their signature is their name (a constant's: `const NAME`), never their value."""
+    """Nested symbols of `entries`, signatures cut from `source`, names and comments from `text` (what was
+    parsed: C/C++'s masked macros, a repaired copy); those whose name node is in `bare` (parser/variables.py)
+    are shown by name only: their signature is their name (a constant's: `const NAME`), never their value."""
     entries.sort(key=lambda e: (e[0].start_byte, -e[0].end_byte))
     symbols: list[Symbol] = []
     stack: list[tuple[int, Symbol]] = []  # (end_byte, symbol) of open ancestors
@@ -643,7 +664,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes,
         parent = stack[-1][1] if stack else None
         if kind == "function" and parent is not None and parent.kind in _TYPE_KINDS:
             kind = "method"
-        name = _clean_name(_node_text(name_node), language)
+        name = _clean_name(_node_text(name_node, text), language)
         start_line, end_line = node.start_point.row + 1, _end_line(node)
         if (parent is not None and parent.name == name and parent.start_line == start_line
                 and parent.end_line == end_line):
@@ -653,12 +674,12 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes,
         if bare and (name_node.start_byte, name_node.end_byte) in bare:
             signature, doc = f"const {name}" if kind == "constant" else name, None
         elif kind == "field":  # shown by name only: its declaration as written, no doc (signatures: C++ ~10% slower)
-            signature, doc = " ".join(_node_text(node).split()).rstrip(";")[:extract.VALUE_CAP], None
+            signature, doc = " ".join(_node_text(node, text).split()).rstrip(";")[:extract.VALUE_CAP], None
         else:
             after = name_node.end_byte if name_node.type not in _KEYWORD_NAMES else node.start_byte
             body = extract.find_body(node, after)
             signature = extract.signature(node, body, source, language)
-            doc = extract.doc_line(node, body, language)
+            doc = extract.doc_line(node, body, language, text)
         symbol = Symbol(
             name=name,
             kind=kind,
@@ -695,8 +716,8 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
         # C/C++: parse a copy with derailing macros blanked (same offsets).
         text = mask_macros(source) if language in ("c", "cpp") else source
         budget = ParseBudget()  # from here: masking a 400 KB header's macros alone can take 25 ms
-        tree, broken, blanked = _parse_repaired(parser, text, language, budget)
-        root = tree.root_node
+        parsed = _parse_repaired(parser, text, language, budget)
+        root, broken, blanked = parsed.tree.root_node, parsed.broken, parsed.blanked
         parsed_bytes = None
         if budget.cut is not None:  # over the budget: the whole lines before the cut, or nothing if mostly broken
             parsed_bytes = source.rfind(b"\n", 0, budget.cut) + 1
@@ -705,14 +726,15 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
             if len(broken) * 2 >= parsed_lines:
                 return _fallback(path, language, source, f"over the parse budget; syntax errors in {len(broken)} "
                                  f"of its first {parsed_lines} lines")
-        entries, import_nodes = _collect(root, language)
+        entries, import_nodes = parsed.collected or _collect(root, language)
         bare: frozenset[tuple[int, int]] = frozenset()
         if language in variables.LANGUAGES and not path.endswith("_pb2.py"):
             extra = variables.names(root, language, {(e[1].start_byte, e[1].end_byte) for e in entries})
             bare = frozenset((e[1].start_byte, e[1].end_byte) for e in extra)
             entries.extend(extra)
         # Signatures are cut from the original bytes, but not from lines the repair blanked.
-        symbols = _build_symbols(entries, _blank_rows(source, blanked) if blanked else source, language, bare)
+        symbols = _build_symbols(entries, _blank_rows(source, blanked) if blanked else source, parsed.text, language,
+                                 bare)
         if blanked:
             _clip(symbols, blanked, source)
             symbols = _lexical(symbols, blanked, source)

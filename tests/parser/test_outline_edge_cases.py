@@ -478,3 +478,18 @@ def test_the_regex_table_holds_every_cold_pattern_compiled_as_re_compiles_it() -
     assert recode._table() is _regex_table.TABLE
     with open(TABLE_PATH, encoding="utf-8") as fh:
         assert fh.read() == render()
+
+
+def test_only_the_exporting_grammars_have_an_export_statement() -> None:
+    """extract.signature reads a definition's parent (costly: see extract._EXPORTING) only where `export` may wrap
+    it: every other grammar must have no export_statement node."""
+    from parser import extract
+    from parser.grammars import GRAMMARS, GrammarUnavailable, get_language
+
+    for language in GRAMMARS:
+        try:
+            grammar = get_language(language)
+        except GrammarUnavailable:
+            continue
+        has = grammar.id_for_node_kind("export_statement", True) is not None
+        assert has == (language in extract._EXPORTING), language
