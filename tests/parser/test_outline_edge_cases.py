@@ -162,6 +162,26 @@ def test_line_macros_are_masked_on_the_first_line_and_after_crlf() -> None:
         assert mask_macros(source) == masked, source
 
 
+def test_macros_masked_line_by_line_as_over_the_whole_text() -> None:
+    """Where few lines hold a macro's `_` pairs, the masks search only those (parser/preprocess.py
+    _probed_lines): the result is what the patterns give over the whole text, at the first and last lines,
+    after CRLF, and where a check looks at the lines before (a list's last member)."""
+    from parser import preprocess
+
+    pieces = [b"_GLIBCXX_BEGIN_NAMESPACE_VERSION\n", b"int a;\r\nLLVM_NODISCARD bool f();\r\n",
+              b"enum E {\n  A,\n  STATE_ERROR\n};\n", b"  __host__ __device__ int f();\n",
+              b"class LLVM_GSL_POINTER Ref {\n", b"std::mutex* mu_ GUARDED_BY(lock_);\n", b"return MAX_OF(a, b);\n",
+              b"int f() const _GLIBCXX_NOEXCEPT {\n", b"namespace std _GLIBCXX_VISIBILITY(default)\n", b"X_1\n",
+              b"  END_NS", b"int value = other;\n" * 200, b"Camel Case 64 bits_\n"]
+    for first in range(len(pieces)):
+        source = b"".join(pieces[first:] + pieces[:first])
+        assert preprocess._probed_lines(b"\n" + source) is not None
+        whole = b"\n" + source
+        for pattern, blank in preprocess._PATTERNS:
+            whole = pattern.sub(blank, whole)
+        assert mask_macros(source) == whole[1:], source
+
+
 @pytest.mark.parametrize(("path", "language"), [
     ("a.py", "python"), ("a.pyi", "python"), ("a.js", "javascript"), ("a.jsx", "javascript"),
     ("a.mjs", "javascript"), ("a.cjs", "javascript"), ("a.ts", "typescript"), ("a.tsx", "tsx"),
