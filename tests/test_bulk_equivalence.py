@@ -7,6 +7,7 @@ bulk import against single saves, row for row and FTS5 term for term."""
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 from pathlib import Path
 
@@ -169,7 +170,12 @@ def test_rules_searched_line_by_line_in_long_texts_find_what_a_whole_text_search
     non-ASCII case folding (`paſsword`, the Kelvin sign) and secrets at line ends included."""
     rng = random.Random(17)
     pieces = _all_texts() + ["paſsword=hunter2hunter2", "api_\u212aey = 'Zz9Kq2Lw8RtYp4Vb'", "token:", "Basic",
-                             "--db-password s3cr3t-pass", "Authorization: Basic dXNlcjpwYXNzd29yZA=="]
+                             "--db-password s3cr3t-pass", "Authorization: Basic dXNlcjpwYXNzd29yZA==",
+                             # privacy._LINE_AFTER: the longest name the rule takes after its word, and
+                             # words no separator follows; an outline's `…`
+                             "x_credential_value_raw_plain_string_encoded_base64_2 = 'Zz9Kq2Lw8RtYp4Vb'",
+                             "MapKey signed design",
+                             "Pwd\\\"] = Zz9Kq2Lw8RtYp4Vb", "10-20 class KeySet # a long doc…"]
     texts = []
     for _ in range(250):
         text = ""
@@ -181,6 +187,7 @@ def test_rules_searched_line_by_line_in_long_texts_find_what_a_whole_text_search
         (root / folder).glob("*.py")) if p.stat().st_size > privacy._LINES_ABOVE]
     assert len(code) > 10
     texts += code
+    texts += ["int filler;\n" * 200 + piece + "\n" for piece in pieces[-6:]]  # each alone on its line
     got = [(privacy.clean(t), privacy.find_secrets(t)) for t in texts]
     monkeypatch.setattr(privacy, "_LINE_WORDS", {})
     expected = [(privacy.clean(t), privacy.find_secrets(t)) for t in texts]
@@ -189,16 +196,20 @@ def test_rules_searched_line_by_line_in_long_texts_find_what_a_whole_text_search
 
 
 def test_the_lines_holding_a_word_are_found_by_scanning_the_whole_text() -> None:
-    """privacy._lines_with finds its lines by scanning the lowered text (each word, each non-ASCII character):
-    the same lines as looking at one line at a time, at the text's ends, with `İ` (which lowers to two
-    characters), the Kelvin sign, lone surrogates, more than 16 distinct non-ASCII characters, empty lines."""
-    def by_line(text: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
+    """privacy._lines_with finds its lines by scanning the lowered text (each word, each of _CASE_TWINS): at
+    least the lines that hold a word or a twin, at most those and the lines with any non-ASCII character, as
+    looking at one line at a time finds them, at the text's ends, with `İ` (which lowers to two characters),
+    the Kelvin sign, lone surrogates, many distinct non-ASCII characters, empty lines."""
+    def by_line(text: str, words: tuple[str, ...], chars: tuple[str, ...]) -> list[tuple[int, int]]:
         spans, start = [], 0
         for line in text.split("\n"):
-            if not line.isascii() or any(w in line.lower() for w in words):
+            if any(c in line for c in chars) or any(w in line.lower() for w in words):
                 spans.append((start, start + len(line)))
             start += len(line) + 1
         return spans
+
+    def non_ascii(text: str) -> tuple[str, ...]:
+        return tuple(c for c in set(text) if not c.isascii())
 
     rng = random.Random(23)
     bits = ["key", "KEY", "Pass", "pw", "x", " ", "\n", "\n\n", "…", "\u212a", "İ", "\udc80", "é", "token", "ke",
@@ -207,7 +218,15 @@ def test_the_lines_holding_a_word_are_found_by_scanning_the_whole_text() -> None
     texts += ["".join(rng.choices(bits, k=rng.randint(0, 60))) for _ in range(3000)]
     for words in [("key",), ("pass", "pw", "token", "key"), ("basic",)]:
         for text in texts:
-            assert privacy._lines_with(text, words) == by_line(text, words), (text, words)
+            got = set(privacy._lines_with(text, words))
+            assert set(by_line(text, words, privacy._CASE_TWINS)) <= got, (text, words)
+            assert got <= set(by_line(text, words, non_ascii(text))), (text, words)
+
+
+def test_the_case_twins_are_every_character_ignorecase_takes_for_an_ascii_letter() -> None:
+    letter = re.compile("[a-z]", re.I)
+    assert {chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000 and letter.fullmatch(chr(c))} == set(
+        privacy._CASE_TWINS)
 
 
 def test_every_corpus_secret_is_redacted_by_the_bulk_cleaner_as_by_clean() -> None:
