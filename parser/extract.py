@@ -77,8 +77,9 @@ def _declarator_name(node: Node) -> Node | None:
     return None
 
 
-def name_of(node: Node) -> Node | None:
-    """Name of a definition captured without @name.
+def name_of(node: Node, parent: Node | None = None) -> Node | None:
+    """Name of a definition captured without @name; `parent` is the node's parent if the caller has it (None:
+    looked up, at ~0.6 us: see _EXPORTING).
 
     Some patterns capture only the definition node: a query naming a child
     of those nodes (Swift's function_declaration, C++'s declarators) takes
@@ -90,10 +91,10 @@ def name_of(node: Node) -> Node | None:
         kind = "named"  # not C/C++: Scala's function_definition, C#'s field_declaration...
     if kind in ("declaration", "field_declaration"):
         # Prototypes and member declarations; in a function body `Foo bar(baz);` is usually a variable.
-        parent = node.parent
+        parent = node.parent if parent is None else parent
         if parent is None or parent.type not in _DECLARATION_PARENTS:
             return None
-        return _declarator_name(node) or _field_name(node)
+        return _declarator_name(node) or _field_name(node, parent)
     if kind == "function_definition":
         return _declarator_name(node)
     if kind in _NEEDS_BODY and node.child_by_field_name("body") is None:
@@ -112,10 +113,13 @@ def name_of(node: Node) -> Node | None:
     return node.child_by_field_name("name")
 
 
-def _field_name(node: Node) -> Node | None:
+def _field_name(node: Node, parent: Node | None = None) -> Node | None:
     """C++: the name of a data member (`std::set<int> *held_ GUARDED_BY(mu_);` -> held_), None for anything
-    else (a variable, whose row would be noise)."""
-    if node.type != "field_declaration" or node.parent is None or node.parent.type != "field_declaration_list":
+    else (a variable, whose row would be noise). `parent`: see name_of."""
+    if node.type != "field_declaration":
+        return None
+    parent = node.parent if parent is None else parent
+    if parent is None or parent.type != "field_declaration_list":
         return None
     return _field_identifier(node.child_by_field_name("declarator"))
 
@@ -269,9 +273,9 @@ _SWIFT_KINDS = {"struct": "struct", "enum": "enum", "extension": "extension", "a
                 "class": "class"}
 
 
-def refine_kind(node: Node, kind: str) -> str:
-    """Kind of a node captured by a generic pattern (see name_of)."""
-    if node.type == "field_declaration" and _declarator_name(node) is None and _field_name(node) is not None:
+def refine_kind(node: Node, kind: str, parent: Node | None = None) -> str:
+    """Kind of a node captured by a generic pattern (see name_of, and for `parent`)."""
+    if node.type == "field_declaration" and _declarator_name(node) is None and _field_name(node, parent) is not None:
         return "field"  # C++ data member
     if node.type == "class_declaration" and node.grammar_name == "class_declaration":
         decl = node.child_by_field_name("declaration_kind")
@@ -603,11 +607,11 @@ def _first_line(text: str) -> str | None:
     return None
 
 
-def leading_comment(node: Node, text: bytes, doc_only: bool = False) -> str | None:
+def leading_comment(node: Node, text: bytes, doc_only: bool = False, parent: Node | None = None) -> str | None:
     """First line of the comment block right above ``node`` (or its wrapper); `text` is what the tree was
-    parsed from (not comment.text: see parser/outline.py _node_text)."""
+    parsed from (not comment.text: see parser/outline.py _node_text); `parent`: see name_of."""
     row = node.start_point.row
-    parent = node.parent
+    parent = node.parent if parent is None else parent
     # `export function f`, `pub(crate) fn` wrapped in a declaration: the
     # comment sits before the wrapper that starts on the same line.
     while parent is not None and parent.start_point.row == row and parent.type not in BODY_TYPES:
@@ -638,15 +642,16 @@ def leading_comment(node: Node, text: bytes, doc_only: bool = False) -> str | No
     return None
 
 
-def doc_line(node: Node, body: Node | None, language: str, text: bytes) -> str | None:
-    """Docstring first line (Python) or first line of the leading comment (`text`: see leading_comment)."""
+def doc_line(node: Node, body: Node | None, language: str, text: bytes, parent: Node | None = None) -> str | None:
+    """Docstring first line (Python) or first line of the leading comment (`text`, `parent`: see
+    leading_comment)."""
     if language == "python" and body is not None and body.type == "block":
         doc = _python_docstring(body, text)
         if doc:
             line = _first_line(doc)
             if line:
                 return line
-    return leading_comment(node, text, doc_only=language in _DOC_COMMENT_LANGUAGES)
+    return leading_comment(node, text, language in _DOC_COMMENT_LANGUAGES, parent)
 
 
 _RUBY_REQUIRES = (b"require", b"require_relative", b"load")

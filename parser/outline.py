@@ -17,9 +17,13 @@ from parser.preprocess import blank_lines, first_branches, mask_macros
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from collections.abc import Iterator
     from typing import Any
 
     from tree_sitter import Node
+
+    # _collect's (definition, name, kind) triples, imports, and definitions' parents
+    Collected = tuple[list[tuple[Node, Node, str]], list[Node], dict[Node, Node]]
 
 # Average bytes per line above which a file is taken as minified/generated:
 # tree-sitter would parse it, but line numbers would carry no information.
@@ -343,7 +347,7 @@ class Parsed:
     __slots__ = ("tree", "text", "broken", "blanked", "collected")
 
     def __init__(self, tree: Any, text: bytes, broken: set[int], blanked: set[int] | None = None,
-                 collected: tuple[list[tuple[Node, Node, str]], list[Node]] | None = None) -> None:
+                 collected: Collected | None = None) -> None:
         self.tree, self.text, self.broken, self.collected = tree, text, broken, collected
         self.blanked = blanked if blanked is not None else set()
 
@@ -558,14 +562,26 @@ def _strip_template_args(name: str) -> str:
     return "".join(out).strip()
 
 
-def _collect(root: Node, language: str) -> tuple[list[tuple[Node, Node, str]], list[Node]]:
-    """Run the language's query: (definition, name, kind) triples and imports."""
-    by_name: dict[tuple[int, int], tuple[Node, Node, str]] = {}
-    imports: list[Node] = []
-    # C++ and Python: the query's captures found by a walk (compiling the query costs a hook 5-17 ms).
+def _matches(root: Node, language: str) -> Iterator[tuple[dict[str, list[Node]], Node | None]]:
+    """The query's matches, each with its definition's parent when the walk knows it (C++: walk.captures)."""
+    if language in walk.NODE_TYPES:
+        for capture, node, parent in walk.captures(root, language):
+            yield {capture: [node]}, parent
+        return
+    # Most languages: the query's captures found by a walk (compiling the query costs a hook 2-17 ms).
     found = (walk.matches(root, language) if language in walk.WALKED
              else ts().QueryCursor(get_query(language)).matches(root))
     for _pattern, caps in found:
+        yield caps, None
+
+
+def _collect(root: Node, language: str) -> Collected:
+    """Run the language's query: (definition, name, kind) triples, imports, and each definition's parent where
+    the walk found it (extract's functions look up the others)."""
+    by_name: dict[tuple[int, int], tuple[Node, Node, str]] = {}
+    imports: list[Node] = []
+    parents: dict[Node, Node] = {}
+    for caps, parent in _matches(root, language):
         if "import" in caps:
             imports.extend(caps["import"])
         names = caps.get("name")
@@ -579,11 +595,13 @@ def _collect(root: Node, language: str) -> tuple[list[tuple[Node, Node, str]], l
                     continue
                 node, name, kind = resolved
             else:
-                name = names[0] if names else extract.name_of(node)
+                name = names[0] if names else extract.name_of(node, parent)
                 if name is None:
                     continue
                 if not names:
-                    kind = extract.refine_kind(node, kind)
+                    kind = extract.refine_kind(node, kind, parent)
+                if parent is not None:
+                    parents[node] = parent
             for each in (extract.field_names(node) if kind == "field" else (name,)):  # `int x, y;`: both
                 key = (each.start_byte, each.end_byte)
                 seen = by_name.get(key)
@@ -609,7 +627,7 @@ def _collect(root: Node, language: str) -> tuple[list[tuple[Node, Node, str]], l
             by_def[(node.start_byte, node.end_byte, f"{kind}@{name.start_byte}")] = entry
             continue
         by_def[key] = entry
-    return list(by_def.values()), imports
+    return list(by_def.values()), imports, parents
 
 
 _TEST_DIRS = ("/test/", "/tests/", "/__tests__/", "/spec/", "/testing/", "/androidTest/")
@@ -650,11 +668,14 @@ def _summarise_imports(nodes: list[Node]) -> list[str]:
     return [name if count == 1 else f"{name} ({count})" for name, count in counts.items()]
 
 
-def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: bytes,
-                   language: str, bare: frozenset[tuple[int, int]] = frozenset()) -> list[Symbol]:
+def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: bytes, language: str,
+                   bare: frozenset[tuple[int, int]] = frozenset(), parents: dict[Node, Node] | None = None,
+                   ) -> list[Symbol]:
     """Nested symbols of `entries`, signatures cut from `source`, names and comments from `text` (what was
     parsed: C/C++'s masked macros, a repaired copy); those whose name node is in `bare` (parser/variables.py)
-    are shown by name only: their signature is their name (a constant's: `const NAME`), never their value."""
+    are shown by name only: their signature is their name (a constant's: `const NAME`), never their value.
+    `parents`: definitions' parents already known (_collect)."""
+    parents = parents or {}
     entries.sort(key=lambda e: (e[0].start_byte, -e[0].end_byte))
     symbols: list[Symbol] = []
     stack: list[tuple[int, Symbol]] = []  # (end_byte, symbol) of open ancestors
@@ -679,7 +700,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
             after = name_node.end_byte if name_node.type not in _KEYWORD_NAMES else node.start_byte
             body = extract.find_body(node, after)
             signature = extract.signature(node, body, source, language)
-            doc = extract.doc_line(node, body, language, text)
+            doc = extract.doc_line(node, body, language, text, parents.get(node))
         symbol = Symbol(
             name=name,
             kind=kind,
@@ -726,7 +747,7 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
             if len(broken) * 2 >= parsed_lines:
                 return _fallback(path, language, source, f"over the parse budget; syntax errors in {len(broken)} "
                                  f"of its first {parsed_lines} lines")
-        entries, import_nodes = parsed.collected or _collect(root, language)
+        entries, import_nodes, parents = parsed.collected or _collect(root, language)
         bare: frozenset[tuple[int, int]] = frozenset()
         if language in variables.LANGUAGES and not path.endswith("_pb2.py"):
             extra = variables.names(root, language, {(e[1].start_byte, e[1].end_byte) for e in entries})
@@ -734,7 +755,7 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
             entries.extend(extra)
         # Signatures are cut from the original bytes, but not from lines the repair blanked.
         symbols = _build_symbols(entries, _blank_rows(source, blanked) if blanked else source, parsed.text, language,
-                                 bare)
+                                 bare, parents)
         if blanked:
             _clip(symbols, blanked, source)
             symbols = _lexical(symbols, blanked, source)
