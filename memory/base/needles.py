@@ -28,11 +28,13 @@ class Needles:
             if len(t) >= 3:
                 self.by_trigram.setdefault((t[0], t[1], t[2]), []).append(t)
         self.trigrams = frozenset(self.by_trigram)
-        self.spaced = tuple(k for k in self.trigrams if any(c.isspace() for c in k))  # `pw is`: ("p", "w", " ")
+        # Worked out from the distinct characters (~45 for the privacy filter's triggers), not per trigram: a
+        # hook imports the filter, and these took 0.1 of its 0.25 ms the other way.
+        blanks = {c for c in set().union(*self.trigrams) if c.isspace()}
+        self.spaced = tuple(k for k in self.trigrams if not blanks.isdisjoint(k))  # `pw is`: ("p", "w", " ")
         # The characters of the other trigrams: a long text's pieces are its runs of these (see _pieces).
-        letters = {c for k in self.trigrams if k not in self.spaced for c in k}
-        self.letters = "".join(sorted(letters))
-        self.table = bytes(c if chr(c) in letters else 32 for c in range(256)) if self.letters.isascii() else None
+        self.letters = "".join(sorted(set().union(*self.trigrams.difference(self.spaced))))
+        self.table = _byte_table(self.letters) if self.letters.isascii() else None
 
     def _candidates(self, text: str) -> tuple[frozenset[tuple[str, str, str]], str | None]:
         """The trigrams of the strings that `text` holds, and (for a long text) its pieces (_pieces)."""
@@ -76,6 +78,14 @@ class Needles:
                 continue
             found.update(filter(scan.holds_prefixed, group))
         return found
+
+
+def _byte_table(letters: str) -> bytes:
+    """bytes.translate's table: each of the ASCII `letters` to itself, every other byte to a space."""
+    table = bytearray(b" " * 256)
+    for c in letters.encode():
+        table[c] = c
+    return bytes(table)
 
 
 class _Scan:
