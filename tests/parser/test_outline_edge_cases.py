@@ -278,6 +278,28 @@ def test_a_cold_outline_imports_neither_re_nor_enum_nor_collections() -> None:
                    check=True, timeout=60, env=env)
 
 
+def test_long_texts_are_counted_by_chunks_as_the_token_pattern_counts_them() -> None:
+    """Counted a chunk at a time (parser/tokens.py _CHUNK, cut after a newline), their non-ASCII characters
+    replaced on the bytes: the pattern's count over the decoded text, across chunks, with runs longer than a
+    token, digits and spaces outside ASCII, and bytes that are not UTF-8 (decoded with replacements)."""
+    import random
+
+    from parser import tokens
+
+    rng = random.Random(11)
+    pieces = ["abcdefghijklmnop", "x", "_y", "12345", "\n", "\n    ", " ", "->", "(", "…", "é", "—", "📊", "٣",
+              "\u00a0", "\u2028", "Ω"]
+    for k in range(12):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(15000, 30000)))
+        data = text.encode()
+        if k % 3 == 0:
+            data = data.replace(b"x", b"\xe9", 5)  # latin-1: not UTF-8
+        expected = len(tokens.token_re().findall(data.decode("utf-8", errors="replace")))
+        assert len(data) > 2 * tokens._CHUNK
+        assert tokens.estimate_tokens(data) == expected
+        assert tokens.estimate_tokens(data.decode("utf-8", errors="replace")) == expected
+
+
 def test_the_ascii_counter_agrees_with_the_token_pattern() -> None:
     """ASCII texts (the Read header on the cached path, most files and outlines on a miss) are counted without
     `re` (bytes.translate and count); same count, also for runs longer than a token and at the text's ends."""
