@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 
-PIECES_ABOVE = 4096  # characters of a text whose trigrams are taken from its distinct pieces
+PIECES_ABOVE = 512  # characters of a text whose trigrams are taken from its distinct pieces (a 1.2 KB chat turn:
+# 0.065 -> 0.02 ms; below this the bytes passes cost what they save)
 
 
 class Needles:
