@@ -323,10 +323,11 @@ _COMMENT_STARTS = (b"#", b"//", b"/*", b"--", b"(*")
 
 
 def _elisions(node: Node, start: int, end: int, out: list[tuple[int, int, bytes]],
-              marks: list[int] | None = None) -> None:
+              marks: list[int] | None = None, by_marks: bool = True) -> None:
     """Byte ranges of the signature to drop (comments) or shorten (defaults). With `marks` (the offsets of
     each `=` and comment marker in the signature), a subtree holding none is not entered (C/C++: their
-    defaults need an `=`)."""
+    defaults need an `=`), and one free of parse errors is searched from its marks (_marked_elisions; unless
+    not `by_marks`: the walk a test compares it with)."""
     for child in node.children:
         if child.start_byte >= end:
             break
@@ -339,11 +340,38 @@ def _elisions(node: Node, start: int, end: int, out: list[tuple[int, int, bytes]
         if value_field is not None:
             value = child.child_by_field_name(value_field)
             if value is not None and value.end_byte - value.start_byte > DEFAULT_CAP:
-                _elisions(child, start, value.start_byte, out, marks)
+                _elisions(child, start, value.start_byte, out, marks, by_marks)
                 out.append((value.start_byte, value.end_byte, b"..."))
                 continue
         if child.child_count and (marks is None or _holds(child, marks)):
-            _elisions(child, start, end, out, marks)
+            if marks is None or child.has_error or not by_marks:
+                _elisions(child, start, end, out, marks, by_marks)
+            else:
+                inside = marks[bisect_left(marks, child.start_byte):bisect_left(marks, child.end_byte)]
+                _marked_elisions(child, inside, out)
+
+
+def _marked_elisions(node: Node, marks: list[int], out: list[tuple[int, int, bytes]]) -> None:
+    """C/C++, `node` free of parse errors: what _elisions finds in it, reached from the marks (_marks) in it
+    instead of by walking its nodes: the comment a comment marker starts, the parameter an `=` belongs to (its
+    own token). A class that a parse error made one 2,700-line function head (IRBuilder.h) took ~10 ms to walk;
+    tests/parser/test_outline_cases.py checks both ways agree."""
+    comment_end = skip_start = skip_end = -1  # the last comment cut; an elided value and the rest of its parameter
+    for mark in marks:
+        if mark < comment_end or skip_start <= mark < skip_end:
+            continue  # _elisions enters neither a comment nor an elided value
+        found = node.named_descendant_for_byte_range(mark, mark + 1)
+        kind = found.type if found is not None else ""
+        if "comment" in kind:
+            out.append((found.start_byte, found.end_byte, b" "))
+            comment_end = found.end_byte
+            continue
+        value_field = _DEFAULT_PARAMS.get(kind)
+        value = found.child_by_field_name(value_field) if value_field is not None else None
+        if value is not None and value.end_byte - value.start_byte > DEFAULT_CAP:
+            out.append((value.start_byte, value.end_byte, b"..."))
+            skip_start, skip_end = value.start_byte, found.end_byte
+    out.sort()  # a value's cut comes before the comments between its `=` and itself
 
 
 def _holds(node: Node, marks: list[int]) -> bool:

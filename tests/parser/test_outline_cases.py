@@ -347,3 +347,38 @@ def test_a_broken_line_in_a_function_loses_no_other_definition(name: str) -> Non
     broken = outline_source("\n".join(lines).encode(), name)
     assert {s.qualified_name for s in good.symbols} <= {s.qualified_name for s in broken.symbols}
     assert broken.error_lines and broken.error_lines[0][0] >= target.start_line
+
+
+def test_cpp_signature_cuts_found_from_their_marks_are_those_a_walk_finds() -> None:
+    """C/C++ signatures' comments and long defaults are found from the offsets of their `=` and comment markers
+    in each subtree free of parse errors (extract._marked_elisions): the same cuts as walking every node, on
+    the machine's C++ headers and on copies broken in their parameter lists."""
+    from parser import extract
+    from parser.grammars import get_parser
+    from tests.support import outline_corpus as corpus
+
+    fixtures = os.path.dirname(CASES)
+    paths = [os.path.join(fixtures, "sample.hpp"), *corpus.find_files("cpp", 8)]
+    texts = [open(path, "rb").read() for path in paths]
+    texts.append(b"struct S {\n  void f(int a = kDefaultValueOfA /* why */, const char *b = \"a long default\",\n"
+                 b"         // a comment\n         int c = 1, int d = 2 + 3 // inside\n + 40000000000000000);\n"
+                 b"  int g(int x = (1 + 2 + 3 + 4 + 5 + 6), int\n};\n")
+    texts += [text.replace(b", ", b", (", 3).replace(b"= ", b"= {", 5) for text in texts]  # parse errors
+    compared = errors = 0
+    for text in texts:
+        stack = [get_parser("cpp").parse(text).root_node]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.named_children)
+            if node.type not in ("function_definition", "declaration", "field_declaration"):
+                continue
+            start, end = node.start_byte, node.end_byte
+            marks = extract._marks(text[start:end], start)
+            walked: list = []
+            found: list = []
+            extract._elisions(node, start, end, walked, marks, by_marks=False)
+            extract._elisions(node, start, end, found, marks)
+            assert found == walked, text[start:end][:300]
+            compared += bool(walked)
+            errors += node.has_error
+    assert compared > 50 and errors > 10
