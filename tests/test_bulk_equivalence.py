@@ -175,7 +175,10 @@ def test_rules_searched_line_by_line_in_long_texts_find_what_a_whole_text_search
                              # words no separator follows; an outline's `…`
                              "x_credential_value_raw_plain_string_encoded_base64_2 = 'Zz9Kq2Lw8RtYp4Vb'",
                              "MapKey signed design",
-                             "Pwd\\\"] = Zz9Kq2Lw8RtYp4Vb", "10-20 class KeySet # a long doc…"]
+                             "Pwd\\\"] = Zz9Kq2Lw8RtYp4Vb", "10-20 class KeySet # a long doc…",
+                             # a flag's longest name before its word, with one dash and two; `Basic` and a tab
+                             "x -" + "y" * 30 + "token Zz9Kq2Lw8RtYp4Vb", "x --" + "y" * 30 + "token Zz9Kq2Lw8RtYp4Vb",
+                             "BasicBlock Basic\tdXNlcjpwYXNzd29yZA=="]
     texts = []
     for _ in range(250):
         text = ""
@@ -187,7 +190,7 @@ def test_rules_searched_line_by_line_in_long_texts_find_what_a_whole_text_search
         (root / folder).glob("*.py")) if p.stat().st_size > privacy._LINES_ABOVE]
     assert len(code) > 10
     texts += code
-    texts += ["int filler;\n" * 200 + piece + "\n" for piece in pieces[-6:]]  # each alone on its line
+    texts += ["int filler;\n" * 200 + piece + "\n" for piece in pieces[-9:]]  # each alone on its line
     got = [(privacy.clean(t), privacy.find_secrets(t)) for t in texts]
     monkeypatch.setattr(privacy, "_LINE_WORDS", {})
     expected = [(privacy.clean(t), privacy.find_secrets(t)) for t in texts]

@@ -329,11 +329,18 @@ _LINE_WORDS = {
     _ASSIGNED: ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "cookie"),
 }
 _LINES_ABOVE = 2000  # characters: below this the whole text is searched (what the windows save is less)
-# What follows the word in a line the assignment rule can match: the rest of the name (the word's own letters
-# past those of _LINE_WORDS, `credential` past `cred`, and 40 more), a quote or bracket, the separator. A
-# line whose words are not followed so is not searched: an outline's `MapKey`, `signed`, `design` (a C++
-# header's outline: 51 lines -> 7, the rule 0.55 -> 0.15 ms).
-_LINE_AFTER = {_ASSIGNED: r"[A-Za-z0-9_.\-]{0,50}\\?[\"']?\]?[ \t]*[:=]"}
+# What must come before (ending at the word, within _BEFORE_CHARS) and after the word (from its end) in a line
+# these rules can match; a line whose words are not placed so is not searched. Assignment: the rest of the
+# name (the word's own letters past those of _LINE_WORDS, `credential` past `cred`, and 40 more), a quote or
+# bracket, the separator; an outline's `MapKey`, `signed`, `design` are not (a C++ header's outline: 51
+# lines -> 7, the rule 0.55 -> 0.15 ms). A flag: a dash and the start of its name (`--db-`); `Basic`: a blank
+# (an LLVM outline's `BasicBlock` on 54 lines).
+_LINE_AROUND = {
+    _ASSIGNED: (None, r"[A-Za-z0-9_.\-]{0,50}\\?[\"']?\]?[ \t]*[:=]"),
+    _FLAG: (r"-[A-Za-z0-9\-]{0,30}\Z", None),
+    _BASIC: (None, r"[ \t]"),
+}
+_BEFORE_CHARS = 32  # the longest reach of a _LINE_AROUND pattern before the word (`--` and 30 characters)
 
 _RULES: list[tuple] = [
     ("private-key", ("private key",),
@@ -483,7 +490,7 @@ def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
     # match see what they would), found only in the lines that can hold one.
     out: list[str] = []
     last = 0
-    for start, end in _lines_with(text, words, lower, _LINE_AFTER.get(source)):
+    for start, end in _lines_with(text, words, lower, _LINE_AROUND.get(source)):
         for m in pattern.finditer(text, start, end):
             out.append(text[last:m.start()])
             out.append(repl(m))
@@ -495,16 +502,15 @@ def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
 
 
 def _lines_with(text: str, words: tuple[str, ...], lower: str | None = None,
-                after: str | None = None) -> list[tuple[int, int]]:
-    """(start, end) offsets of the lines of `text` that hold one of `words` (lower case; followed by a match of
-    the pattern `after`, if given), or any non-ASCII."""
+                around: tuple[str | None, str | None] | None = None) -> list[tuple[int, int]]:
+    """(start, end) offsets of the lines of `text` that hold one of `words` (lower case; with the patterns
+    `around`, if given, before and after it: see _LINE_AROUND), or any non-ASCII."""
     if lower is None:
         lower = text.lower()
     if len(lower) == len(text):  # each character lowered to one: the offsets are the text's
         # (isascii is a flag of the string: free; an outline's `…` makes no line one to search)
         twins = () if text.isascii() else tuple(c for c in _CASE_TWINS if c in text)
-        follows = _pattern(after, 0).match if after else None
-        return _lines_found(text, [(lower, words, follows), (text, twins, None)])
+        return _lines_found(text, [(lower, words, _placed(around) if around else None), (text, twins, None)])
     spans = []
     start = 0
     for line in text.split("\n"):
@@ -519,17 +525,29 @@ def _lines_with(text: str, words: tuple[str, ...], lower: str | None = None,
 _CASE_TWINS = ("\u0130", "\u0131", "\u017f", "\u212a")  # İ ı ſ K
 
 
+def _placed(around: tuple[str | None, str | None]) -> Callable[[str, int, int], bool]:
+    """Whether a word at text[at:end] has _LINE_AROUND's `around` (before, after) patterns around it."""
+    before = _pattern(around[0], 0).search if around[0] else None
+    after = _pattern(around[1], 0).match if around[1] else None
+
+    def placed(text: str, at: int, end: int) -> bool:
+        return (before is None or before(text, max(0, at - _BEFORE_CHARS), at) is not None) and (
+            after is None or after(text, end) is not None)
+
+    return placed
+
+
 def _lines_found(text: str, searches: list[tuple[str, tuple[str, ...], Callable | None]]) -> list[tuple[int, int]]:
     """_lines_with's lines found by C-level finds (a line at a time cost ~0.3 ms per rule on a 300-line
-    outline): each (haystack, needles, follows) of `searches` is the lowered text and the words, or the text
-    and its _CASE_TWINS (both have the text's offsets); `follows(text, end)`, when given, must match
-    after a needle."""
+    outline): each (haystack, needles, placed) of `searches` is the lowered text and the words, or the text
+    and its _CASE_TWINS (both have the text's offsets); `placed(text, at, end)`, when given, must hold of a
+    needle found at text[at:end]."""
     starts = set()
-    for haystack, needles, follows in searches:
+    for haystack, needles, placed in searches:
         for needle in needles:
             at = haystack.find(needle)
             while at >= 0:
-                if follows is not None and follows(text, at + len(needle)) is None:
+                if placed is not None and not placed(text, at, at + len(needle)):
                     at = haystack.find(needle, at + 1)
                     continue
                 starts.add(text.rfind("\n", 0, at) + 1)
@@ -597,7 +615,7 @@ for _i, (_kind, _triggers, *_rest) in enumerate(_SECRETS):
 _TRIGGERS = Needles(_ALL_TRIGGERS)
 # Every pattern _pattern compiles: scripts/gen_regex_table.py puts them in parser/_regex_table.py.
 PATTERNS = [(_TAG_SOURCE, _I), (_WORD_PARTS, 0), (_JOINED_WORDS, 0), (_DOTTED_NAME, 0), (_IDENTIFIER, 0), (_PORT, 0),
-            *((after, 0) for after in _LINE_AFTER.values()),
+            *((source, 0) for around in _LINE_AROUND.values() for source in around if source),
             *dict.fromkeys((source, flags) for _kind, _t, source, _g, flags, *_ in _SECRETS)]
 _has_trigger = _TRIGGERS.any_in
 
