@@ -179,7 +179,10 @@ def test_rules_searched_line_by_line_in_long_texts_find_what_a_whole_text_search
                              # a flag's longest name before its word, with one dash and two; `Basic` and a tab
                              "x -" + "y" * 30 + "token Zz9Kq2Lw8RtYp4Vb", "x --" + "y" * 30 + "token Zz9Kq2Lw8RtYp4Vb",
                              "BasicBlock Basic\tdXNlcjpwYXNzd29yZA==", "TOKEN\tZz9Kq2Lw8RtYp4VbZz9Kq2Lw8RtYp4Vb",
-                             "bearer Zz9Kq2Lw8RtYp4VbZz9Kq2Lw8RtYp4Vb"]
+                             "bearer Zz9Kq2Lw8RtYp4VbZz9Kq2Lw8RtYp4Vb",
+                             # privacy._ANCHORS: a scheme of 31 characters (the longest) and of 32, a cut URL
+                             "a" * 31 + "://u:Zz9Kq2Lw8RtYp4Vb@h x", "b" * 32 + "://u:Zz9Kq2Lw8RtYp4Vb@h x",
+                             "psql postgres://app:Sup3rS", "x://y://u:Zz9Kq2Lw8RtYp4Vb@h"]
     texts = []
     for _ in range(250):
         text = ""
@@ -191,9 +194,10 @@ def test_rules_searched_line_by_line_in_long_texts_find_what_a_whole_text_search
         (root / folder).glob("*.py")) if p.stat().st_size > privacy._LINES_ABOVE]
     assert len(code) > 10
     texts += code
-    texts += ["int filler;\n" * 200 + piece + "\n" for piece in pieces[-11:]]  # each alone on its line
+    texts += ["int filler;\n" * 200 + piece + "\n" for piece in pieces[-15:]]  # each alone on its line
     got = [(privacy.clean(t), privacy.find_secrets(t)) for t in texts]
     monkeypatch.setattr(privacy, "_LINE_WORDS", {})
+    monkeypatch.setattr(privacy, "_ANCHORS", {})
     expected = [(privacy.clean(t), privacy.find_secrets(t)) for t in texts]
     assert got == expected
     assert sum(a != t for (a, _), t in zip(got, texts, strict=True)) > 50  # the texts hold secrets to redact

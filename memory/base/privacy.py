@@ -14,7 +14,7 @@ from memory.base.needles import Needles, PieceMemo
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Iterator
 
 # re.I, re.M, re.S: `re` is imported only when a pattern is first compiled (importing it costs a hook
 # process a few ms, and most texts hold no trigger; a test checks the values).
@@ -331,6 +331,15 @@ _LINE_WORDS = {
     _ASSIGNED: ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "cookie"),
 }
 _LINES_ABOVE = 2000  # characters: below this the whole text is searched (what the windows save is less)
+_URL_PASSWORD = (r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`]*:(?P<value>[^\s'\"<>`]*)@"
+                 r"(?=[^\s'\"<>`@]*(?:[\s'\"<>`]|$))")
+_URL_CUT = r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`]+:(?P<value>[^\s'\"<>`/@]+)(?=$|[`'\"…])"
+# Rules whose every match holds a literal within `reach` characters after its start (a URL's scheme and `://`;
+# their `$` is the text's end, so lines will not do): in a long text they are tried only at the positions up
+# to `reach` before each occurrence (~5 us an occurrence, where a search costs ~18 us a KB: a Ruby outline's
+# two URL rules 0.09 -> 0.01 ms each), unless the literal is too frequent for that to pay (_ANCHOR_SPAN).
+_ANCHORS = {_URL_PASSWORD: ("://", 31), _URL_CUT: ("://", 31)}
+_ANCHOR_SPAN = 256  # characters of text per occurrence of the literal, at least
 # What must come before (ending at the word, within _BEFORE_CHARS) and after the word (from its end) in a line
 # these rules can match; a line whose words are not placed so is not searched. Assignment: the rest of the
 # name (the word's own letters past those of _LINE_WORDS, `credential` past `cred`, and 40 more), a quote or
@@ -394,13 +403,9 @@ _RULES: list[tuple] = [
      lambda m: "".join(m.group(0).split()).count(".") >= 2 and len(m.group(0)) >= 30),
     ("password-hash", ("$2", "$5$", "$6$", "$y$", "$argon2", "$apr1$", "$1$"),
      r"\$(?:2[abxy]?|5|6|y|argon2(?:id|i|d)|apr1|1)\$[^\s:'\"]{20,}", 0, 0, None),
-    ("url-password", ("://",),
-     r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`]*:(?P<value>[^\s'\"<>`]*)@(?=[^\s'\"<>`@]*(?:[\s'\"<>`]|$))",
-     "value", 0, _not_port),
+    ("url-password", ("://",), _URL_PASSWORD, "value", 0, _not_port),
     # ... and a URL cut inside its password (`psql postgres://app:Sup3rS` where a title stops): no @ is left.
-    ("url-password", ("://",),
-     r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`]+:(?P<value>[^\s'\"<>`/@]+)(?=$|[`'\"…])", "value", 0,
-     _not_port),
+    ("url-password", ("://",), _URL_CUT, "value", 0, _not_port),
     ("url-password", ("sentry",), r"(?<=://)(?P<value>[0-9a-f]{32})@[\w.\-]*sentry", "value", 0, None),
     ("signed-url", ("sig=", "signature="),
      r"[?&](?:sig|signature|x-amz-signature|x-goog-signature)=(?P<value>[^\s&'\"#]{16,})", "value", _I, None),
@@ -486,22 +491,51 @@ def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
         return whole[: s - base] + f"[REDACTED:{kind}]" + whole[e - base :]
 
     pattern = _pattern(source, flags)
-    words = _LINE_WORDS.get(source)
-    if words is None or len(text) < _LINES_ABOVE:
+    matches = _matches(pattern, source, text, lower) if len(text) >= _LINES_ABOVE else None
+    if matches is None:
         return pattern.sub(repl, text)
     # The same matches as `sub` over the whole text (m.string is still the text: the checks that look around a
-    # match see what they would), found only in the lines that can hold one.
+    # match see what they would), found only where they can be.
     out: list[str] = []
     last = 0
-    for start, end in _lines_with(text, words, lower, _LINE_AROUND.get(source)):
-        for m in pattern.finditer(text, start, end):
-            out.append(text[last:m.start()])
-            out.append(repl(m))
-            last = m.end()
+    for m in matches:
+        out.append(text[last:m.start()])
+        out.append(repl(m))
+        last = m.end()
     if not out:
         return text
     out.append(text[last:])
     return "".join(out)
+
+
+def _matches(pattern: re.Pattern[str], source: str, text: str, lower: str | None) -> Iterable[re.Match[str]] | None:
+    """`pattern.finditer(text)`'s matches looked for only where they can be (_LINE_WORDS, _ANCHORS), or None
+    where the whole text is searched."""
+    anchor = _ANCHORS.get(source)
+    if anchor is not None and text.count(anchor[0]) * _ANCHOR_SPAN <= len(text):
+        return _anchored(pattern, text, *anchor)
+    words = _LINE_WORDS.get(source)
+    if words is None:
+        return None
+    spans = _lines_with(text, words, lower, _LINE_AROUND.get(source))
+    return (m for start, end in spans for m in pattern.finditer(text, start, end))
+
+
+def _anchored(pattern: re.Pattern[str], text: str, literal: str, reach: int) -> Iterator[re.Match[str]]:
+    """The matches of a pattern each of which starts 1 to `reach` characters before an occurrence of `literal`,
+    in order: each such position tried once, the leftmost first, none inside a match found."""
+    tried = 0  # the positions below this were tried, or lie inside a match found
+    at = text.find(literal)
+    while at >= 0:
+        for start in range(max(tried, at - reach), at):
+            m = pattern.match(text, start)
+            if m is not None:
+                yield m
+                tried = m.end()
+                break
+        else:
+            tried = max(tried, at)
+        at = text.find(literal, max(tried, at + 1))
 
 
 def _lines_with(text: str, words: tuple[str, ...], lower: str | None = None,
