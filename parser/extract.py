@@ -296,11 +296,12 @@ def find_body(node: Node, after: int, depth: int = 0) -> Node | None:
     for i, child in enumerate(node.children):
         if child.end_byte <= after:
             continue
-        if child.type == "{" or child.type in BODY_TYPES:
+        kind = child.type  # read once: each read makes a new str
+        if kind == "{" or kind in BODY_TYPES:
             return child
         if node.field_name_for_child(i) == "body":
             return child
-        if depth < 4 and child.type in WRAPPERS:
+        if depth < 4 and kind in WRAPPERS:
             found = find_body(child, after, depth + 1)
             if found is not None:
                 return found
@@ -430,6 +431,8 @@ def _split_decorators(text: str) -> tuple[list[str], str]:
 def _compress_decorators(text: str, limit: int) -> str:
     """Decorators keep their names but not long arguments, so that the definition itself (name,
     parameters, return type) is never cut off by a chain of `@click.option(...)` lines."""
+    if text[:1] != "@" and not text.startswith("#["):  # no decorator: most signatures (C++: all)
+        return _cap(text, limit)
     decorators, rest = _split_decorators(text)
     if not decorators or not rest:
         return _cap(text, limit)
@@ -511,48 +514,107 @@ def signature(node: Node, body: Node | None, source: bytes, language: str) -> st
         end = min(end, accessor.start_byte) if accessor is not None else end
     if body is None and language == "python" and kind in _PYTHON_BLOCK_OWNERS:
         end = start + _python_header_end(source[start:end])  # a broken body: the header ends at its colon
-    cuts: list[tuple[int, int, bytes]] = []
-    head = source[start:end]
-    # Walking the nodes is the costly part; most signatures need no edit.
-    if _may_have_default(head, language) or any(map(head.__contains__, _COMMENT_STARTS)):
-        _elisions(node, start, end, cuts, _marks(head, start) if language in ("c", "cpp") else None)
-    members: list[str] | None = None
-    if kind == "type_definition":  # `typedef struct _x {…} X`: the fields are the struct's body
-        fields = _typedef_fields(node)
-        if fields is not None:
-            cuts.append((fields.start_byte, fields.end_byte, b"{\xe2\x80\xa6}"))
-            cuts.sort()
-        spec = node.child_by_field_name("type")
-        enum_body = spec.child_by_field_name("body") if spec is not None and spec.type == "enum_specifier" else None
-        if enum_body is not None:  # `typedef enum {…} State`: the members, then the name
-            members = enum_members(enum_body)
-            cuts.append((enum_body.start_byte, enum_body.end_byte, _ENUM_PLACEHOLDER.encode()))
-            cuts.sort()
+    limit = SIGNATURE_CAP if body is not None else VALUE_CAP
+    text = None
+    if end - start > _LONG_HEAD and language in ("c", "cpp") and kind != "type_definition":
+        text = _long_head(node, start, end, source, limit)
+    if text is None:
+        text = _head_text(node, kind, body, start, end, source, language, limit)
+    members = None
+    if kind == "type_definition":
+        members = _typedef_members(node)
     elif body is not None and body.type in ENUM_BODIES:
         members = enum_members(body)
-    parts, pos = [], start
-    for c_start, c_end, replacement in cuts:
-        parts.append(source[pos:max(pos, c_start)])
-        parts.append(replacement)
-        pos = max(pos, c_end)
-    parts.append(source[pos:end])
-    text = " ".join(b"".join(parts).decode("utf-8", errors="replace").split())
-    if text.endswith("\\"):  # a multi-line #define's first line
-        text = text.rstrip("\\ ")
-    if any(map(text.__contains__, _LOOSE)):  # the regex costs ~15 us a signature; most have nothing to tighten
-        text = _TIGHTEN.sub("", text)
-    if not text.endswith("=>"):
-        text = text.rstrip("{:=;,").rstrip()
-    prefix = _SPEC_PREFIX.get(kind) if language == "go" else None
-    if prefix and not text.startswith(prefix):
-        text = prefix + text
-    text = _compress_decorators(text, SIGNATURE_CAP if body is not None else VALUE_CAP)
     if members is None:
         return text
     from parser.render import name_list
 
     listed = "{" + name_list(members) + "}"
     return text.replace(_ENUM_PLACEHOLDER, listed) if _ENUM_PLACEHOLDER in text else f"{text} {listed}"
+
+
+def _head_text(node: Node, kind: str, body: Node | None, start: int, end: int, source: bytes, language: str,
+               limit: int) -> str:
+    """The text of `source[start:end]`, the head of `node` (a `kind`): comments dropped, long defaults
+    shortened, a typedef's struct or enum body cut, on one line, at most `limit` characters."""
+    cuts: list[tuple[int, int, bytes]] = []
+    head = source[start:end]
+    # Walking the nodes is the costly part; most signatures need no edit.
+    if _may_have_default(head, language) or any(map(head.__contains__, _COMMENT_STARTS)):
+        _elisions(node, start, end, cuts, _marks(head, start) if language in ("c", "cpp") else None)
+    if kind == "type_definition":  # `typedef struct _x {…} X`: the fields are the struct's body
+        fields = _typedef_fields(node)
+        if fields is not None:
+            cuts.append((fields.start_byte, fields.end_byte, b"{\xe2\x80\xa6}"))
+            cuts.sort()
+        enum_body = _typedef_enum(node)
+        if enum_body is not None:  # `typedef enum {…} State`: the members (see signature), then the name
+            cuts.append((enum_body.start_byte, enum_body.end_byte, _ENUM_PLACEHOLDER.encode()))
+            cuts.sort()
+    text = _tightened(_joined(source, start, end, cuts))
+    if not text.endswith("=>"):
+        text = text.rstrip("{:=;,").rstrip()
+    prefix = _SPEC_PREFIX.get(kind) if language == "go" else None
+    if prefix and not text.startswith(prefix):
+        text = prefix + text
+    return _compress_decorators(text, limit)
+
+
+def _joined(source: bytes, start: int, end: int, cuts: list[tuple[int, int, bytes]]) -> str:
+    """`source[start:end]` with the cuts (sorted, disjoint) made, on one line: whitespace runs as one space."""
+    parts, pos = [], start
+    for c_start, c_end, replacement in cuts:
+        parts.append(source[pos:max(pos, c_start)])
+        parts.append(replacement)
+        pos = max(pos, c_end)
+    parts.append(source[pos:end])
+    return " ".join(b"".join(parts).decode("utf-8", errors="replace").split())
+
+
+def _tightened(text: str) -> str:
+    """A joined head (_joined) without a multi-line #define's backslash, nor spaces inside brackets."""
+    if text.endswith("\\"):  # a multi-line #define's first line
+        text = text.rstrip("\\ ")
+    if any(map(text.__contains__, _LOOSE)):  # the regex costs ~15 us a signature; most have nothing to tighten
+        text = _TIGHTEN.sub("", text)
+    return text
+
+
+# A C/C++ head longer than this is first made from its first _LONG_HEAD bytes (see _long_head).
+_LONG_HEAD = 4096
+_END_STRIPPED = "{:=;,\\ "  # what the end of a head may lose (_tightened, _head_text)
+
+
+def _long_head(node: Node, start: int, end: int, source: bytes, limit: int) -> str | None:
+    """The signature of a long C/C++ head (a class a parse error made one function head: IRBuilder.h's runs
+    2,700 lines, ~5 ms to cut, tighten and cap) made from its first _LONG_HEAD bytes, when those fill the
+    `limit` with room to spare: what follows then changes nothing the cap keeps. None otherwise.
+
+    The prefix's cuts are those of the whole head that start in it; its last word may go on past it, so it is
+    dropped; tightening looks one character ahead, so the last few characters may differ: past the cap, a
+    character the end's stripping keeps must remain (the whole head's text is longer than the cap too)."""
+    head = source[start:end]
+    prefix_end = start + _LONG_HEAD
+    cuts: list[tuple[int, int, bytes]] = []
+    if _may_have_default(head, "cpp") or any(map(head.__contains__, _COMMENT_STARTS)):
+        _elisions(node, start, prefix_end, cuts, _marks(source[start:prefix_end], start))
+    text = _joined(source, start, prefix_end, cuts)
+    text = _tightened(text[:max(text.rfind(" "), 0)])
+    if text[:1] == "@" or text.startswith("#[") or not text[limit:len(text) - 3].strip(_END_STRIPPED):
+        return None  # decorators (Objective-C), or too little text: the whole head decides
+    return _cap(text, limit)
+
+
+def _typedef_enum(node: Node) -> Node | None:
+    """The body of the enum a C/C++ typedef defines, if it defines one."""
+    spec = node.child_by_field_name("type")
+    return spec.child_by_field_name("body") if spec is not None and spec.type == "enum_specifier" else None
+
+
+def _typedef_members(node: Node) -> list[str] | None:
+    """The members of the enum a C/C++ typedef defines (`typedef enum {…} State`), if it defines one."""
+    enum_body = _typedef_enum(node)
+    return enum_members(enum_body) if enum_body is not None else None
 
 
 _PYTHON_BLOCK_OWNERS = frozenset({"class_definition", "function_definition", "decorated_definition"})
@@ -622,6 +684,8 @@ def _first_line(text: str) -> str | None:
             for marker in _COMMENT_MARKERS:
                 if line.startswith(marker):
                     line = line[len(marker):].strip()
+                    if line[:1] not in _MARKER_FIRSTS:
+                        break  # no later marker can match either
         line = line.removesuffix("*/").removesuffix("]]")
         if "<" in line:  # what _XML_DOC_TAG needs: the regex is not run on most lines
             line = _XML_DOC_TAG.sub("", line)

@@ -382,3 +382,26 @@ def test_cpp_signature_cuts_found_from_their_marks_are_those_a_walk_finds() -> N
             compared += bool(walked)
             errors += node.has_error
     assert compared > 50 and errors > 10
+
+
+def test_a_long_cpp_head_gives_the_signature_its_whole_text_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A C/C++ head over extract._LONG_HEAD bytes (a class a parse error made one function head) is signed from
+    its first bytes when they fill the cap: the same outlines as from whole heads, here with a small prefix so
+    that many heads take that way, on the machine's C++ headers and on copies broken by a stray `(`."""
+    from parser import extract
+    from tests.support import outline_corpus as corpus
+
+    fixtures = os.path.dirname(CASES)
+    paths = [os.path.join(fixtures, "sample.hpp"), *corpus.find_files("cpp", 8)]
+    sources = [open(path, "rb").read() for path in paths]
+    sources += [source.replace(b"{\n", b"{ (\n", 2) for source in sources]
+    params = b",\n".join(b"    int p%d /* the %dth */ = kDefaultValueNumber%d  // why\n" % (i, i, i) for i in range(40))
+    sources.append(b"struct S {\n  void configure(\n" + params + b") {}\n  int f(" + params + b");\n};\n")
+    whole = [outline_source(source, "x.hpp", "cpp").to_json() for source in sources]
+    used = []
+    real = extract._long_head
+    monkeypatch.setattr(extract, "_long_head", lambda *args: used.append(real(*args)) or used[-1])
+    for prefix in (150, 400):
+        monkeypatch.setattr(extract, "_LONG_HEAD", prefix)
+        assert [outline_source(source, "x.hpp", "cpp").to_json() for source in sources] == whole
+    assert sum(text is not None for text in used) > 20
