@@ -17,7 +17,9 @@ indentation better. The same function measures the original file and its
 outline, so savings are comparable even where the absolute number is off.
 
 ASCII text gets the same count from C-level passes over its bytes and a bit mask
-(``_count_ascii``, ~12 ms per MB); other text costs the regex about 60 ms per MB. Texts above
+(``_count_ascii``, ~12 ms per MB), and so does text with at most 16 distinct
+non-ASCII characters once they are replaced by ASCII stand-ins of their class
+(``_count_few_others``); other text costs the regex about 60 ms per MB. Texts above
 ``SAMPLE_ABOVE`` characters are counted on evenly spaced slices and scaled:
 a 2 MB file costs ~8 ms and the estimate stays within a few percent.
 """
