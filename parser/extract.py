@@ -562,6 +562,8 @@ def _head_text(node: Node, kind: str, body: Node | None, start: int, end: int, s
 
 def _joined(source: bytes, start: int, end: int, cuts: list[tuple[int, int, bytes]]) -> str:
     """`source[start:end]` with the cuts (sorted, disjoint) made, on one line: whitespace runs as one space."""
+    if not cuts:  # most heads
+        return " ".join(source[start:end].decode("utf-8", errors="replace").split())
     parts, pos = [], start
     for c_start, c_end, replacement in cuts:
         parts.append(source[pos:max(pos, c_start)])

@@ -562,17 +562,23 @@ def _strip_template_args(name: str) -> str:
     return "".join(out).strip()
 
 
-def _matches(root: Node, language: str) -> Iterator[tuple[dict[str, list[Node]], Node | None]]:
-    """The query's matches, each with its definition's parent when the walk knows it (C++: walk.captures)."""
+def _captures(root: Node, language: str) -> Iterator[tuple[str, Node, Node | None, Node | None]]:
+    """The query's @import and @definition.<kind> captures as (capture, node, its @name or None, its parent or
+    None): the parent when the walk knows it (C++: walk.captures, which yields no @name)."""
     if language in walk.NODE_TYPES:
         for capture, node, parent in walk.captures(root, language):
-            yield {capture: [node]}, parent
+            yield capture, node, None, parent
         return
     # Most languages: the query's captures found by a walk (compiling the query costs a hook 2-17 ms).
     found = (walk.matches(root, language) if language in walk.WALKED
              else ts().QueryCursor(get_query(language)).matches(root))
     for _pattern, caps in found:
-        yield caps, None
+        for node in caps.get("import", ()):
+            yield "import", node, None, None
+        names = caps.get("name")
+        for cap, nodes in caps.items():
+            if cap.startswith("definition."):
+                yield cap, nodes[0], names[0] if names else None, None
 
 
 def _collect(root: Node, language: str) -> Collected:
@@ -581,33 +587,29 @@ def _collect(root: Node, language: str) -> Collected:
     by_name: dict[tuple[int, int], tuple[Node, Node, str]] = {}
     imports: list[Node] = []
     parents: dict[Node, Node] = {}
-    for caps, parent in _matches(root, language):
-        if "import" in caps:
-            imports.extend(caps["import"])
-        names = caps.get("name")
-        for cap, nodes in caps.items():
-            if not cap.startswith("definition."):
+    for capture, node, name, parent in _captures(root, language):
+        if capture == "import":
+            imports.append(node)
+            continue
+        kind = capture[len("definition."):]
+        if kind in extract.RESOLVED_KINDS:
+            resolved = extract.resolve(node, kind)
+            if resolved is None:
                 continue
-            node, kind = nodes[0], cap[len("definition."):]
-            if kind in extract.RESOLVED_KINDS:
-                resolved = extract.resolve(node, kind)
-                if resolved is None:
-                    continue
-                node, name, kind = resolved
-            else:
-                name = names[0] if names else extract.name_of(node, parent)
-                if name is None:
-                    continue
-                if not names:
-                    kind = extract.refine_kind(node, kind, parent)
-                if parent is not None:
-                    parents[node] = parent
-            for each in (extract.field_names(node) if kind == "field" else (name,)):  # `int x, y;`: both
-                key = (each.start_byte, each.end_byte)
-                seen = by_name.get(key)
-                if seen is not None and _preference(seen[0], seen[2]) >= _preference(node, kind):
-                    continue
-                by_name[key] = (node, each, kind)
+            node, name, kind = resolved
+        elif name is None:
+            name = extract.name_of(node, parent)
+            if name is None:
+                continue
+            kind = extract.refine_kind(node, kind, parent)
+            if parent is not None:
+                parents[node] = parent
+        for each in (extract.field_names(node) if kind == "field" else (name,)):  # `int x, y;`: both
+            key = (each.start_byte, each.end_byte)
+            seen = by_name.get(key)
+            if seen is not None and _preference(seen[0], seen[2]) >= _preference(node, kind):
+                continue
+            by_name[key] = (node, each, kind)
     if language == "ruby":
         imports.extend(extract.ruby_requires(root))
     # One definition captured with nested names (Rust `impl Foo<T>` gives
@@ -680,7 +682,8 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
     symbols: list[Symbol] = []
     stack: list[tuple[int, Symbol]] = []  # (end_byte, symbol) of open ancestors
     for node, name_node, kind in entries:
-        while stack and (stack[-1][0] <= node.start_byte or stack[-1][0] < node.end_byte):
+        end_byte = node.end_byte
+        while stack and (stack[-1][0] <= node.start_byte or stack[-1][0] < end_byte):
             stack.pop()
         parent = stack[-1][1] if stack else None
         if kind == "function" and parent is not None and parent.kind in _TYPE_KINDS:
@@ -701,19 +704,11 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
             body = extract.find_body(node, after)
             signature = extract.signature(node, body, source, language)
             doc = extract.doc_line(node, body, language, text, parents.get(node))
-        symbol = Symbol(
-            name=name,
-            kind=kind,
-            start_line=start_line,
-            end_line=end_line,
-            signature=signature,
-            parent=parent.qualified_name if parent else None,
-            doc=doc,
-            depth=len(stack),
-        )
+        symbol = Symbol(name, kind, start_line, end_line, signature, parent.qualified_name if parent else None, doc,
+                        len(stack))
         symbols.append(symbol)
         if kind not in _HOLD_NOTHING:  # a data member holds nothing (and `int x, y;` is one node for two)
-            stack.append((node.end_byte, symbol))
+            stack.append((end_byte, symbol))
     return symbols
 
 
