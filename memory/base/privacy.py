@@ -599,11 +599,13 @@ def _lines_found(text: str, searches: list[tuple[str, tuple[str, ...], Callable 
     return spans
 
 
-def _redact(text: str, depth: int = 0, present: set[str] | None = None) -> tuple[str, list[str]]:
-    """The text with its secrets replaced, and their kinds. `present`: the triggers the text holds, when the
-    caller knows them already."""
+def _redact(text: str, depth: int = 0, present: set[str] | None = None,
+            lower: str | None = None) -> tuple[str, list[str]]:
+    """The text with its secrets replaced, and their kinds. `present`: the triggers the text holds, and `lower`:
+    text.lower(), when the caller knows them already (an outline's 18 KB lowered again: 0.07 ms)."""
     found: list[str] = []
-    lower = text.lower()
+    if lower is None:
+        lower = text.lower()
     # The rules to run: those with a trigger in the text, in their order; the triggers are found once (and
     # again after a redaction changes the text). Testing every rule's triggers with `in` cost ~60 us a text
     # that passed the gate.
@@ -672,7 +674,7 @@ def clean(text: str) -> str:
     present = _TRIGGERS.present(lower)  # once: the gate's answer is also the rules to run (a 30 KB outline: ~1.4 ms)
     if not present:
         return text
-    return _redact(text, present=present)[0]
+    return _redact(text, present=present, lower=lower)[0]
 
 
 class Cleaner:
@@ -687,14 +689,15 @@ class Cleaner:
     def __call__(self, text: str) -> str:
         if not text:
             return text
-        present = self.memo.present(text.lower())
+        lower = text.lower()
+        present = self.memo.present(lower)
         if not present:
             return text  # no trigger and no "private": what clean returns then
         if "private" in present:
             stripped = strip_private(text)
             if stripped != text:
                 return redact_secrets(stripped)
-        return _redact(text, present=present)[0]  # "private" itself sets off no rule
+        return _redact(text, present=present, lower=lower)[0]  # "private" itself sets off no rule
 
 
 def clean_obj(value: object) -> object:
