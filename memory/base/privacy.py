@@ -337,7 +337,7 @@ _URL_CUT = r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`]+:(?P<value>[^\s'\"
 # Rules whose every match holds a literal within `reach` characters after its start (a URL's scheme and `://`;
 # their `$` is the text's end, so lines will not do): in a long text they are tried only at the positions up
 # to `reach` before each occurrence (~5 us an occurrence, where a search costs ~18 us a KB: a Ruby outline's
-# two URL rules 0.09 -> 0.01 ms each), unless the literal is too frequent for that to pay (_ANCHOR_SPAN).
+# two URL rules 0.09 -> 0.015 ms each), unless the literal is too frequent for that to pay (_ANCHOR_SPAN).
 _ANCHORS = {_URL_PASSWORD: ("://", 31), _URL_CUT: ("://", 31)}
 _ANCHOR_SPAN = 256  # characters of text per occurrence of the literal, at least
 # What must come before (ending at the word, within _BEFORE_CHARS) and after the word (from its end) in a line
@@ -541,7 +541,8 @@ def _anchored(pattern: re.Pattern[str], text: str, literal: str, reach: int) -> 
 def _lines_with(text: str, words: tuple[str, ...], lower: str | None = None,
                 around: tuple[str | None, str | None] | None = None) -> list[tuple[int, int]]:
     """(start, end) offsets of the lines of `text` that hold one of `words` (lower case; with the patterns
-    `around`, if given, before and after it: see _LINE_AROUND), or any non-ASCII."""
+    `around`, if given, before and after it: see _LINE_AROUND), or one of _CASE_TWINS (any non-ASCII character
+    where lowering changes the text's length)."""
     if lower is None:
         lower = text.lower()
     if len(lower) == len(text):  # each character lowered to one: the offsets are the text's
