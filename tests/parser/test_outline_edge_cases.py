@@ -535,3 +535,10 @@ def test_only_the_exporting_grammars_have_an_export_statement() -> None:
             continue
         has = grammar.id_for_node_kind("export_statement", True) is not None
         assert has == (language in extract._EXPORTING), language
+
+
+def test_the_outline_knows_the_languages_with_variables_without_importing_them() -> None:
+    """parser/outline.py imports parser/variables.py only for the languages it outlines variables of."""
+    from parser import outline, variables
+
+    assert outline.VARIABLE_LANGUAGES == variables.LANGUAGES
