@@ -405,3 +405,52 @@ def test_a_long_cpp_head_gives_the_signature_its_whole_text_gives(monkeypatch: p
         monkeypatch.setattr(extract, "_LONG_HEAD", prefix)
         assert [outline_source(source, "x.hpp", "cpp").to_json() for source in sources] == whole
     assert sum(text is not None for text in used) > 20
+
+
+def test_a_repair_tells_the_tree_exactly_which_lines_differ() -> None:
+    """parser/outline.py _edited finds the runs of lines a copy blanked by comparing blocks of bytes: each run
+    as one edit, from its first line's start to its last line's end, as a line-by-line comparison gives."""
+    import random
+
+    from parser import outline as outline_module
+    from parser.preprocess import blank_lines, first_branches
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.edits: list[tuple] = []
+
+        def copy(self) -> Recorder:
+            return self
+
+        def edit(self, *args: object) -> None:
+            self.edits.append(args)
+
+    def by_lines(text: bytes, copy: bytes) -> list[tuple]:
+        edits, start = [], 0
+        old, new = text.split(b"\n"), copy.split(b"\n")
+        for row, (line, other) in enumerate(zip(old, new, strict=True)):
+            if line != other:
+                if edits and edits[-1][4][0] == row - 1:  # the run goes on
+                    first_byte, first = edits[-1][0], edits[-1][3]
+                    edits.pop()
+                else:
+                    first_byte, first = start, (row, 0)
+                end = start + len(line)
+                edits.append((first_byte, end, end, first, (row, len(line)), (row, len(line))))
+            start += len(line) + 1
+        return edits
+
+    rng = random.Random(7)
+    fixtures = os.path.dirname(CASES)
+    for name in ("sample.hpp", "sample.c", "sample.py"):
+        text = open(os.path.join(fixtures, name), "rb").read()
+        rows = text.count(b"\n")
+        copies = [first_branches(text), blank_lines(text, 0, 0), blank_lines(text, rows, rows)]
+        for _ in range(30):
+            copy = text
+            for _ in range(rng.randint(1, 5)):
+                first = rng.randrange(rows + 1)
+                copy = blank_lines(copy, first, first + rng.randint(0, 3))
+            copies.append(copy)
+        for copy in copies:
+            assert outline_module._edited(Recorder(), text, copy, "cpp").edits == by_lines(text, copy)
