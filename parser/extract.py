@@ -59,10 +59,9 @@ DOC_CAP = 80
 _SCAN_CAP = 2000  # bytes of a body-less node looked at for its signature
 
 
-def _declarator_name(node: Node) -> Node | None:
-    """C/C++: follow declarator fields (pointer, reference...) down to a
+def _function_name(decl: Node | None) -> Node | None:
+    """C/C++: from a declarator, follow declarator fields (pointer, reference...) down to a
     function_declarator and return its name; None if it declares no function."""
-    decl = node.child_by_field_name("declarator")
     for _ in range(6):
         if decl is None:
             return None
@@ -77,29 +76,51 @@ def _declarator_name(node: Node) -> Node | None:
     return None
 
 
-def name_of(node: Node, parent: Node | None = None) -> Node | None:
-    """Name of a definition captured without @name; `parent` is the node's parent if the caller has it (None:
-    looked up, at ~0.6 us: see _EXPORTING).
+_DECLARATOR_OWNERS = frozenset({"function_definition", "declaration", "field_declaration"})
+
+
+def name_and_kind(node: Node, kind: str, parent: Node | None = None) -> tuple[Node, str] | None:
+    """The name node and kind of a definition captured without @name (the query's `kind`, or one it refines),
+    None if it names nothing worth a row; `parent` is the node's parent if the caller has it (None: looked
+    up, at ~0.6 us: see _EXPORTING).
 
     Some patterns capture only the definition node: a query naming a child
     of those nodes (Swift's function_declaration, C++'s declarators) takes
     tens of milliseconds to compile, and a hook compiles its query each run.
     """
-    kind = node.type
-    if kind in ("function_definition", "declaration", "field_declaration") and (
-            node.child_by_field_name("declarator") is None):
-        kind = "named"  # not C/C++: Scala's function_definition, C#'s field_declaration...
-    if kind in ("declaration", "field_declaration"):
-        # Prototypes and member declarations; in a function body `Foo bar(baz);` is usually a variable.
+    node_type = node.type
+    decl = node.child_by_field_name("declarator") if node_type in _DECLARATOR_OWNERS else None
+    if decl is not None:  # C/C++ (Scala's function_definition, C#'s field_declaration have no declarator)
+        return _declared(node, node_type, decl, kind, parent)
+    name = _named(node, node_type)
+    return (name, refine_kind(node, kind)) if name is not None else None
+
+
+def _declared(node: Node, node_type: str, decl: Node, kind: str, parent: Node | None) -> tuple[Node, str] | None:
+    """C/C++: the name of a function definition, of a prototype or member declaration of the file's interface
+    (in a function body `Foo bar(baz);` is usually a variable), or of a data member, a field (`std::set<int>
+    *held_ GUARDED_BY(mu_);` -> held_; a variable's row would be noise)."""
+    parent_type = None
+    if node_type != "function_definition":
         parent = node.parent if parent is None else parent
-        if parent is None or parent.type not in _DECLARATION_PARENTS:
+        parent_type = parent.type if parent is not None else None
+        if parent_type not in _DECLARATION_PARENTS:
             return None
-        return _declarator_name(node) or _field_name(node, parent)
-    if kind == "function_definition":
-        return _declarator_name(node)
-    if kind in _NEEDS_BODY and node.child_by_field_name("body") is None:
+    function = _function_name(decl)
+    if function is not None:
+        return function, kind
+    if node_type != "field_declaration" or parent_type != "field_declaration_list":
+        return None
+    field = _field_identifier(decl)
+    return (field, "field") if field is not None else None
+
+
+def _named(node: Node, node_type: str) -> Node | None:
+    """The name of a definition without a declarator: its `name` field, none for a forward declaration or a
+    bare #define, a typedef's new type name."""
+    if node_type in _NEEDS_BODY and node.child_by_field_name("body") is None:
         return None  # `struct Foo;`, `class Foo;`: a forward declaration
-    if kind == "type_definition":  # typedef ... Name; typedef int (*Name)(void); typedef char Name[4];
+    if node_type == "type_definition":  # typedef ... Name; typedef int (*Name)(void); typedef char Name[4];
         decl = node.child_by_field_name("declarator")
         for _ in range(6):
             if decl is None or decl.type == "type_identifier":
@@ -108,20 +129,9 @@ def name_of(node: Node, parent: Node | None = None) -> Node | None:
                 (c for c in decl.named_children if c.type.endswith("declarator") or c.type == "type_identifier"),
                 None)
         return None
-    if kind == "preproc_def" and node.child_by_field_name("value") is None:
+    if node_type == "preproc_def" and node.child_by_field_name("value") is None:
         return None  # a bare #define is an include guard or a flag
     return node.child_by_field_name("name")
-
-
-def _field_name(node: Node, parent: Node | None = None) -> Node | None:
-    """C++: the name of a data member (`std::set<int> *held_ GUARDED_BY(mu_);` -> held_), None for anything
-    else (a variable, whose row would be noise). `parent`: see name_of."""
-    if node.type != "field_declaration":
-        return None
-    parent = node.parent if parent is None else parent
-    if parent is None or parent.type != "field_declaration_list":
-        return None
-    return _field_identifier(node.child_by_field_name("declarator"))
 
 
 def field_names(node: Node) -> list[Node]:
@@ -273,10 +283,8 @@ _SWIFT_KINDS = {"struct": "struct", "enum": "enum", "extension": "extension", "a
                 "class": "class"}
 
 
-def refine_kind(node: Node, kind: str, parent: Node | None = None) -> str:
-    """Kind of a node captured by a generic pattern (see name_of, and for `parent`)."""
-    if node.type == "field_declaration" and _declarator_name(node) is None and _field_name(node, parent) is not None:
-        return "field"  # C++ data member
+def refine_kind(node: Node, kind: str) -> str:
+    """Kind of a node captured by a generic pattern (see name_and_kind; C++ data members: _declared)."""
     if node.type == "class_declaration" and node.grammar_name == "class_declaration":
         decl = node.child_by_field_name("declaration_kind")
         if decl is not None:
@@ -541,7 +549,12 @@ def _head_text(node: Node, kind: str, body: Node | None, start: int, end: int, s
     head = source[start:end]
     # Walking the nodes is the costly part; most signatures need no edit.
     if _may_have_default(head, language) or any(map(head.__contains__, _COMMENT_STARTS)):
-        _elisions(node, start, end, cuts, _marks(head, start) if language in ("c", "cpp") else None)
+        if language not in ("c", "cpp"):
+            _elisions(node, start, end, cuts)
+        elif node.has_error:
+            _elisions(node, start, end, cuts, _marks(head, start))
+        else:  # what _elisions would find below the node (a definition: never itself cut), without its loop
+            _marked_elisions(node, _marks(head, start), cuts)
     if kind == "type_definition":  # `typedef struct _x {…} X`: the fields are the struct's body
         fields = _typedef_fields(node)
         if fields is not None:
@@ -703,7 +716,7 @@ def _first_line(text: str) -> str | None:
 
 def leading_comment(node: Node, text: bytes, doc_only: bool = False, parent: Node | None = None) -> str | None:
     """First line of the comment block right above ``node`` (or its wrapper); `text` is what the tree was
-    parsed from (not comment.text: see parser/outline.py _node_text); `parent`: see name_of."""
+    parsed from (not comment.text: see parser/outline.py _node_text); `parent`: see name_and_kind."""
     row = node.start_point.row
     parent = node.parent if parent is None else parent
     # `export function f`, `pub(crate) fn` wrapped in a declaration: the

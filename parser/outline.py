@@ -629,10 +629,10 @@ def _collect(root: Node, language: str) -> Collected:
                 continue
             node, name, kind = resolved
         elif name is None:
-            name = extract.name_of(node, parent)
-            if name is None:
+            named = extract.name_and_kind(node, kind, parent)
+            if named is None:
                 continue
-            kind = extract.refine_kind(node, kind, parent)
+            name, kind = named
             if parent is not None:
                 parents[node] = parent
         for each in (extract.field_names(node) if kind == "field" else (name,)):  # `int x, y;`: both

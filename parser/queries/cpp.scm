@@ -1,5 +1,5 @@
 ; Patterns name node types only, and the outliner finds the names
-; (parser/extract.py name_of): it follows a declarator chain (int *f(),
+; (parser/extract.py name_and_kind): it follows a declarator chain (int *f(),
 ; T &Foo::get()) to the function's name, drops declarations that declare no
 ; function or sit in a function body (`Foo bar(baz);` there is usually a
 ; variable), forward declarations (`class Foo;`) and bare #defines. Spelling

@@ -1,6 +1,6 @@
 ; The Read hook walks the tree instead (parser/walk.py _csharp; a test checks they agree): a change here
 ; needs the same change there.
-; Names come from the `name` field (parser/extract.py name_of): naming them
+; Names come from the `name` field (parser/extract.py name_and_kind): naming them
 ; here made the query slower to compile, which a hook pays on every miss.
 (class_declaration) @definition.class
 (interface_declaration) @definition.interface
