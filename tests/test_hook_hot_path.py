@@ -7,8 +7,10 @@ import json
 import os
 import random
 import re
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from memory.base.classify import DEFAULT_LOW_VALUE, is_low_value
@@ -95,12 +97,12 @@ def test_low_value_gate_keeps_every_verdict() -> None:
         assert is_low_value(title, "content") == expected, title
 
 
-def _hook_modules(tmp_path: Path, event: dict, entry: str = "post_tool_use") -> set[str]:
+def _hook_modules(tmp_path: Path, event: dict, entry: str = "post_tool_use", worker: str = "off") -> set[str]:
     """The modules a real hook process has loaded when it exits, from `python -X importtime`."""
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    env = {**os.environ, "MEMORY_HOME": str(tmp_path / "data"), "MEMORY_WORKER": "off"}
+    env = {**os.environ, "MEMORY_HOME": str(tmp_path / "data"), "MEMORY_WORKER": worker}
     for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR", "MEMORY_LOW_VALUE_PATTERNS"):
         env.pop(name, None)
     payload = {"session_id": "s-lean", "transcript_path": "", "cwd": str(project), **event}
@@ -130,6 +132,37 @@ def test_a_plain_tool_hook_stays_off_the_slow_imports(tmp_path: Path) -> None:
     # json package nor re (memory/base/jsonlite.py, regexes compiled only when a trigger occurs).
     modules = _hook_modules(tmp_path, bash)
     assert not modules & (heavy | {"re", "json", "json.decoder", "enum"}), sorted(modules & (heavy | {"re", "json"}))
+
+
+def test_asking_a_running_worker_stays_off_the_socket_module(tmp_path: Path) -> None:
+    """A hook that saves a memory wakes the running worker over its socket with the C-level _socket: the
+    `socket` package imports enum, selectors and functools (8.7 ms CPU of such a hook)."""
+    from memory.base.worker_client import socket_path
+
+    home = tmp_path / "data"
+    home.mkdir()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(socket_path(str(home)))
+    server.listen(4)
+    asked: list[dict] = []
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            asked.append(json.loads(conn.makefile("rb").readline()))
+            conn.sendall(b'{"ok": true}\n')
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    bash = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "make -j4 all"},
+            "tool_response": {"stdout": "built", "stderr": ""}}
+    try:
+        modules = _hook_modules(tmp_path, bash, worker="on")
+        thread.join(10)
+    finally:
+        server.close()
+    assert [a.get("op") for a in asked] == ["wake"]  # the new memory woke the worker through the socket
+    assert "_socket" in modules and not modules & {"socket", "selectors", "enum"}, sorted(modules)
 
 
 def test_flag_constants_are_res() -> None:
