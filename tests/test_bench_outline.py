@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -30,3 +31,23 @@ def test_names_visible_is_measured_beside_recall() -> None:
     row = bench_language("c", files["c"], use_ctags=True)
     # connection.h: 36 names (6 enumerators, 24 #defines...), all in the outline but its include guard.
     assert row["names"] == 36 and row["visible"] == 35 / 36 and row["recall"] == 1.0
+
+
+def test_outline_same_tells_a_changed_outline_from_an_unchanged_one(tmp_path) -> None:
+    """scripts/bench/outline_same.py: two dumps of the same code agree; a renamed function is a difference."""
+    from scripts.bench import outline_same
+
+    code = tmp_path / "code"
+    code.mkdir()
+    body = "".join(f"    x = x + {i}\n" for i in range(60))
+    (code / "a.py").write_text(f"def first(x):\n{body}    return x\n\n\ndef second(x):\n{body}    return x\n")
+    (code / "short.py").write_text("x = 1\n")  # under MIN_LINES: not dumped
+    before, same, after = (str(tmp_path / n) for n in ("before.json", "same.json", "after.json"))
+    outline_same.dump(before, [str(code)], 10)
+    outline_same.dump(same, [str(code)], 10)
+    assert outline_same.diff(before, same) == 0
+    (code / "a.py").write_text((code / "a.py").read_text().replace("def second", "def renamed"))
+    outline_same.dump(after, [str(code)], 10)
+    assert outline_same.diff(before, after) == 1
+    with open(before) as fh:
+        assert list(json.load(fh)) == [str(code / "a.py")]
