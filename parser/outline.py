@@ -711,7 +711,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
     parents = parents or {}
     entries.sort(key=lambda e: (e[0].start_byte, -e[0].end_byte))
     symbols: list[Symbol] = []
-    stack: list[tuple[int, Symbol]] = []  # (end_byte, symbol) of open ancestors
+    stack: list[tuple[int, Symbol, str]] = []  # (end_byte, symbol, its qualified name) of open ancestors
     for node, name_node, kind in entries:
         end_byte = node.end_byte
         while stack and (stack[-1][0] <= node.start_byte or stack[-1][0] < end_byte):
@@ -735,11 +735,11 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
             body = extract.find_body(node, after)
             signature = extract.signature(node, body, source, language)
             doc = extract.doc_line(node, body, language, text, parents.get(node))
-        symbol = Symbol(name, kind, start_line, end_line, signature, parent.qualified_name if parent else None, doc,
-                        len(stack))
+        parent_name = stack[-1][2] if stack else None
+        symbol = Symbol(name, kind, start_line, end_line, signature, parent_name, doc, len(stack))
         symbols.append(symbol)
         if kind not in _HOLD_NOTHING:  # a data member holds nothing (and `int x, y;` is one node for two)
-            stack.append((end_byte, symbol))
+            stack.append((end_byte, symbol, f"{parent_name}.{name}" if parent_name else name))
     return symbols
 
 
