@@ -147,18 +147,9 @@ def _sub_within(pattern: re.Pattern[bytes], blank: Callable[[re.Match[bytes]], b
                 spans: list[tuple[int, int]]) -> bytes:
     """`pattern.sub(blank, source)` for a pattern whose matches all lie within `spans` (each match still sees
     the whole text around it: its look-behinds and `blank`'s checks look before the line)."""
-    out: list[bytes] = []
-    last = 0
     finditer = pattern.finditer
-    for start, end in spans:
-        for match in finditer(source, start, end):
-            out.append(source[last:match.start()])
-            out.append(blank(match))
-            last = match.end()
-    if not out:
-        return source
-    out.append(source[last:])
-    return b"".join(out)
+    return recode.sub_matches(source, (match for start, end in spans for match in finditer(source, start, end)),
+                              blank)
 
 
 _CONDITIONALS = (b"if", b"ifdef", b"ifndef", b"elif", b"elifdef", b"elifndef", b"else", b"endif")

@@ -18,6 +18,7 @@ import sys
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
     import re
+    from collections.abc import Callable, Iterable
 
 _loaded: list[dict] = []
 # The table's code words: native unsigned ints of _sre.CODESIZE (4) bytes, in the table's BYTEORDER.
@@ -51,6 +52,23 @@ def compile(source: str | bytes, flags: int = 0) -> re.Pattern:
     import re
 
     return re.compile(source, flags)
+
+
+def sub_matches(text: str | bytes, matches: Iterable[re.Match], repl: Callable[[re.Match], str | bytes]
+                ) -> str | bytes:
+    """`pattern.sub(repl, text)` given the pattern's matches in `text`, in order: for a caller that finds them
+    only where they can be (the macro masks' lines, the privacy rules' lines and anchors), each match still
+    seeing the whole text around it."""
+    out = []
+    last = 0
+    for match in matches:
+        out.append(text[last:match.start()])
+        out.append(repl(match))
+        last = match.end()
+    if not out:
+        return text
+    out.append(text[last:])
+    return text[:0].join(out)
 
 
 def program(source: str | bytes, flags: int = 0) -> tuple:

@@ -494,18 +494,11 @@ def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
     matches = _matches(pattern, source, text, lower) if len(text) >= _LINES_ABOVE else None
     if matches is None:
         return pattern.sub(repl, text)
+    from parser import recode  # loaded already: _pattern compiles through it
+
     # The same matches as `sub` over the whole text (m.string is still the text: the checks that look around a
     # match see what they would), found only where they can be.
-    out: list[str] = []
-    last = 0
-    for m in matches:
-        out.append(text[last:m.start()])
-        out.append(repl(m))
-        last = m.end()
-    if not out:
-        return text
-    out.append(text[last:])
-    return "".join(out)
+    return recode.sub_matches(text, matches, repl)  # type: ignore[return-value]
 
 
 def _matches(pattern: re.Pattern[str], source: str, text: str, lower: str | None) -> Iterable[re.Match[str]] | None:
