@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from scripts.bench.outline import bench_language, corpus_files
+from scripts.bench.outline import bench_language, corpus_files, hook_rows, ratio_ci
 from tests.support.ctags_oracle import ctags_available
 
 CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "parser", "fixtures", "cases")
@@ -23,6 +23,20 @@ def test_corpus_files_groups_code_by_language_and_skips_short_files(tmp_path) ->
     (tmp_path / "sub" / "d.kt").write_text("val x = 1\n" * 9)
     assert corpus_files(str(tmp_path), 3, 10) == {"kotlin": [str(tmp_path / "sub" / "d.kt")],
                                                   "python": [str(tmp_path / "a.py")]}
+
+
+def test_hook_ratio_has_a_bootstrap_interval_around_it() -> None:
+    """The CPU ratio to the bare start is the ratio of the medians; its 95% interval holds it and is seeded."""
+    bare = [8.0, 8.5, 9.0, 7.5, 8.0, 12.0, 8.2, 8.1]
+    res = {"bare": {"wall": bare, "cpu": bare},
+           "cpp": {"cold": [1.0] * 8, "cold_cpu": [40.0, 42.0, 44.0, 41.0, 60.0, 43.0, 40.5, 41.5],
+                   "hit": [1.0] * 8, "hit_cpu": [20.0] * 8}}
+    row = hook_rows(res)["cpp"]
+    assert row["cold_ratio"] == round(41.75 / 8.15, 2) and row["hit_ratio"] == round(20 / 8.15, 2)
+    lo, hi = row["cold_ratio_ci"]
+    assert lo <= row["cold_ratio"] <= hi and lo < hi
+    assert ratio_ci([20.0] * 5, [10.0] * 5) == [2.0, 2.0]
+    assert ratio_ci(res["cpp"]["cold_cpu"], bare) == row["cold_ratio_ci"]
 
 
 @pytest.mark.skipif(not ctags_available(), reason="Universal Ctags not installed")

@@ -21,8 +21,9 @@ files of 300+ lines picked deterministically, prints:
   post_tool_use, a Read event on stdin) on a copy of sample files in a
   scratch project: cold (a file it has not seen: parse, cache write) and
   cached (the same file, another session), against a bare interpreter start
-  (`python -S -c pass`) measured in the same interleaved rounds. Wall time
-  and CPU time (user+sys of the hook process: steadier on a shared machine).
+  (`python -S -c pass`) started just before each hook run. Wall time and
+  CPU time (user+sys of the hook process: steadier on a shared machine); the
+  CPU ratio of the medians with a 95% bootstrap interval.
 
 With ``--corpus DIR`` the files are DIR's code files of ``--min-lines``+ lines (any language the outliner
 knows, by extension), up to ``--files`` per language, instead of the machine's.
@@ -36,12 +37,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 from parser import estimate_tokens, language_for_path, outline_source
 from parser.render import read_text
@@ -143,9 +146,6 @@ def bench_hook(samples: dict[str, list[str]], rounds: int,
         for (_, root), env in zip(roots, envs, strict=True):  # db created, .pyc read
             run_timed([os.path.join(root, "hooks", "run"), "post_tool_use"], _read_event(project, warm, "warm"), env)
         for r in range(rounds):
-            bare = run_timed([py, *BARE], b"", envs[0])
-            results["bare"]["wall"].append(bare.wall_ms)
-            results["bare"]["cpu"].append(bare.cpu_ms)
             for language, files in samples.items():
                 for i, src in enumerate(files):
                     order = list(zip(roots, envs, strict=True))
@@ -157,6 +157,11 @@ def bench_hook(samples: dict[str, list[str]], rounds: int,
                         got = results.setdefault(language + label,
                                                  {k: [] for k in ("cold", "cold_cpu", "hit", "hit_cpu")})
                         for mode in ("cold", "hit"):
+                            # A bare start beside every hook run: the ratio's denominator gets as many samples as
+                            # its numerator, taken under the same load (one per round moved it 7.8-11.6 ms).
+                            bare = run_timed([py, *BARE], b"", env)
+                            results["bare"]["wall"].append(bare.wall_ms)
+                            results["bare"]["cpu"].append(bare.cpu_ms)
                             t = run_timed([os.path.join(root, "hooks", "run"), "post_tool_use"],
                                           _read_event(project, path, f"{mode}-{r}-{i}-{language}{label}"), env)
                             if b"updatedToolOutput" not in t.stdout:
@@ -183,7 +188,24 @@ def hook_rows(res: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, flo
                   for k, v in got.items() for q in ("p50", "p95")} for name, got in rows.items()}
     out["bare python"] = {f"{k}_{q}": round(statistics.median(v) if q == "p50" else percentile(v, .95), 1)
                           for k, v in bare.items() for q in ("p50", "p95")}
+    for name, got in rows.items():
+        for k in ("cold", "hit"):
+            out[name][f"{k}_ratio"] = round(statistics.median(got[f"{k}_cpu"]) / statistics.median(bare["cpu"]), 2)
+            out[name][f"{k}_ratio_ci"] = ratio_ci(got[f"{k}_cpu"], bare["cpu"])
     return out
+
+
+def ratio_ci(num: list[float], den: list[float], reps: int = 2000, seed: int = 17) -> list[float]:
+    """95% bootstrap interval (seeded) of median(num) / median(den), each list resampled on its own."""
+    rng = random.Random(seed)
+    ratios = sorted(statistics.median(rng.choices(num, k=len(num))) / statistics.median(rng.choices(den, k=len(den)))
+                    for _ in range(reps))
+    return [round(ratios[int(0.025 * reps)], 2), round(ratios[int(0.975 * reps) - 1], 2)]
+
+
+def _ratio(row: dict[str, Any], mode: str) -> str:
+    lo, hi = row[f"{mode}_ratio_ci"]
+    return f"{row[f'{mode}_ratio']:.2f}x ({lo:.2f}-{hi:.2f})"
 
 
 def main() -> int:
@@ -245,9 +267,8 @@ def main() -> int:
     print(f"\nRead hook (hooks/run post_tool_use), {args.rounds} rounds x {args.hook_files} files per language, "
           f"empty project db, {machine_line()}:")
     width = max(11, *(len(name) + 1 for name in hooks))
-    bare_cpu = hooks["bare python"]["cpu_p50"] or 1.0
     print(f"{'':<{width}}{'cold p50':>9}{'p95':>7}{'cached p50':>11}{'p95':>7}  |  cpu ms: {'cold p50':>8}{'p95':>6}"
-          f"{'cached p50':>11}{'p95':>6}  |  cpu p50 / bare: cold, cached")
+          f"{'cached p50':>11}{'p95':>6}  |  cpu p50 / bare (95% CI): cold, cached")
     for name, r in hooks.items():
         if name == "bare python":
             print(f"{name:<{width}}{r['wall_p50']:>9.1f}{r['wall_p95']:>7.1f}{'':>18}  |  {'':>8}{r['cpu_p50']:>8.1f}"
@@ -255,8 +276,7 @@ def main() -> int:
         else:
             print(f"{name:<{width}}{r['cold_p50']:>9.1f}{r['cold_p95']:>7.1f}{r['hit_p50']:>11.1f}"
                   f"{r['hit_p95']:>7.1f}  |  {'':>8}{r['cold_cpu_p50']:>8.1f}{r['cold_cpu_p95']:>6.1f}"
-                  f"{r['hit_cpu_p50']:>11.1f}{r['hit_cpu_p95']:>6.1f}  |  {r['cold_cpu_p50'] / bare_cpu:.2f}x, "
-                  f"{r['hit_cpu_p50'] / bare_cpu:.2f}x")
+                  f"{r['hit_cpu_p50']:>11.1f}{r['hit_cpu_p95']:>6.1f}  |  {_ratio(r, 'cold')}, {_ratio(r, 'hit')}")
     return 0
 
 
