@@ -623,7 +623,20 @@ def _redact(text: str, depth: int = 0, present: set[str] | None = None,
 
 def _rules_for(present: set[str]) -> list[int]:
     """The indices in _SECRETS of the rules one of whose triggers is in `present`, in order."""
-    return sorted({i for t in present for i in _RULES_OF.get(t, ())})
+    rules_of = _RULES_OF or _index_rules()
+    return sorted({i for t in present for i in rules_of.get(t, ())})
+
+
+def _index_rules() -> dict[str, list[int]]:
+    """_RULES_OF, made on the first text that passes the gate (most hook processes clean no such text, and
+    making it cost each ~0.1 ms); set whole, so that another thread never reads half of it."""
+    global _RULES_OF
+    rules_of: dict[str, list[int]] = {}
+    for i, (_kind, triggers, *_rest) in enumerate(_SECRETS):
+        for t in triggers:
+            rules_of.setdefault(t, []).append(i)
+    _RULES_OF = rules_of
+    return rules_of
 
 
 def redact_secrets(text: str) -> str:
@@ -638,19 +651,22 @@ def find_secrets(text: str) -> list[str]:
 
 
 _ALL_TRIGGERS = tuple(dict.fromkeys(t for _kind, triggers, *_ in _SECRETS for t in triggers))
-_RULES_OF: dict[str, list[int]] = {}  # trigger -> the rules it sets off
-for _i, (_kind, _triggers, *_rest) in enumerate(_SECRETS):
-    for _t in _triggers:
-        _RULES_OF.setdefault(_t, []).append(_i)
+_RULES_OF: dict[str, list[int]] = {}  # trigger -> the rules it sets off (_index_rules)
 # The gate looks triggers up by their first three characters (memory/base/needles.py): one C-level set
 # intersection over the text's trigrams instead of ~300 substring scans (measured 2-15x less per text; most
 # texts hold no trigger).
 _TRIGGERS = Needles(_ALL_TRIGGERS)
-# Every pattern _pattern compiles: scripts/gen_regex_table.py puts them in parser/_regex_table.py.
-PATTERNS = list(dict.fromkeys([
-    (_TAG_SOURCE, _I), (_WORD_PARTS, 0), (_JOINED_WORDS, 0), (_DOTTED_NAME, 0), (_IDENTIFIER, 0), (_PORT, 0),
-    *((source, 0) for around in _LINE_AROUND.values() for source in around if source),
-    *((source, flags) for _kind, _t, source, _g, flags, *_ in _SECRETS)]))
+
+
+def patterns() -> list[tuple[str, int]]:
+    """Every pattern _pattern compiles: scripts/gen_regex_table.py puts them in parser/_regex_table.py (a
+    function: the list built at import cost every hook ~0.06 ms)."""
+    return list(dict.fromkeys([
+        (_TAG_SOURCE, _I), (_WORD_PARTS, 0), (_JOINED_WORDS, 0), (_DOTTED_NAME, 0), (_IDENTIFIER, 0), (_PORT, 0),
+        *((source, 0) for around in _LINE_AROUND.values() for source in around if source),
+        *((source, flags) for _kind, _t, source, _g, flags, *_ in _SECRETS)]))
+
+
 _has_trigger = _TRIGGERS.any_in
 
 
