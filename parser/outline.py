@@ -711,6 +711,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
     are shown by name only: their signature is their name (a constant's: `const NAME`), never their value.
     `parents`: definitions' parents already known (_collect)."""
     parents = parents or {}
+    siblings: extract.Siblings = {}  # see extract._before
     entries.sort(key=lambda e: (e[0].start_byte, -e[0].end_byte))
     symbols: list[Symbol] = []
     stack: list[tuple[int, Symbol, str]] = []  # (end_byte, symbol, its qualified name) of open ancestors
@@ -736,7 +737,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
             after = name_node.end_byte if name_node.type not in _KEYWORD_NAMES else node.start_byte
             body = extract.find_body(node, after)
             signature = extract.signature(node, body, source, language)
-            doc = extract.doc_line(node, body, language, text, parents.get(node))
+            doc = extract.doc_line(node, body, language, text, parents.get(node), siblings)
         parent_name = stack[-1][2] if stack else None
         symbol = Symbol(name, kind, start_line, end_line, signature, parent_name, doc, len(stack))
         symbols.append(symbol)

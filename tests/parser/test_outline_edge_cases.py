@@ -496,7 +496,7 @@ def test_the_walk_refuses_a_query_it_cannot_read(tmp_path: Path, monkeypatch: py
     (tmp_path / "odd.scm").write_text("(function_definition name: (identifier) @name) @definition.function\n")
     monkeypatch.setattr(walk, "QUERY_DIR", str(tmp_path))
     with pytest.raises(ValueError, match="not a node-type pattern"):
-        walk._read_patterns("odd")
+        walk.read_patterns("odd")
 
 
 def test_the_regex_table_holds_every_cold_pattern_compiled_as_re_compiles_it() -> None:
