@@ -132,6 +132,9 @@ def test_a_plain_tool_hook_stays_off_the_slow_imports(tmp_path: Path) -> None:
     # json package nor re (memory/base/jsonlite.py, regexes compiled only when a trigger occurs).
     modules = _hook_modules(tmp_path, bash)
     assert not modules & (heavy | {"re", "json", "json.decoder", "enum"}), sorted(modules & (heavy | {"re", "json"}))
+    # Nor the trust flags (a duplicate is written with none: memory/store/__init__.py _flags_for) or the word
+    # splitting of prompts.
+    assert not modules & {"memory.base.fence", "memory.base.words"}, sorted(modules)
 
 
 def test_asking_a_running_worker_stays_off_the_socket_module(tmp_path: Path) -> None:

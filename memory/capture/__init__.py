@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 
 from memory.base.classify import classify
-from memory.base.words import WordChars
 from memory.store import NewMemory
 from memory.store.state import State, push_unique
 
@@ -54,7 +53,18 @@ _SENTENCE_END = r"(?<=[.!?])\s+|\n+"  # compiled on first use: a first compile c
 _DECISION_WORDS = frozenset("we we'll we're always never decided decision i'm now forward convention rule".split())
 
 
-_WORD_CHARS = WordChars("abcdefghijklmnopqrstuvwxyz'".__contains__)  # [a-z'] (as _states_decision splits)
+_WORD_CHARS: dict[int, int] | None = None  # [a-z'] (as _states_decision splits): a WordChars, on first use
+
+
+def _word_chars() -> dict[int, int]:
+    """_WORD_CHARS, made when first needed: a tool event never splits words (importing memory.base.words
+    cost a tool hook ~0.35 M instructions)."""
+    global _WORD_CHARS
+    if _WORD_CHARS is None:
+        from memory.base.words import WordChars
+
+        _WORD_CHARS = WordChars("abcdefghijklmnopqrstuvwxyz'".__contains__)
+    return _WORD_CHARS
 
 
 class Capture:
@@ -322,7 +332,7 @@ def decisions_in(text: str) -> list[str]:
     Questions, conditionals and requests ("can we use X?", "use X to fix this") are not decisions; text in
     code fences and quoted lines ("> ...") is not the user's own statement."""
     out: list[str] = []
-    if _DECISION_WORDS.isdisjoint(text.lower().replace("\u2019", "'").translate(_WORD_CHARS).split()):
+    if _DECISION_WORDS.isdisjoint(text.lower().replace("\u2019", "'").translate(_word_chars()).split()):
         return out
     import re  # prompts only: a tool event never needs it
 

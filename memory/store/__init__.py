@@ -13,7 +13,6 @@ import time
 
 from memory.base.classify import TYPES, is_low_value
 from memory.base.config import env_int
-from memory.base.fence import derive_origin, flags_for
 from memory.base.privacy import clean
 from memory.base.sha import sha256
 from memory.store.db import Tx
@@ -90,9 +89,9 @@ class Screen:
     uses the plain functions; a batch (save_many) the memoised ones (privacy.Cleaner, fence.Flagger), which
     return the same for every text and cost a chat turn of known words ~4 us instead of ~25."""
 
-    def __init__(self, clean: Callable[[str], str] = clean, flags: Callable[..., str] = flags_for) -> None:
+    def __init__(self, clean: Callable[[str], str] = clean, flags: Callable[..., str] | None = None) -> None:
         self.clean = clean
-        self.flags = flags
+        self.flags = flags or _flags_for
 
     @classmethod
     def bulk(cls) -> Screen:
@@ -100,6 +99,15 @@ class Screen:
         from memory.base.privacy import Cleaner
 
         return cls(Cleaner(), Flagger())
+
+
+def _flags_for(*texts: str) -> str:
+    """fence.flags_for, imported when a memory is written: a save that finds its memory stored already (a file
+    read again) never needs the trust flags, and importing fence cost it 1.6 M instructions (3% of a cached
+    Read hook)."""
+    from memory.base.fence import flags_for
+
+    return flags_for(*texts)
 
 
 SINGLE = Screen()
@@ -163,10 +171,11 @@ _MARKS = ",".join("?" * len(_COLUMNS.split(",")))
 
 class _Row:
     """A memory as it will be stored: every per-memory rule applied (privacy filter, hashes, tags, files,
-    provenance, trust flags), no database touched."""
+    provenance, trust flags), no database touched. With `lazy_flags` the trust flags wait until something
+    reads them: a duplicate is only touched (_in_store), written with no flags."""
 
     def __init__(self, project: str, m: NewMemory, title: str, content: str, now: float,
-                 screen: Screen = SINGLE) -> None:
+                 screen: Screen = SINGLE, lazy_flags: bool = False) -> None:
         self.id: int | None = None
         self.project, self.session_id, self.type = project, m.session_id, m.type
         self.title, self.content = title, content
@@ -182,10 +191,28 @@ class _Row:
         self.source, self.created, self.now, self.expires_at = m.source, m.created_at or now, now, m.expires_at
         self.updated = m.updated_at or now
         self.author, self.machine = m.author, m.machine
-        origin, detail = (m.origin, m.origin_detail) if m.origin else derive_origin(m.source, m.type, self.tags,
-                                                                                    self.files)
+        if m.origin:
+            origin, detail = m.origin, m.origin_detail
+        else:
+            from memory.base.fence import derive_origin
+
+            origin, detail = derive_origin(m.source, m.type, self.tags, self.files)
         self.origin, self.detail = origin, screen.clean(detail)[:200] if detail else detail
-        self.flags = ",".join(sorted({f for f in (m.flags, screen.flags(title, content)) if f}))
+        self._flags: str | None = None
+        self._flagged = (m.flags, screen)
+        if not lazy_flags:
+            self._flags = self.flags
+
+    @property
+    def flags(self) -> str:
+        if self._flags is None:
+            own, screen = self._flagged
+            self._flags = ",".join(sorted({f for f in (own, screen.flags(self.title, self.content)) if f}))
+        return self._flags
+
+    @flags.setter
+    def flags(self, value: str) -> None:
+        self._flags = value
 
     def state(self) -> tuple[object, ...]:
         """The row as plain values, for pickle (memory/store/bulk.py): restored() makes it again."""
@@ -217,7 +244,8 @@ class _Row:
         return getattr(self, name)
 
 
-def _row(project: str, m: NewMemory, filter_low_value: bool, now: float, screen: Screen = SINGLE) -> _Row | None:
+def _row(project: str, m: NewMemory, filter_low_value: bool, now: float, screen: Screen = SINGLE,
+         lazy_flags: bool = False) -> _Row | None:
     """The memory to store, or None when nothing is left of it (all private) or it is low value."""
     if m.type not in TYPES:
         raise ValueError(f"unknown memory type {m.type!r}; use one of: {', '.join(TYPES)}")
@@ -226,11 +254,11 @@ def _row(project: str, m: NewMemory, filter_low_value: bool, now: float, screen:
         title = content.splitlines()[0][:120]
     if not title or not content or (filter_low_value and is_low_value(title, content)):
         return None
-    return _Row(project, m, title, content, now, screen)
+    return _Row(project, m, title, content, now, screen, lazy_flags)
 
 
 def _save_row(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_value: bool = True) -> Saved:
-    r = _row(project, m, filter_low_value, time.time())
+    r = _row(project, m, filter_low_value, time.time(), lazy_flags=True)
     if r is None:
         return Saved(None, "dropped")
     with Tx(db):
