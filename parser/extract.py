@@ -6,8 +6,6 @@ the supported grammars, so adding a language rarely needs code here.
 
 from __future__ import annotations
 
-from _bisect import bisect_left  # not bisect.py, which only re-exports it: a module less to load
-
 from parser import recode
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
@@ -16,8 +14,9 @@ if TYPE_CHECKING:
 
     from tree_sitter import Node
 
-    # A parent's children and their start bytes, by parent: what _before reads a node's previous siblings from.
-    Siblings = dict[Node, tuple[list[Node], list[int]]]
+    # A parent's children and where each start byte's first one is, by parent: what _before reads a node's
+    # previous siblings from.
+    Siblings = dict[Node, tuple[list[Node], dict[int, int]]]
 
 # Nodes that hold a definition's body (everything after the signature).
 BODY_TYPES = frozenset({
@@ -361,7 +360,7 @@ def _elisions(node: Node, start: int, end: int, out: list[tuple[int, int, bytes]
             if marks is None or child.has_error or not by_marks:
                 _elisions(child, start, end, out, marks, by_marks)
             else:
-                inside = marks[bisect_left(marks, child.start_byte):bisect_left(marks, child.end_byte)]
+                inside = marks[_bisect_left(marks, child.start_byte):_bisect_left(marks, child.end_byte)]
                 _marked_elisions(child, inside, out)
 
 
@@ -388,11 +387,24 @@ def _marked_elisions(node: Node, marks: list[int], out: list[tuple[int, int, byt
     out.sort()  # a value's cut comes before the comments between its `=` and itself
 
 
+def _bisect_left(values: list[int], x: int) -> int:
+    """bisect.bisect_left for the few searches of a signature's marks: loading the C `_bisect` module cost a
+    cold Read ~0.13 ms, more than a cold C++ outline's searches."""
+    low, high = 0, len(values)
+    while low < high:
+        middle = (low + high) // 2
+        if values[middle] < x:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
 def _holds(node: Node, marks: list[int]) -> bool:
     """Whether a mark (sorted) falls inside `node`: a binary search (a linear one made a 2,600-line header
     with long heads take 300 ms)."""
     first, last = node.start_byte, node.end_byte
-    at = bisect_left(marks, first)
+    at = _bisect_left(marks, first)
     return at < len(marks) and marks[at] < last
 
 
@@ -780,9 +792,11 @@ def _before(node: Node, parent: Node | None, siblings: Siblings | None) -> Itera
     listed = siblings.get(parent)
     if listed is None:
         children = parent.children
-        listed = siblings[parent] = (children, [child.start_byte for child in children])
-    children, starts = listed
-    at = bisect_left(starts, node.start_byte)
+        # each start byte's first child (a later one starting there too is an empty, missing node)
+        firsts = {start: i for i, start in reversed(list(enumerate(child.start_byte for child in children)))}
+        listed = siblings[parent] = (children, firsts)
+    children, firsts = listed
+    at = firsts.get(node.start_byte, len(children))
     while at < len(children) and children[at] != node:  # an empty (missing) node may start where it does
         at += 1
     if at == len(children):  # not among its parent's children (cannot happen): ask tree-sitter
