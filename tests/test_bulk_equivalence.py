@@ -131,6 +131,20 @@ def test_needles_and_the_piece_memo_find_exactly_what_a_plain_scan_finds(needles
         assert small.present(text) == expected, text
 
 
+def test_the_gate_s_trigram_tables_are_what_they_say() -> None:
+    """Needles works out its spaced trigrams and its letters with string passes: they must be the trigrams
+    holding whitespace, and the characters of the others."""
+    rng = random.Random(31)
+    sets = [list(privacy._ALL_TRIGGERS), list(fence._FIRST_GATES) + ["<"], ["a b", "x", " ", "  y", "z  ", "q r s"]]
+    sets += [["".join(rng.choice("ab c\td\n\u00e9- ") for _ in range(rng.randint(0, 6))) for _ in range(12)]
+             for _ in range(2000)]
+    for needles in sets:
+        index = Needles(needles)
+        spaced = {k for k in index.trigrams if any(c.isspace() for c in k)}
+        assert sorted(index.spaced) == sorted(spaced) and len(index.spaced) == len(spaced), needles
+        assert index.letters == "".join(sorted({c for k in index.trigrams - spaced for c in k})), needles
+
+
 @pytest.mark.parametrize("needles", [list(privacy._ALL_TRIGGERS) + ["private"], list(fence._FIRST_GATES) + ["<"],
                                      ["a b", "x", " ", "  y", "z  ", "", "q r s", "ab", "p\tq", "x\ny"],
                                      ["née", "σς", "x=y", "a(b", "ab"]])  # not ASCII: the whitespace-split pieces
