@@ -18,5 +18,6 @@ def read_header(total_lines: int, original_tokens: int, shown_tokens: int, group
 
 
 def has_groups(text: str) -> bool:
-    """Whether rendered text holds a same-shape line (its `*` needs the header's word of explanation)."""
-    return ": " in text and any(SHAPE_MARK in line for line in text.splitlines())
+    """Whether rendered text holds a same-shape line (its `*` needs the header's word of explanation): a `*` in
+    any of its lines is a `*` in the text (a line-by-line search cost a Read ~25 us on MemorySSA.h's outline)."""
+    return ": " in text and SHAPE_MARK in text
