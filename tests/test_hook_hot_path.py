@@ -97,12 +97,13 @@ def test_low_value_gate_keeps_every_verdict() -> None:
         assert is_low_value(title, "content") == expected, title
 
 
-def _hook_modules(tmp_path: Path, event: dict, entry: str = "post_tool_use", worker: str = "off") -> set[str]:
+def _hook_modules(tmp_path: Path, event: dict, entry: str = "post_tool_use", worker: str = "off",
+                  **extra_env: str) -> set[str]:
     """The modules a real hook process has loaded when it exits, from `python -X importtime`."""
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    env = {**os.environ, "MEMORY_HOME": str(tmp_path / "data"), "MEMORY_WORKER": worker}
+    env = {**os.environ, "MEMORY_HOME": str(tmp_path / "data"), "MEMORY_WORKER": worker, **extra_env}
     for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR", "MEMORY_LOW_VALUE_PATTERNS"):
         env.pop(name, None)
     payload = {"session_id": "s-lean", "transcript_path": "", "cwd": str(project), **event}
@@ -344,3 +345,18 @@ def test_hooks_load_the_plugins_modules_from_their_current_pyc_only(tmp_path: Pa
     assert got["value"] == 22
     assert got["modules"]["memory.x"][0] == "SourceFileLoader"
     assert got["modules"]["memory.pkg"][0] == "_PluginModules"
+
+
+def test_a_read_s_pre_tool_use_loads_no_privacy_filter_notices_or_sha(tmp_path: Path) -> None:
+    """PreToolUse runs before every Read and, for a file the client reads whole, writes nothing: the privacy
+    filter is loaded only when a log line is written (~3.7 M instructions), and with no spool and no fallback
+    folder in the temp dir neither notices nor the SHA-256 module (hashing the data dir's path) is."""
+    small = tmp_path / "project" / "a.py"
+    small.parent.mkdir()
+    small.write_text("x = 1\n")
+    read = {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": str(small)}}
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    modules = _hook_modules(tmp_path, read, entry="pre_tool_use", TMPDIR=str(temp))
+    assert not modules & {"memory.base.privacy", "memory.base.notices", "memory.base.sha", "_sha256", "_sha2"}, \
+        sorted(modules)

@@ -172,3 +172,9 @@ def data_home() -> str:
 
 def log_path() -> str:
     return os.path.join(data_home(), "logs", "hooks.log")
+
+
+def fallback_dir() -> str:
+    """The per-user folder in the temp dir where notices and spooled events go when the data dir cannot be
+    written (memory/base/notices.py, memory/hook/spool.py)."""
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"claude-memory-{os.getuid()}")

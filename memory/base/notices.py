@@ -10,13 +10,9 @@ import os
 import time
 
 from memory.base import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
-from memory.base.config import data_home
+from memory.base.config import data_home, fallback_dir
 
 NAME = "notices.jsonl"
-
-
-def fallback_dir() -> str:
-    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"claude-memory-{os.getuid()}")
 
 
 def fallback_spool_name() -> str:

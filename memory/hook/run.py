@@ -181,16 +181,21 @@ def _replay_spool() -> None:
     """Replay events an earlier hook spooled, within a small budget, after this hook's own answer is out.
     Costs one failed listdir when there is no spool."""
     try:
-        from memory.base import notices
-        from memory.base.config import data_home
+        from memory.base.config import data_home, fallback_dir
 
-        # Two stat calls when there is no spool: the data dir's, and the temp dir's of the full-disk case (its
-        # own folder: the fallback dir may exist for notices or another data dir, and importing spool.py
-        # costs ~0.6 M instructions, 1% of a cached Read hook).
+        # Two stat calls when there is no spool: the data dir's, and the temp dir's fallback folder of the
+        # full-disk case (importing spool.py costs ~0.6 M instructions, 1% of a cached Read hook). Only when
+        # that folder exists (notices or another data dir may have made it) is this data dir's own spool in it
+        # looked for: its name imports notices and hashes the data dir's path (~1 M instructions with sha).
         here = os.path.join(data_home(), "spool")
-        if not os.path.isdir(here) and not os.path.isdir(os.path.join(notices.fallback_dir(),
-                                                                       notices.fallback_spool_name())):
-            return
+        if not os.path.isdir(here):
+            fallback = fallback_dir()
+            if not os.path.isdir(fallback):
+                return
+            from memory.base import notices
+
+            if not os.path.isdir(os.path.join(fallback, notices.fallback_spool_name())):
+                return
         from memory.hook import spool
 
         deadline = time.monotonic() + spool.REPLAY_BUDGET_S
