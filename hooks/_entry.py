@@ -131,7 +131,9 @@ class _PluginModules:
             return loader.exec_module(module)
         code = marshal.loads(memoryview(spec.loader_state)[16:])
         spec.loader_state = None  # the bytes are not kept for the process's life
-        _imp._fix_co_filename(code, spec.origin)
+        fix = getattr(_imp, "_fix_co_filename", None)  # as importlib: the source's path, should the tree have moved
+        if fix is not None:
+            fix(code, spec.origin)
         exec(code, module.__dict__)  # noqa: S102
 
 

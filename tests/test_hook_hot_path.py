@@ -7,6 +7,7 @@ import json
 import os
 import random
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -296,20 +297,20 @@ def test_parse_size_matches_the_regex() -> None:
 def _fake_plugin(root: Path) -> None:
     """A plugin root with the real hooks/_entry.py, a hook `probe` and a few modules of `memory`, compiled."""
     import compileall
-    import shutil
 
     (root / "hooks").mkdir(parents=True)
     shutil.copy(ROOT / "hooks" / "_entry.py", root / "hooks" / "_entry.py")
     (root / "hooks" / "probe.py").write_text("from _entry import run\n\nrun('probe')\n")
     for rel, text in {"memory/__init__.py": "", "memory/hook/__init__.py": "", "memory/pkg/__init__.py": "",
-                      "memory/x.py": "VALUE = 1\n",
+                      "memory/x.py": "VALUE = 1\n\n\ndef f():\n    pass\n",
                       "memory/hook/run.py": (
                           "import json\nimport sys\n\n\ndef run(name):\n"
                           "    import memory.pkg\n    import memory.x\n"
                           "    mods = {n: [getattr(m.__loader__, '__name__', type(m.__loader__).__name__), m.__file__, "
                           "m.__cached__, getattr(m, '__path__', None), m.__package__, m.__spec__.parent] "
                           "for n, m in sys.modules.items() if n.startswith('memory')}\n"
-                          "    print(json.dumps({'value': memory.x.VALUE, 'modules': mods}))\n")}.items():
+                          "    print(json.dumps({'value': memory.x.VALUE, 'modules': mods, "
+                          "'code': getattr(memory.x, 'f', run).__code__.co_filename}))\n")}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     assert compileall.compile_dir(str(root / "memory"), quiet=1)
@@ -322,7 +323,7 @@ def test_hooks_load_the_plugins_modules_from_their_current_pyc_only(tmp_path: Pa
     root = tmp_path / "plugin"
     _fake_plugin(root)
 
-    def probe() -> dict:
+    def probe(root: Path = root) -> dict:
         proc = subprocess.run([sys.executable, "-S", str(root / "hooks" / "probe.py")], capture_output=True,
                               env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, timeout=60)
         assert proc.returncode == 0, proc.stderr.decode()
@@ -340,6 +341,12 @@ def test_hooks_load_the_plugins_modules_from_their_current_pyc_only(tmp_path: Pa
     assert got["modules"]["memory.x"] == ["_PluginModules", f"{mem}/x.py",
                                           f"{mem}/__pycache__/x.{sys.implementation.cache_tag}.pyc", None,
                                           "memory", "memory"]
+    assert got["code"] == f"{mem}/x.py"
+    moved = tmp_path / "moved"  # the tree copied with its mtimes: its .pyc still current, their paths the new ones
+    shutil.copytree(root, moved, copy_function=shutil.copy2)
+    got = probe(moved)
+    assert got["modules"]["memory.x"][:2] == ["_PluginModules", str(moved / "memory" / "x.py")]
+    assert got["code"] == str(moved / "memory" / "x.py")
     (root / "memory" / "x.py").write_text("VALUE = 22\n")  # changed since its .pyc was written
     got = probe()
     assert got["value"] == 22
