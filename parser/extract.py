@@ -10,11 +10,9 @@ from parser import recode
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from tree_sitter import Node
 
-    # A parent's children and where each start byte's first one is, by parent: what _before reads a node's
+    # A parent's children and where each start byte's first one is, by parent: what _siblings reads a node's
     # previous siblings from.
     Siblings = dict[Node, tuple[list[Node], dict[int, int]]]
 
@@ -745,7 +743,7 @@ def leading_comment(node: Node, text: bytes, doc_only: bool = False, parent: Nod
                     siblings: Siblings | None = None) -> str | None:
     """First line of the comment block right above ``node`` (or its wrapper); `text` is what the tree was
     parsed from (not comment.text: see parser/outline.py _node_text); `parent`: see name_and_kind; `siblings`:
-    see _before."""
+    see _siblings."""
     row = node.start_point.row
     parent = node.parent if parent is None else parent
     # `export function f`, `pub(crate) fn` wrapped in a declaration: the
@@ -755,20 +753,23 @@ def leading_comment(node: Node, text: bytes, doc_only: bool = False, parent: Nod
         if grandparent is None:
             break
         node, parent = parent, grandparent
-    before = _before(node, parent, siblings)
-    prev = next(before, None)
+    children, at = _siblings(node, parent, {} if siblings is None else siblings)
+    at -= 1  # the previous sibling's index
+    prev = children[at] if at >= 0 else None
     expect = node.start_point.row
     while prev is not None and prev.type in ATTRIBUTES and prev.end_point.row >= expect - 1:
         expect = prev.start_point.row
-        prev = next(before, None)
+        at -= 1
+        prev = children[at] if at >= 0 else None
     block: list[Node] = []
     while prev is not None and "comment" in prev.type:
-        end_row = prev.end_point.row - (1 if prev.end_point.column == 0 else 0)
-        if end_row < expect - 1:
+        end = prev.end_point
+        if end.row - (1 if end.column == 0 else 0) < expect - 1:
             break
         block.append(prev)
         expect = prev.start_point.row
-        prev = next(before, None)
+        at -= 1
+        prev = children[at] if at >= 0 else None
     for comment in reversed(block):
         lines = text[comment.start_byte:comment.end_byte].decode("utf-8", errors="replace")
         if doc_only and not lines.startswith(_DOC_MARKERS):
@@ -779,16 +780,13 @@ def leading_comment(node: Node, text: bytes, doc_only: bool = False, parent: Nod
     return None
 
 
-def _before(node: Node, parent: Node | None, siblings: Siblings | None) -> Iterator[Node]:
-    """`node`'s previous siblings, nearest first. With `siblings` (one dict for the definitions of one tree),
-    read from the parent's children, listed once per parent: node.prev_sibling finds the parent by walking down
-    from the root, ~1 us (MemorySSA.h's 305 definitions: 0.35 -> 0.15 ms)."""
-    if siblings is None or parent is None:
-        prev = node.prev_sibling
-        while prev is not None:
-            yield prev
-            prev = prev.prev_sibling
-        return
+def _siblings(node: Node, parent: Node | None, siblings: Siblings) -> tuple[list[Node], int]:
+    """`node`'s parent's children and `node`'s index among them: its previous siblings are those before it. Read
+    from the children listed once per parent in `siblings` (one dict for the definitions of one tree):
+    node.prev_sibling finds the parent by walking down from the root, ~1 us a call (MemorySSA.h's 305
+    definitions: 0.35 -> 0.15 ms)."""
+    if parent is None:  # the root
+        return [node], 0
     listed = siblings.get(parent)
     if listed is None:
         children = parent.children
@@ -799,12 +797,15 @@ def _before(node: Node, parent: Node | None, siblings: Siblings | None) -> Itera
     at = firsts.get(node.start_byte, len(children))
     while at < len(children) and children[at] != node:  # an empty (missing) node may start where it does
         at += 1
-    if at == len(children):  # not among its parent's children (cannot happen): ask tree-sitter
-        yield from _before(node, None, None)
-        return
-    for i in range(at - 1, -1, -1):
-        yield children[i]
-
+    if at < len(children):
+        return children, at
+    before = []  # not among its parent's children (cannot happen): the siblings tree-sitter gives
+    prev = node.prev_sibling
+    while prev is not None:
+        before.append(prev)
+        prev = prev.prev_sibling
+    before.reverse()
+    return [*before, node], len(before)
 
 def doc_line(node: Node, body: Node | None, language: str, text: bytes, parent: Node | None = None,
              siblings: Siblings | None = None) -> str | None:

@@ -711,7 +711,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
     are shown by name only: their signature is their name (a constant's: `const NAME`), never their value.
     `parents`: definitions' parents already known (_collect)."""
     parents = parents or {}
-    siblings: extract.Siblings = {}  # see extract._before
+    siblings: extract.Siblings = {}  # see extract._siblings
     entries.sort(key=lambda e: (e[0].start_byte, -e[0].end_byte))
     symbols: list[Symbol] = []
     stack: list[tuple[int, Symbol, str]] = []  # (end_byte, symbol, its qualified name) of open ancestors
