@@ -56,7 +56,7 @@ _OUTLINE_FIELDS = ("path", "language", "total_lines", "imports", "symbols", "par
 # Plain classes, not dataclasses: importing dataclasses (and the inspect module it pulls in) costs a
 # hook that outlines a file ~8 ms.
 class Symbol:
-    __slots__ = _SYMBOL_FIELDS
+    __slots__ = ("name", "kind", "start_line", "end_line", "signature", "parent", "_doc", "depth")
 
     def __init__(self, name: str, kind: str, start_line: int, end_line: int, signature: str,
                  parent: str | None = None, doc: str | None = None, depth: int = 0) -> None:
@@ -66,8 +66,27 @@ class Symbol:
         self.end_line = end_line  # 1-based, inclusive
         self.signature = signature
         self.parent = parent  # qualified name of the enclosing symbol
-        self.doc = doc
+        self._doc: str | tuple | None = doc  # or what doc_line takes, until first read (see doc)
         self.depth = depth
+
+    @property
+    def doc(self) -> str | None:
+        """The first line of the definition's doc, worked out on first read: a row shows it only for a long
+        definition (render.DOC_MIN_LINES), and most are short (MemorySSA.h: 266 doc lines looked for, ~40
+        shown; ~0.8 ms of a cold Read)."""
+        doc = self._doc
+        if type(doc) is tuple:
+            node, body, parent, (language, text) = doc
+            try:
+                doc = extract.doc_line(node, body, language, text, parent)
+            except Exception:  # never break the caller (see outline_source)
+                doc = None
+            self._doc = doc
+        return doc
+
+    @doc.setter
+    def doc(self, value: str | None) -> None:
+        self._doc = value
 
     @property
     def qualified_name(self) -> str:
@@ -711,7 +730,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
     are shown by name only: their signature is their name (a constant's: `const NAME`), never their value.
     `parents`: definitions' parents already known (_collect)."""
     parents = parents or {}
-    siblings: extract.Siblings = {}  # see extract._siblings
+    context = (language, text)  # what every doc line is looked for in (Symbol.doc)
     entries.sort(key=lambda e: (e[0].start_byte, -e[0].end_byte))
     symbols: list[Symbol] = []
     stack: list[tuple[int, Symbol, str]] = []  # (end_byte, symbol, its qualified name) of open ancestors
@@ -737,7 +756,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
             after = name_node.end_byte if name_node.type not in _KEYWORD_NAMES else node.start_byte
             body = extract.find_body(node, after)
             signature = extract.signature(node, body, source, language)
-            doc = extract.doc_line(node, body, language, text, parents.get(node), siblings)
+            doc = (node, body, parents.get(node), context)  # looked for on first read: see Symbol.doc
         parent_name = stack[-1][2] if stack else None
         symbol = Symbol(name, kind, start_line, end_line, signature, parent_name, doc, len(stack))
         symbols.append(symbol)

@@ -236,7 +236,7 @@ def _span(start: int, end: int) -> str:
 
 
 def _doc(symbol: Symbol) -> str:
-    if not symbol.doc or symbol.end_line - symbol.start_line + 1 < DOC_MIN_LINES:
+    if symbol.end_line - symbol.start_line + 1 < DOC_MIN_LINES or not symbol.doc:  # doc: on first read
         return ""
     text = symbol.doc
     if len(text) > DOC_MAX_CHARS:  # cut at a word: the first words carry the meaning

@@ -172,3 +172,56 @@ def test_the_shown_signature_memo_answers_what_computing_it_answers() -> None:
             for other in ("python", "go", "php", None):
                 assert render._signature(symbol, other) == render._shown_signature(symbol, other)
     assert sum(len(o.symbols) for o in outlines) > 150 and len(render._SIGNATURES) <= 4097
+
+
+def _fixture_outlines() -> list:
+    import os
+
+    fixtures = os.path.join(os.path.dirname(__file__), "fixtures")
+    return [outline_source(open(os.path.join(fixtures, name), "rb").read(), name) for name in sorted(
+        os.listdir(fixtures)) if name.startswith(("sample.", "Sample."))]
+
+
+def test_doc_lines_are_looked_for_when_read_and_are_the_same_in_any_order() -> None:
+    """A symbol's doc line is found when first read (Symbol.doc): a render reads those of long definitions only,
+    and the docs read afterwards, in any order, are those read first."""
+    rendered, fresh = _fixture_outlines(), _fixture_outlines()
+    for outline in rendered:
+        outline.render()
+    left = [s for o in rendered for s in o.symbols if type(s._doc) is tuple]
+    assert left and all(s.end_line - s.start_line + 1 < 10 for s in left)  # render.DOC_MIN_LINES
+    backwards = [s.doc for o in fresh for s in reversed(o.symbols)]
+    docs = [s.doc for o in rendered for s in reversed(o.symbols)]
+    assert docs == backwards and sum(1 for d in docs if d) > 20
+    assert [o.to_json() for o in rendered] == [o.to_json() for o in fresh]
+
+
+def test_a_nodes_previous_siblings_are_its_parents_children_before_it() -> None:
+    """extract._previous_siblings (a binary search by start byte) gives what the parent's children list gives,
+    for every node of the fixtures' trees, empty (missing) nodes included."""
+    import os
+
+    from parser import extract
+    from parser.grammars import get_parser
+    from parser.languages import language_for_path
+
+    fixtures = os.path.join(os.path.dirname(__file__), "fixtures")
+    checked = 0
+    for name in sorted(os.listdir(fixtures)):
+        language = language_for_path(name) if name.startswith(("sample.", "Sample.")) else None
+        if language is None:
+            continue
+        data = open(os.path.join(fixtures, name), "rb").read()
+        for source in (data, data.replace(b")", b"", 3)):  # and broken: ERROR and MISSING nodes
+            stack = [get_parser(language).parse(source).root_node]
+            while stack:
+                parent = stack.pop()
+                children = parent.children
+                for k, child in enumerate(children):
+                    sibling, at = extract._previous_siblings(child, parent)
+                    assert at == k - 1 or (child.start_byte == child.end_byte and children[at + 1] == child)
+                    assert [sibling(i) for i in range(at, -1, -1)] == children[:at + 1][::-1]
+                    assert sibling(-1) is None
+                    checked += 1
+                stack.extend(children)
+    assert checked > 5000
