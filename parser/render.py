@@ -25,6 +25,9 @@ TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
     from parser.outline import Outline, Symbol
 
+    # A symbol's (shown signature, doc, shape) as a render uses them (_parts).
+    Parts = tuple[str, str, str | None]
+
 MAX_IMPORTS_SHOWN = 20
 IMPORT_NAME_CHARS = 40
 # Docs are shown for symbols of at least this many lines: a short body is
@@ -137,7 +140,9 @@ _C_MACRO_PREFIXES = ("_GLIBCXX", "LLVM_", "__wur", "__THROW")  # every key of _C
 def _c_signature(signature: str) -> str:
     """A C/C++ signature without the export/attribute macros of _C_MACROS, `PyAPI_FUNC(T) f` as `T f`.
     String search, not a regex: compiling an alternation of the macros cost a cold hook ~5 ms."""
-    for macro in _C_TYPE_MACROS:
+    if "_" not in signature:  # every macro has one: most signatures of an LLVM header have none
+        return signature
+    for macro in _C_TYPE_MACROS if "PyAPI_" in signature else ():
         at = signature.find(macro)
         if at >= 0 and (at == 0 or signature[at - 1] == " "):
             close = signature.find(")", at)
@@ -192,23 +197,12 @@ def _after_args(text: str, at: int) -> int:
     return at
 
 
-_SIGNATURES: dict[tuple[str, str, str, str | None], str] = {}  # a render asks twice a symbol (_shape, symbol_line)
-
-
-def _signature(symbol: Symbol, language: str | None) -> str:
-    key = (symbol.signature, symbol.name, symbol.kind, language)
-    shown = _SIGNATURES.get(key)
-    if shown is None:
-        if len(_SIGNATURES) > 4096:
-            _SIGNATURES.clear()
-        shown = _SIGNATURES[key] = _shown_signature(symbol, language)
-    return shown
-
-
 def _shown_signature(symbol: Symbol, language: str | None) -> str:
     """The signature as a row shows it: compacted, without export macros and keywords the row implies."""
-    signature = _compact_signature(symbol.signature, language)
-    if language in ("c", "cpp"):
+    signature = symbol.signature
+    if language in _IMPLIED_RECEIVER:
+        signature = _compact_signature(signature, language)
+    elif language in ("c", "cpp"):
         signature = _c_signature(signature)
     if language in _PUBLIC_BY_DEFAULT:
         signature = _drop_word(signature, "public", symbol.name)
@@ -252,10 +246,14 @@ def _doc(symbol: Symbol) -> str:
 
 
 def symbol_line(symbol: Symbol, language: str | None = None) -> str:
-    signature = _signature(symbol, language)
+    return _row(symbol, _shown_signature(symbol, language), _doc(symbol))
+
+
+def _row(symbol: Symbol, signature: str, doc: str) -> str:
+    """symbol_line given the symbol's shown signature and doc (_parts)."""
     if signature.endswith("…") and symbol.name not in signature:  # cut before its name (a long typedef)
         signature = f"{signature} {symbol.name}"
-    return f"{'  ' * symbol.depth}{_span(symbol.start_line, symbol.end_line)} {signature}{_doc(symbol)}"
+    return f"{'  ' * symbol.depth}{_span(symbol.start_line, symbol.end_line)} {signature}{doc}"
 
 
 def _constants_line(run: list[Symbol]) -> str:
@@ -294,11 +292,22 @@ def _prefix(name: str) -> str:
     return name[:cut + 1] if cut > 0 and name[:cut].strip("_") else ""
 
 
-def _shape(symbol: Symbol, language: str | None) -> str | None:
-    """The signature with the name replaced by `*`, or None when the symbol keeps its own line."""
-    if symbol.kind not in _SHAPE_KINDS or _doc(symbol):
+def _parts(symbols: list[Symbol], k: int, language: str | None, parts: list[Parts | None]) -> Parts:
+    """symbols[k]'s parts, kept in `parts`: each is worked out once a render (a symbol is looked at as a run's
+    member, then for its own row or as the next run's start)."""
+    found = parts[k]
+    if found is None:
+        symbol = symbols[k]
+        signature, doc = _shown_signature(symbol, language), _doc(symbol)
+        found = parts[k] = signature, doc, _shape(symbol, signature) if not doc else None
+    return found
+
+
+def _shape(symbol: Symbol, signature: str) -> str | None:
+    """The signature (as shown) with the name replaced by `*`, or None when the symbol keeps its own line
+    (or has a doc shown: see _parts)."""
+    if symbol.kind not in _SHAPE_KINDS:
         return None
-    signature = _signature(symbol, language)
     name = symbol.name
     at = signature.find(name)
     while at >= 0:  # the name as a whole word
@@ -341,22 +350,15 @@ def _sibling(symbols: list[Symbol], i: int, j: int) -> bool:
                 GROUP_MAX_GAP if b.kind in _GROUPED_KINDS else SAME_SHAPE_MAX_GAP))
 
 
-def _shape_run(symbols: list[Symbol], i: int, language: str | None,
-               shapes: dict[int, str | None]) -> tuple[int, str | None]:
-    """Where the run of same-shape siblings starting at i ends, and its shape. `shapes` caches each
-    symbol's shape: a run's last member is looked at again as the start of the next."""
-
-    def shape_of(k: int) -> str | None:
-        if k not in shapes:
-            shapes[k] = _shape(symbols[k], language)
-        return shapes[k]
-
-    shape = shape_of(i) if not _has_children(symbols, i) else None
+def _shape_run(symbols: list[Symbol], i: int, language: str | None, parts: list[Parts | None]) -> int:
+    """Where the run of same-shape siblings starting at i ends (i when there is no run)."""
+    shape = _parts(symbols, i, language, parts)[2]
+    if shape is None or _has_children(symbols, i):
+        return i
     j = i + 1
-    if shape is not None:
-        while j < len(symbols) and _sibling(symbols, i, j) and shape_of(j) == shape:
-            j += 1
-    return (j, shape) if shape is not None and j - i >= SAME_SHAPE_MIN else (i, None)
+    while j < len(symbols) and _sibling(symbols, i, j) and _parts(symbols, j, language, parts)[2] == shape:
+        j += 1
+    return j if j - i >= SAME_SHAPE_MIN else i
 
 
 def _names_only(symbol: Symbol) -> bool:
@@ -379,7 +381,7 @@ def _run_end(symbols: list[Symbol], i: int, kind: str) -> int:
 def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str]:
     """One line per symbol; runs of constants and of same-shape siblings share a line."""
     lines: list[str] = []
-    shapes: dict[int, str | None] = {}
+    parts: list[Parts | None] = [None] * len(symbols)
     i = 0
     while i < len(symbols):
         j = i
@@ -398,12 +400,13 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
                          f"{label}: {name_list([s.name for s in symbols[i:j]])}")
             i = j
             continue
-        j, shape = _shape_run(symbols, i, language, shapes)
-        if shape is not None:
-            lines.append(_shape_line(symbols[i:j], shape))
+        j = _shape_run(symbols, i, language, parts)
+        signature, doc, shape = _parts(symbols, i, language, parts)
+        if j > i:
+            lines.append(_shape_line(symbols[i:j], shape or ""))
             i = j
             continue
-        lines.append(symbol_line(symbols[i], language))
+        lines.append(_row(symbols[i], signature, doc))
         i += 1
     return lines
 

@@ -154,26 +154,6 @@ def test_imports_sharing_a_folder_are_written_once() -> None:
     assert first == "imports: llvm/ADT/{StringRef.h, Triple.h}, llvm/IR/Type.h, cassert"
 
 
-def test_the_shown_signature_memo_answers_what_computing_it_answers() -> None:
-    """render._signature keeps each shown signature for the render's second ask: across files and languages
-    in one process (the same signature text under another name, kind or language included) it gives what
-    computing it gives, and it stays bounded."""
-    import os
-
-    from parser import render
-
-    fixtures = os.path.join(os.path.dirname(__file__), "fixtures")
-    outlines = [outline_source(open(os.path.join(fixtures, name), "rb").read(), name) for name in sorted(
-        os.listdir(fixtures)) if name.startswith(("sample.", "Sample."))]
-    for outline in outlines + outlines:
-        outline.render()
-        for symbol in outline.symbols:
-            assert render._signature(symbol, outline.language) == render._shown_signature(symbol, outline.language)
-            for other in ("python", "go", "php", None):
-                assert render._signature(symbol, other) == render._shown_signature(symbol, other)
-    assert sum(len(o.symbols) for o in outlines) > 150 and len(render._SIGNATURES) <= 4097
-
-
 def _fixture_outlines() -> list:
     import os
 
