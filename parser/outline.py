@@ -223,10 +223,9 @@ REPAIR_MIN_SWALLOWED = 3
 _CLOSERS = frozenset({b"}", b"};", b"end", b")", b"});", b"})"})
 
 
-def _error_headers(root: Node, lines: list[bytes]) -> list[int]:
-    """Rows inside ERROR nodes that look like a definition's header (`def g(self):`): if no definition was
-    found starting there, the error swallowed one."""
-    rows = _error_rows(root) if not root.is_error else range(root.end_point.row + 1)
+def _error_headers(rows: set[int] | range, lines: list[bytes]) -> list[int]:
+    """The rows lost to ERROR nodes (`rows`, from _parse) that look like a definition's header (`def g(self):`):
+    if no definition was found starting there, the error swallowed one."""
     return [row for row in rows if row < len(lines) and b" " in lines[row]
             and _header_match(lines[row].decode("utf-8", "replace"))]
 
@@ -306,8 +305,8 @@ class ParseBudget:
 
 
 def _parse(parser: Any, text: bytes, old: Any = None, budget: ParseBudget | None = None,
-           ends: list[int] | None = None) -> tuple[Any, int]:
-    """The tree and the number of lines it lost to ERROR nodes (all of them when the root is one). With `old`
+           ends: list[int] | None = None) -> tuple[Any, set[int] | range]:
+    """The tree and the rows it lost to ERROR nodes (_error_rows; all of them when the root is one). With `old`
     (an edited tree of a copy of `text`: see _edited), tree-sitter reuses its unchanged subtrees. With `budget`,
     the text of a fresh parse is read through its callback; `ends[1]` < len(text) then says where the budget ended
     it. Not an incremental one: it reads past where its text was ended, gets nothing there and never returns (an
@@ -318,8 +317,8 @@ def _parse(parser: Any, text: bytes, old: Any = None, budget: ParseBudget | None
     tree = parser.parse(source) if old is None else parser.parse(source, old_tree=old)
     root = tree.root_node
     if root.is_error:
-        return tree, root.end_point.row + 1
-    return tree, (len(_error_rows(root)) if root.has_error else 0)
+        return tree, range(root.end_point.row + 1)
+    return tree, (_error_rows(root) if root.has_error else range(0))
 
 
 # Languages whose repairs re-parse incrementally. An incremental parse may recover from an error otherwise than
@@ -414,7 +413,8 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
     and it must lose fewer lines to ERROR nodes. Every parse spends `budget`: a first parse it ended is not
     repaired (`budget.cut` says where it ended), and the repair stops where it runs out."""
     ends: list[int] = []
-    tree, lost = _parse(parser, text, budget=budget, ends=ends)
+    tree, lost_rows = _parse(parser, text, budget=budget, ends=ends)
+    lost = len(lost_rows)
     if ends[1] < len(text):
         budget.cut = ends[1]
         return Parsed(tree, text, _broken_rows(tree.root_node))
@@ -426,7 +426,7 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
     # Swallowed lines, or a broken line that only closes a block (`}`): something before it closed early.
     swallowed_lines = lost >= len(original) + REPAIR_MIN_SWALLOWED
     swallowed = swallowed_lines or any(row < len(lines) and lines[row].strip() in _CLOSERS for row in original)
-    headers = [] if swallowed else _error_headers(tree.root_node, lines)
+    headers = [] if swallowed else _error_headers(lost_rows, lines)
     if not swallowed and not headers:  # the usual case: a line or two the parser skipped and resumed after
         return Parsed(tree, text, original)
     collected = _collect(tree.root_node, language)
@@ -441,7 +441,8 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
     # branches' definitions, which ctags counts)
     if language in ("c", "cpp") and swallowed_lines and not budget.spent():
         branch = first_branches(text)
-        candidate, candidate_lost = _parse(parser, branch, _edited(tree, text, branch, language), budget, ends)
+        candidate, candidate_rows = _parse(parser, branch, _edited(tree, text, branch, language), budget, ends)
+        candidate_lost = len(candidate_rows)
         parses -= 1
         if ends[1] < len(branch):  # ended by the budget: not a configuration to compare, and no time to repair
             parses = 0
@@ -465,7 +466,8 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
             copy = text
             for first_row, last_row in _ranges(set(rows)):
                 copy = blank_lines(copy, first_row - 1, last_row - 1)
-            candidate, candidate_lost = _parse(parser, copy, _edited(tree, text, copy, language), budget, ends)
+            candidate, candidate_rows = _parse(parser, copy, _edited(tree, text, copy, language), budget, ends)
+            candidate_lost = len(candidate_rows)
             parses -= 1
             if ends[1] < len(copy):
                 parses = 0
@@ -561,12 +563,11 @@ def _clip(symbols: list[Symbol], blanked: set[int], source: bytes) -> None:
             symbol.end_line = end + 1
 
 
-def _end_line(node: Node) -> int:
-    end = node.end_point
+def _lines(node: Node) -> tuple[int, int]:
+    """The node's first and last lines, 1-based (each point read once: a read makes a new Point)."""
+    start, end = node.start_point.row, node.end_point
     # A node ending at column 0 ends with the previous line's newline.
-    if end.column == 0 and end.row > node.start_point.row:
-        return end.row
-    return end.row + 1
+    return start + 1, end.row if end.column == 0 and end.row > start else end.row + 1
 
 
 def _node_text(node: Node, text: bytes) -> str:
@@ -618,10 +619,13 @@ def _captures(root: Node, language: str) -> Iterator[tuple[str, Node, Node | Non
     """The query's @import and @definition.<kind> captures as (capture, node, its @name or None, its parent or
     None): the parent when the walk knows it (C++: walk.captures, which yields no @name)."""
     if language in walk.NODE_TYPES:
-        for capture, node, parent in walk.captures(root, language):
-            yield capture, node, None, parent
-        return
-    # Most languages: the query's captures found by a walk (compiling the query costs a hook 2-17 ms).
+        return walk.captures(root, language)
+    return _matched(root, language)
+
+
+def _matched(root: Node, language: str) -> Iterator[tuple[str, Node, Node | None, None]]:
+    """_captures from the query's matches. Most languages: the query's matches found by a walk (compiling the
+    query costs a hook 2-17 ms)."""
     found = (walk.matches(root, language) if language in walk.WALKED
              else ts().QueryCursor(get_query(language)).matches(root))
     for _pattern, caps in found:
@@ -736,13 +740,16 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
     stack: list[tuple[int, Symbol, str]] = []  # (end_byte, symbol, its qualified name) of open ancestors
     for node, name_node, kind in entries:
         end_byte = node.end_byte
-        while stack and (stack[-1][0] <= node.start_byte or stack[-1][0] < end_byte):
+        start_byte = node.start_byte
+        while stack and (stack[-1][0] <= start_byte or stack[-1][0] < end_byte):
             stack.pop()
         parent = stack[-1][1] if stack else None
         if kind == "function" and parent is not None and parent.kind in _TYPE_KINDS:
             kind = "method"
-        name = _clean_name(_node_text(name_node, text), language)
-        start_line, end_line = node.start_point.row + 1, _end_line(node)
+        name = _node_text(name_node, text)
+        if not name.isidentifier():  # most names: nothing in _clean_name changes one
+            name = _clean_name(name, language)
+        start_line, end_line = _lines(node)
         if (parent is not None and parent.name == name and parent.start_line == start_line
                 and parent.end_line == end_line):
             continue  # `x.run = function run() {}`: one symbol, not two
@@ -753,7 +760,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
         elif kind == "field":  # shown by name only: its declaration as written, no doc (signatures: C++ ~10% slower)
             signature, doc = " ".join(_node_text(node, text).split()).rstrip(";")[:extract.VALUE_CAP], None
         else:
-            after = name_node.end_byte if name_node.type not in _KEYWORD_NAMES else node.start_byte
+            after = name_node.end_byte if name_node.type not in _KEYWORD_NAMES else start_byte
             body = extract.find_body(node, after)
             signature = extract.signature(node, body, source, language)
             doc = (node, body, parents.get(node), context)  # looked for on first read: see Symbol.doc
