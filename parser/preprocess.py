@@ -98,11 +98,13 @@ _CHECKS = {"alone": _blank_alone, "after_name": _blank_after_name}
 # What every match of _SOURCES holds: a macro's `_` next to a capital or a digit (`_+[A-Z]`, `[A-Z][A-Z0-9]*_`),
 # or a dunder's `__`. Each match lies within one line (and the newline before it): the patterns run only over
 # the lines that hold one of these pairs when those are few (LLVM's style: MemorySSA.h masked in 1.3 ->
-# 0.4 ms), else over the whole text (libstdc++'s `__x` on every line). Found by C-level finds in the text
-# with its capitals and digits made `A` (a regex for the pairs took 0.7 ms on MemorySSA.h).
+# 0.4 ms), else over the whole text (libstdc++'s `__x` on every line). Found from each `_` of the text with its
+# capitals and digits made `A`: an LLVM header has few, and a line is left at its first pair (a regex for the pairs
+# took 0.7 ms on MemorySSA.h; a search of the text for each pair 0.32, this 0.2: in a fresh process each pass over
+# the text costs ~0.5-1 us a KB).
 _MARKS = bytearray(b" " * 256)  # bytes.translate's table (slices, not a 256-step generator: ~25 us an import)
 _MARKS[65:91], _MARKS[48:58], _MARKS[95], _MARKS[10] = b"A" * 26, b"A" * 10, 95, 10  # A-Z, 0-9, `_`, `\n`
-_PAIRS = (b"__", b"_A", b"A_")  # `_0` too: a line more to search, never one less
+_PAIRED = (65, 95)  # what makes a `_` one of a pair (`__`, `_A`, `A_`: `_0` too, a line more to search, never one less)
 _PROBED_MAX = 0.125  # lines with a pair per line above which the whole text is searched (a line alone: ~6x)
 
 
@@ -119,27 +121,24 @@ def mask_macros(source: bytes) -> bytes:
 
 
 def _probed_lines(source: bytes) -> list[tuple[int, int]] | None:
-    """(newline before, end) of each line holding one of _PAIRS, or None when they are too many. (Masks only
-    turn bytes into spaces: a line without a pair never gains one.)"""
+    """(newline before, end) of each line holding one of the pairs, or None when they are too many. (Masks only
+    turn bytes into spaces: a line without a pair never gains one.) `source` starts with a newline."""
     limit = source.count(b"\n") * _PROBED_MAX
-    if source.count(b"__") > limit:
+    if source.count(b"__") > limit:  # libstdc++'s: at once
         return None
     marked = source.translate(_MARKS)
-    starts = set()
-    for pair in _PAIRS:
-        at = marked.find(pair)
-        while at >= 0:
-            starts.add(marked.rfind(b"\n", 0, at))
-            end = marked.find(b"\n", at)
-            if end < 0 or len(starts) > limit:
-                break
-            at = marked.find(pair, end)
-        if len(starts) > limit:
-            return None
-    spans = []
-    for start in sorted(starts):
-        end = source.find(b"\n", start + 1)
-        spans.append((start, len(source) if end < 0 else end))
+    spans: list[tuple[int, int]] = []
+    find, last = marked.find, len(marked) - 1
+    at = find(b"_")
+    while at >= 0:
+        if marked[at - 1] in _PAIRED or (at < last and marked[at + 1] in _PAIRED):
+            end = find(b"\n", at)
+            spans.append((marked.rfind(b"\n", 0, at), len(source) if end < 0 else end))
+            if len(spans) > limit:
+                return None
+            at = find(b"_", end) if end >= 0 else -1
+        else:
+            at = find(b"_", at + 1)
     return spans
 
 
