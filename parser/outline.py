@@ -718,10 +718,11 @@ def _without_local_types(symbols: list[Symbol]) -> list[Symbol]:
     return kept
 
 
-def _summarise_imports(nodes: list[Node]) -> list[str]:
+def _summarise_imports(nodes: list[Node], text: bytes) -> list[str]:
+    """Each import's name once, with its count; `text`: what the tree was parsed from (see _node_text)."""
     counts: dict[str, int] = {}  # in first-seen order, as collections.Counter (not imported: see parser/grammars.py)
     for node in nodes:
-        name = extract.import_name(node)
+        name = extract.import_name(node, text)
         counts[name] = counts.get(name, 0) + 1
     return [name if count == 1 else f"{name} ({count})" for name, count in counts.items()]
 
@@ -762,7 +763,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
         else:
             after = name_node.end_byte if name_node.type not in _KEYWORD_NAMES else start_byte
             body = extract.find_body(node, after)
-            signature = extract.signature(node, body, source, language)
+            signature = extract.signature(node, body, source, language, text)
             doc = (node, body, parents.get(node), context)  # looked for on first read: see Symbol.doc
         parent_name = stack[-1][2] if stack else None
         symbol = Symbol(name, kind, start_line, end_line, signature, parent_name, doc, len(stack))
@@ -830,7 +831,7 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
             path=path,
             language=language,
             total_lines=total_lines,
-            imports=_summarise_imports(import_nodes),
+            imports=_summarise_imports(import_nodes, parsed.text),
             symbols=symbols,
             parsed=True,
             error_ratio=min(1.0, len(broken) / max(total_lines if parsed_bytes is None else parsed_lines, 1)),
