@@ -469,8 +469,10 @@ def _pattern(source: str, flags: int) -> re.Pattern[str]:
 
 
 def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
-         check: Callable[[re.Match[str]], bool] | None, found: list[str], lower: str | None = None) -> str:
-    """`text` with the rule's matches redacted (their kinds added to `found`); `lower`: text.lower(), if known."""
+         check: Callable[[re.Match[str]], bool] | None, found: list[str], lower: str | None = None,
+         present: set[str] | None = None) -> str:
+    """`text` with the rule's matches redacted (their kinds added to `found`); `lower`: text.lower(), and
+    `present`: the triggers it holds (_redact), if known."""
     def repl(m: re.Match[str]) -> str:
         g: int | str = group
         if g == "either":
@@ -491,7 +493,7 @@ def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
         return whole[: s - base] + f"[REDACTED:{kind}]" + whole[e - base :]
 
     pattern = _pattern(source, flags)
-    matches = _matches(pattern, source, text, lower) if len(text) >= _LINES_ABOVE else None
+    matches = _matches(pattern, source, text, lower, present) if len(text) >= _LINES_ABOVE else None
     if matches is None:
         return pattern.sub(repl, text)
     from parser import recode  # loaded already: _pattern compiles through it
@@ -501,15 +503,21 @@ def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
     return recode.sub_matches(text, matches, repl)  # type: ignore[return-value]
 
 
-def _matches(pattern: re.Pattern[str], source: str, text: str, lower: str | None) -> Iterable[re.Match[str]] | None:
+def _matches(pattern: re.Pattern[str], source: str, text: str, lower: str | None,
+             present: set[str] | None = None) -> Iterable[re.Match[str]] | None:
     """`pattern.finditer(text)`'s matches looked for only where they can be (_LINE_WORDS, _ANCHORS), or None
-    where the whole text is searched."""
+    where the whole text is searched; `present`: the triggers the text holds, if known."""
     anchor = _ANCHORS.get(source)
     if anchor is not None and text.count(anchor[0]) * _ANCHOR_SPAN <= len(text):
         return _anchored(pattern, text, *anchor)
     words = _LINE_WORDS.get(source)
     if words is None:
         return None
+    if present is not None:
+        # A word that is a trigger itself and not among those the text holds is not in it: not looked for (a
+        # C++ outline's `secret`, `token`, `auth`, `cookie`: a find over its 18 KB each, ~12 us).
+        triggers = _RULES_OF or _index_rules()
+        words = tuple(w for w in words if w in present or w not in triggers)
     spans = _lines_with(text, words, lower, _LINE_AROUND.get(source))
     return (m for start, end in spans for m in pattern.finditer(text, start, end))
 
@@ -614,10 +622,11 @@ def _redact(text: str, depth: int = 0, present: set[str] | None = None,
         if kind == "base64" and depth:
             continue
         before = len(found)
-        text = _sub(text, kind, source, group, flags, check, found, lower)
+        text = _sub(text, kind, source, group, flags, check, found, lower, present)
         if len(found) != before:
             lower = text.lower()
-            todo = [j for j in _rules_for(_TRIGGERS.present(lower)) if j > i]
+            present = _TRIGGERS.present(lower)
+            todo = [j for j in _rules_for(present) if j > i]
     return text, found
 
 
