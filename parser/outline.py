@@ -747,9 +747,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
         parent = stack[-1][1] if stack else None
         if kind == "function" and parent is not None and parent.kind in _TYPE_KINDS:
             kind = "method"
-        name = _node_text(name_node, text)
-        if not name.isidentifier():  # most names: nothing in _clean_name changes one
-            name = _clean_name(name, language)
+        name = _clean_name(_node_text(name_node, text), language)
         start_line, end_line = _lines(node)
         if (parent is not None and parent.name == name and parent.start_line == start_line
                 and parent.end_line == end_line):
