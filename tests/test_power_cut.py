@@ -44,6 +44,22 @@ def _regular_files_only(folder: str, names: list[str]) -> list[str]:
         and not stat.S_ISDIR(os.lstat(os.path.join(folder, n)).st_mode))]
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (the worker's LanceDB process, memory/recall/vector_host.py), found in
+    /proc: a power cut stops them too, and one left running changed the vector store under the copy."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    stat_line = fh.read()
+            except OSError:  # gone meanwhile
+                continue
+            if int(stat_line[stat_line.rfind(b")") + 2:].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
 def test_copies_taken_mid_write_open_with_every_acknowledged_memory(tmp_path: Path) -> None:
     seed = int(os.environ.get("MEMORY_CRASH_SEED", str(time.time_ns() % 2**32)))
     print(f"MEMORY_CRASH_SEED={seed}")
@@ -89,7 +105,8 @@ def test_copies_taken_mid_write_open_with_every_acknowledged_memory(tmp_path: Pa
             time.sleep(rng.uniform(0, 0.5))
             with gate:
                 victims = []
-                for pid in [p.pid for p in running.values() if p.poll() is None] + [worker.pid]:
+                hooks = [p.pid for p in running.values() if p.poll() is None]
+                for pid in [*hooks, worker.pid, *_children(worker.pid)]:
                     try:  # a hook may have exited since poll()
                         os.kill(pid, signal.SIGSTOP)
                         victims.append(pid)
