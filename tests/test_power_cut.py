@@ -60,6 +60,19 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _copy_live(home: Path, torn: Path, attempts: int = 5) -> None:
+    """A copy of the data dir while every writer runs. A file can go between the listing of its folder and its
+    copy (LanceDB's temporary files): that copy is dropped and another one taken, a moment later."""
+    for attempt in range(attempts):
+        try:
+            shutil.copytree(home, torn, ignore=_regular_files_only)
+            return
+        except (shutil.Error, FileNotFoundError):
+            shutil.rmtree(torn, ignore_errors=True)
+            if attempt == attempts - 1:
+                raise
+
+
 def test_copies_taken_mid_write_open_with_every_acknowledged_memory(tmp_path: Path) -> None:
     seed = int(os.environ.get("MEMORY_CRASH_SEED", str(time.time_ns() % 2**32)))
     print(f"MEMORY_CRASH_SEED={seed}")
@@ -123,7 +136,7 @@ def test_copies_taken_mid_write_open_with_every_acknowledged_memory(tmp_path: Pa
                         pass
             copies.append((frozen, before, True))
             torn = tmp_path / f"torn-{n}"  # while everything runs: each file from another moment
-            shutil.copytree(home, torn, ignore=_regular_files_only)
+            _copy_live(home, torn)
             copies.append((torn, set(), False))
     finally:
         stop.set()
