@@ -32,7 +32,7 @@ MINIFIED_MIN_BYTES = 1000
 
 # parser/variables.py's LANGUAGES (a test checks): that module is imported only for them (a cold Read of any
 # other language saved ~0.1 ms).
-VARIABLE_LANGUAGES = frozenset({"python", "javascript", "php"})
+VARIABLE_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "php"})
 
 # Kinds whose nested functions are methods.
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum",
@@ -766,7 +766,9 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
         parent_name = stack[-1][2] if stack else None
         symbol = Symbol(name, kind, start_line, end_line, signature, parent_name, doc, len(stack))
         symbols.append(symbol)
-        if kind not in _HOLD_NOTHING:  # a data member holds nothing (and `int x, y;` is one node for two)
+        # A data member holds nothing (and `int x, y;` is one node for two), but for a TypeScript variable typed
+        # with an object literal: its own declarator, holding its members (parser/variables.py).
+        if kind not in _HOLD_NOTHING or node.type == "variable_declarator":
             stack.append((end_byte, symbol, f"{parent_name}.{name}" if parent_name else name))
     return symbols
 

@@ -363,18 +363,22 @@ def _shape_run(symbols: list[Symbol], i: int, language: str | None, parts: list[
 
 def _names_only(symbol: Symbol) -> bool:
     """A data member (C++ `fields:`), or a variable whose signature is its name (parser/variables.py: a
-    Python, JavaScript or PHP variable, shown without its value), written on a names-only row."""
+    Python, JavaScript, TypeScript or PHP variable, shown without its value), written on a names-only row."""
     return symbol.kind == "field" or (symbol.kind == "variable" and symbol.signature == symbol.name)
 
 
 def _run_end(symbols: list[Symbol], i: int, kind: str) -> int:
-    """End of the run of names-only `kind` siblings from i."""
+    """End of the run of names-only `kind` siblings from i; one with members of its own (a TypeScript variable
+    typed with an object literal) ends it, so that its members' row follows it alone."""
     j = i
     while (j < len(symbols) and symbols[j].kind == kind and _names_only(symbols[j])
            and symbols[j].depth == symbols[i].depth
            and symbols[j].parent == symbols[i].parent
-           and (j == i or symbols[j].start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP)):
+           and (j == i or (symbols[j].start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP
+                           and not _has_children(symbols, j)))):
         j += 1
+        if _has_children(symbols, j - 1):
+            break
     return j
 
 

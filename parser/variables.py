@@ -1,11 +1,12 @@
-"""Names of a file's and its classes' variables (Python, JavaScript, PHP), listed by name only.
+"""Names of a file's and its classes' variables (Python, JavaScript, TypeScript, PHP), listed by name only.
 
 Module variables, class attributes and properties are names code uses (`__all__`, `DEFAULT_TIMEOUT`, a
 class's `_registry`, `$this->cache`), but a row for each, with its value, would cost what a grouped constant
 row saves, and a value may be a secret. So each becomes a names-only symbol (its signature is its name), and
 render.py writes a run of them on one row: `12-30 vars: a, b, c`, `41-43 fields: x, y`. Locals are never
 listed: the walk enters a file's statements, its top-level `if`/`try`/`with` blocks and class bodies, never
-a function body.
+a function body. TypeScript's interface properties are listed the same way (`fields: title, onPress`): an
+interface is often nothing but them.
 
 Walked here rather than matched by the query: an assignment pattern matches every local assignment of a
 file and grows the query a hook compiles on every miss.
@@ -17,7 +18,7 @@ TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-LANGUAGES = frozenset({"python", "javascript", "php"})
+LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "php"})
 
 Entry = tuple["Node", "Node", str]
 
@@ -29,6 +30,12 @@ _PY_TARGETS = frozenset({"pattern_list", "tuple_pattern", "list_pattern"})
 # JS declarations of a file (`export const x`, `var y`); field values the query lists as methods.
 _JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
 _JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "generator_function"})
+# What holds a declaration of the file: `export ...`, TypeScript's `declare ...` and a `namespace N {...}`
+# statement; and the declarations whose body's statements are the file's too (a namespace's; `declare global
+# {...}` is a wrapped statement block).
+_JS_WRAPPERS = frozenset({"export_statement", "ambient_declaration", "expression_statement"})
+_JS_BLOCKS = frozenset({"internal_module", "module"})
+_JS_CLASSES = frozenset({"class_declaration", "abstract_class_declaration"})
 # PHP nodes whose children may declare a class, a property or a define() (`if (!defined('X')) define(...)`):
 # never a function body.
 _PHP_CONTAINERS = frozenset({"program", "namespace_definition", "compound_statement", "declaration_list",
@@ -44,7 +51,7 @@ def names(root: Node, language: str, taken: set[tuple[int, int]]) -> list[Entry]
     found: list[Entry] = []
     if language == "python":
         _python_block(root, "variable", found)
-    elif language == "javascript":
+    elif language in ("javascript", "typescript", "tsx"):
         _javascript(root, found)
     elif language == "php":
         _php(root, found)
@@ -87,25 +94,71 @@ def _python_targets(left: Node | None) -> list[Node]:
     return []  # x.attr = ..., x[i] = ...: not a definition
 
 
-def _javascript(root: Node, out: list[Entry]) -> None:
-    for stmt in root.named_children:
-        decl = stmt.child_by_field_name("declaration") if stmt.type == "export_statement" else stmt
-        if decl is not None and decl.type == "class_declaration":
-            _javascript_fields(decl.child_by_field_name("body"), out)
-        if decl is None or decl.type not in _JS_DECLARATIONS:
+def _javascript(block: Node, out: list[Entry]) -> None:
+    for stmt in block.named_children:
+        decl = _js_declaration(stmt)
+        if decl is None:
             continue
-        for declarator in decl.named_children:
-            if declarator.type == "variable_declarator":
-                out.extend((decl, n, "variable") for n in _js_pattern(declarator.child_by_field_name("name")))
+        if decl.type in _JS_CLASSES:
+            _javascript_fields(decl.child_by_field_name("body"), out)
+        elif decl.type == "interface_declaration":  # TypeScript: `title: string;`
+            _ts_properties(decl.child_by_field_name("body"), out)
+        elif decl.type in _JS_BLOCKS or (decl.type == "statement_block" and decl is not stmt):  # not a bare `{}`
+            body = decl if decl.type == "statement_block" else decl.child_by_field_name("body")
+            if body is not None:
+                _javascript(body, out)
+        elif decl.type in _JS_DECLARATIONS:
+            for declarator in decl.named_children:
+                if declarator.type == "variable_declarator":
+                    _js_declarator(decl, declarator, out)
+
+
+def _js_declarator(decl: Node, declarator: Node, out: list[Entry]) -> None:
+    """The names a declarator binds; a TypeScript variable typed with an object literal (`declare const
+    Data: {BounceIn: {...}; ...}`, a whole .d.ts) is its own entry, holding its members' names as fields."""
+    names = _js_pattern(declarator.child_by_field_name("name"))
+    annotation = declarator.child_by_field_name("type")
+    shape = annotation.named_children[0] if annotation is not None and annotation.named_child_count else None
+    if shape is None or shape.type != "object_type" or len(names) != 1:
+        out.extend((decl, n, "variable") for n in names)
+        return
+    out.append((declarator, names[0], "variable"))
+    _ts_properties(shape, out)
+
+
+def _ts_properties(body: Node | None, out: list[Entry]) -> None:
+    """An interface's or object type's properties (`title: string;`); its methods are the query's."""
+    for member in body.named_children if body is not None else ():
+        name = member.child_by_field_name("name") if member.type == "property_signature" else None
+        if name is not None:
+            out.append((member, name, "field"))
+
+
+def _js_declaration(stmt: Node) -> Node | None:
+    """What a statement of the file declares, out of its `export`, `declare` or statement wrapper."""
+    while stmt.type in _JS_WRAPPERS:
+        if stmt.type == "export_statement":
+            inner = stmt.child_by_field_name("declaration")
+        else:
+            inner = stmt.named_children[0] if stmt.named_child_count else None
+        if inner is None:
+            return None
+        stmt = inner
+    return stmt
 
 
 def _javascript_fields(body: Node | None, out: list[Entry]) -> None:
-    """A file's class's fields (`count = 0`, `#cache`), but those holding a function (the query's methods)."""
+    """A file's class's fields (`count = 0`, `#cache`, TypeScript's `private count: number`), but those holding
+    a function (the query's methods)."""
     for member in body.named_children if body is not None else ():
-        if member.type == "field_definition":
+        if member.type == "field_definition":  # JavaScript
             name, value = member.child_by_field_name("property"), member.child_by_field_name("value")
-            if name is not None and (value is None or value.type not in _JS_FUNCTION_VALUES):
-                out.append((member, name, "field"))
+        elif member.type == "public_field_definition":  # TypeScript
+            name, value = member.child_by_field_name("name"), member.child_by_field_name("value")
+        else:
+            continue
+        if name is not None and (value is None or value.type not in _JS_FUNCTION_VALUES):
+            out.append((member, name, "field"))
 
 
 def _js_pattern(node: Node | None) -> list[Node]:

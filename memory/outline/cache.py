@@ -23,8 +23,9 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 _OPENSSL_HASH_ABOVE = 1 << 20
 # The rendered outline's format, stored with the content hash: bumped when parser/render.py changes what it
 # prints, so that a row cached by an older version is a miss (rendered again), not served as it was.
-OUTLINE_FORMAT = "5"  # 3: the outline passes the privacy filter; 4: broken code repaired, every name shown;
-# 5: Python/JavaScript/PHP variables, class attributes and properties on names-only rows
+OUTLINE_FORMAT = "6"  # 3: the outline passes the privacy filter; 4: broken code repaired, every name shown;
+# 5: Python/JavaScript/PHP variables, class attributes and properties on names-only rows; 6: TypeScript's too,
+# with interface properties and a declared object type's members
 
 
 class Cached:

@@ -31,9 +31,10 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
         ("run", "function", 55, 57), ("helper", "function", 61, 63), ("shorthand", "method", 64, 66),
     ],
     "sample.ts": [
-        ("VERSION", "constant", 4, 4), ("User", "interface", 7, 11), ("User.greet", "method", 10, 10),
+        ("VERSION", "constant", 4, 4), ("User", "interface", 7, 11), ("User.id", "field", 8, 8),
+        ("User.name", "field", 9, 9), ("User.greet", "method", 10, 10),
         ("UserId", "type", 13, 13), ("Role", "enum", 15, 18), ("Util", "module", 20, 24),
-        ("Util.clamp", "function", 21, 23), ("Repository", "class", 26, 40),
+        ("Util.clamp", "function", 21, 23), ("Repository", "class", 26, 40), ("Repository.items", "field", 27, 27),
         ("Repository.validate", "method", 29, 29), ("Repository.save", "method", 32, 37),
         ("Repository.find", "method", 39, 39), ("UserRepository", "class", 42, 46),
         ("UserRepository.validate", "method", 43, 45), ("loadUsers", "function", 48, 51),
