@@ -297,6 +297,8 @@ def _edges(files: Files, focus_names: set[str]
     edges = []
     for rel, (_defs, refs) in files.items():
         names, members, declared, qualifiers = refs["all"], refs["member"], refs["decl"], refs["qual"]
+        mentioned = names.keys()  # isdisjoint(anchors) looks each anchor up: C, not a generator (2.4 -> 1.1 s
+        # for 2,074 JDK files, 441,000 edges)
         for name, total in names.items():
             where = definers.get(name)
             if not where:
@@ -304,13 +306,17 @@ def _edges(files: Files, focus_names: set[str]
             share = _weight(name, len(where), focus_names) / len(where)
             member = members.get(name, 0)
             bare = 0 if name in declared else max(total - member, 0)  # declared here: bare uses are the local's
-            quals = set(qualifiers.get(name, "").split())
+            quals = None
             for d, top, anchors in where:
+                if d == rel:
+                    continue
                 if top:
-                    n = bare + (member if quals & modules[d] else 0)
+                    if quals is None:
+                        quals = frozenset(qualifiers.get(name, "").split())
+                    n = bare + (member if member and not quals.isdisjoint(modules[d]) else 0)
                 else:
-                    n = member if any(a in names for a in anchors) else 0
-                if n and d != rel:
+                    n = member if member and not mentioned.isdisjoint(anchors) else 0
+                if n:
                     edges.append((rel, d, name, share * math.sqrt(n)))
     return edges
 
