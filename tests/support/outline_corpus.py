@@ -85,7 +85,10 @@ def _line_count(path: str) -> int:
 
 
 def find_files(language: str, limit: int, min_lines: int = MIN_LINES) -> list[str]:
-    """Up to ``limit`` files of ``language`` with at least ``min_lines`` lines."""
+    """Up to ``limit`` files of ``language`` with at least ``min_lines`` lines (none for a language this
+    machine keeps no source of: the registries' languages are benchmarked with `--corpus`)."""
+    if language not in _SOURCES:
+        return []
     _, pattern, skip = _SOURCES[language]
     paths = sorted({
         p for root in source_roots(language)
