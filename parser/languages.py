@@ -103,11 +103,20 @@ _CPP_HINT = (rb"^[ \t]*(?:class\s+\w+[^;]*$|namespace\s+\w*\s*\{|template\s*<|"
 _CPP_WORDS = (b"class", b"namespace", b"template", b"public", b"private", b"protected")
 
 
+# Objective-C declarations at the start of a line: a `.h` file holding one is Objective-C, which no grammar
+# here parses (as C, an iOS header of 64 KB was 56% broken lines and cost the Read hook 220 ms of repairs).
+_OBJC_MARKS = (b"\n@interface", b"\n@protocol", b"\n@implementation")
+
+
 def refine_language(language: str | None, path: str, source: bytes) -> str | None:
     """C++ for a ``.h`` file whose first 64 KB show C++ (class, namespace,
-    template); the extension alone says C, which is the better default."""
-    if language == "c" and path.lower().endswith(".h") and any(
-            source.find(word, 0, 65536) >= 0 for word in _CPP_WORDS):
+    template); the extension alone says C, which is the better default. None
+    (no grammar) for an Objective-C header."""
+    if language != "c" or not path.lower().endswith(".h"):
+        return language
+    if any(source.find(mark, 0, 65536) >= 0 or source.startswith(mark[1:]) for mark in _OBJC_MARKS):
+        return None
+    if any(source.find(word, 0, 65536) >= 0 for word in _CPP_WORDS):
         from parser import recode
 
         if recode.compile(_CPP_HINT, 8).search(source, 0, 65536):  # re.M

@@ -110,7 +110,9 @@ def test_small_unknown_binary_and_minified_files_pass_through(hooks: HookRunner,
     binary.write_bytes(b"\x00\x01binary" * 5000 + b"\n" * 400)
     minified = project / "app.min.js"
     minified.write_text(("function a(b){return b+1}var c=" * 2000) + "\n" * 300)
-    for path in (small, notes, binary, minified):
+    objc = project / "RNSViews.h"  # Objective-C: no grammar parses it (as C, a broken outline and slow repairs)
+    objc.write_bytes((Path(__file__).parent / "parser" / "fixtures" / "cases" / "RNSViews.h").read_bytes())
+    for path in (small, notes, binary, minified, objc):
         assert hooks.run("post_tool_use", read_event(hooks, path))["json"] is None, path
 
 
