@@ -47,6 +47,7 @@ import time
 from typing import Any
 
 from parser import estimate_tokens, language_for_path, outline_source
+from parser.languages import refine_language
 from parser.render import read_text
 from scripts.bench.common import BARE, ROOT, machine_line, percentile, print_json, python, run_timed
 from tests.support import outline_corpus as corpus
@@ -98,12 +99,14 @@ def corpus_files(root: str, min_lines: int, limit: int) -> dict[str, list[str]]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
             path = os.path.join(folder, name)
-            language = language_for_path(path)
-            if language is None or not os.path.isfile(path):
+            if language_for_path(path) is None or not os.path.isfile(path):
                 continue
             with open(path, "rb") as fh:
-                if fh.read().count(b"\n") >= min_lines:
-                    found.setdefault(language, []).append(path)
+                data = fh.read()
+            # As the Read hook takes it: a C++ `.h` is C++, an Objective-C one has no grammar.
+            language = refine_language(language_for_path(path), path, data)
+            if language is not None and data.count(b"\n") >= min_lines:
+                found.setdefault(language, []).append(path)
     return {lang: paths if len(paths) <= limit else [paths[int(i * len(paths) / limit)] for i in range(limit)]
             for lang, paths in sorted(found.items())}
 
