@@ -368,17 +368,17 @@ def _names_only(symbol: Symbol) -> bool:
 
 
 def _run_end(symbols: list[Symbol], i: int, kind: str) -> int:
-    """End of the run of names-only `kind` siblings from i; one with members of its own (a TypeScript variable
-    typed with an object literal) ends it, so that its members' row follows it alone."""
+    """End of the run of names-only `kind` siblings from i. One with members of its own (a TypeScript variable
+    typed with an object literal) is a run alone, so that its members' row follows it."""
+    if _has_children(symbols, i):
+        return i + 1
     j = i
     while (j < len(symbols) and symbols[j].kind == kind and _names_only(symbols[j])
            and symbols[j].depth == symbols[i].depth
            and symbols[j].parent == symbols[i].parent
-           and (j == i or (symbols[j].start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP
-                           and not _has_children(symbols, j)))):
+           and (j == i or symbols[j].start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP)
+           and not _has_children(symbols, j)):
         j += 1
-        if _has_children(symbols, j - 1):
-            break
     return j
 
 

@@ -99,12 +99,12 @@ def corpus_files(root: str, min_lines: int, limit: int) -> dict[str, list[str]]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
             path = os.path.join(folder, name)
-            if language_for_path(path) is None or not os.path.isfile(path):
+            guess = language_for_path(path)
+            if guess is None or not os.path.isfile(path):
                 continue
             with open(path, "rb") as fh:
                 data = fh.read()
-            # As the Read hook takes it: a C++ `.h` is C++, an Objective-C one has no grammar.
-            language = refine_language(language_for_path(path), path, data)
+            language = refine_language(guess, path, data)  # as the hook: a C++ `.h` is C++, Objective-C none
             if language is not None and data.count(b"\n") >= min_lines:
                 found.setdefault(language, []).append(path)
     return {lang: paths if len(paths) <= limit else [paths[int(i * len(paths) / limit)] for i in range(limit)]
