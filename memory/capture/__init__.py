@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from memory.base.classify import classify
+from memory.base.privacy import clean
 from memory.store import NewMemory
 from memory.store.state import State, push_unique
 
@@ -160,6 +161,30 @@ def _exit_code_error(err_text: str) -> bool:
     return bool(re.match(r"exit code [1-9]", err_text, re.I))
 
 
+# How much of an edit's old or new string the privacy filter reads before it is cut: a secret that starts
+# within the kept part ends long before this, and the filter's cost stays bounded on a huge edit.
+_EDIT_SCAN = 20_000
+
+
+def edit_text(old: object, new: object, limit: int) -> str:
+    """An edit's old and new strings as text, with their own newlines (never repr(), whose literal `\\n`
+    glued a secret on its own line to the letter n, so that no word-boundary rule matched it); each is
+    filtered whole, then cut to `limit` characters (a cut first could split a secret so no rule matched)."""
+    o, n = _filtered(old, limit), _filtered(new, limit)
+    if o and n:
+        return f"replaced:\n{o}\nwith:\n{n}"
+    if n:
+        return f"added:\n{n}"
+    return f"removed:\n{o}" if o else ""
+
+
+def _filtered(value: object, limit: int) -> str:
+    text = clean(str(value or "")[:_EDIT_SCAN]).strip("\r\n")
+    if not text.strip():
+        return ""
+    return text if len(text) <= limit else f"{text[:limit]}..."
+
+
 def _command_key(cmd: str) -> str:
     return " ".join(cmd.split())[:200]
 
@@ -208,13 +233,13 @@ def tool_event(event: dict[str, Any], root: str) -> Capture:
             detail = f"Edited {r} ({count(len(edits), 'edit')})"
             for e in edits[:3]:
                 if isinstance(e, dict):
-                    detail += f"\n- {str(e.get('old_string', ''))[:150]!r} -> {str(e.get('new_string', ''))[:150]!r}"
+                    detail += "\n" + edit_text(e.get("old_string"), e.get("new_string"), 150)
         else:
-            old, new = str(tin.get("old_string", "")), str(tin.get("new_string", ""))
-            detail = f"Edited {r}: {old[:300]!r} -> {new[:300]!r}" if old or new else f"Edited {r}"
+            change = edit_text(tin.get("old_string"), tin.get("new_string"), 300)
+            detail = f"Edited {r}:\n{change}" if change else f"Edited {r}"
         if failed:
             detail += f"\nThe edit failed: {_text(event.get('error'))[:300]}"
-        cap.change(lambda s: s.__setitem__("last_action", detail.splitlines()[0][:300]))
+        cap.change(lambda s: s.__setitem__("last_action", detail.splitlines()[0].rstrip(":")[:300]))
         mem(f"Modified {r}", detail, "change", 0.35, [path])
     elif tool == "Bash":
         cmd = str(tin.get("command") or "").strip()
