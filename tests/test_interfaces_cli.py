@@ -181,3 +181,38 @@ def test_an_unsubstituted_placeholder_is_never_a_data_dir(project: Path, tmp_pat
     assert r.returncode == 0, r.stderr
     assert not list(project.glob("$*")) and not list(project.rglob("memory.db"))
     assert list((tmp_path / "scratch-home").rglob("memory.db"))
+
+
+@pytest.mark.parametrize("raw,expected", [
+    # An unquoted title takes the words up to the next option, as a person means it (issue 26).
+    ("--title My title --expires 30d --type decision Keep argparse vendored",
+     ["save", "--title", "My title", "--expires", "30d", "--type", "decision", "--", "Keep argparse vendored"]),
+    ("--type decision --title=Lint rule --tag ops always lint",
+     ["save", "--type", "decision", "--title", "Lint rule", "--tag", "ops", "--", "always lint"]),
+    ("-t One two --json keep it", ["save", "-t", "One two", "--json", "--", "keep it"]),
+    ("--title only words here", "nothing to save after the title"),
+])
+def test_slash_save_title_of_several_words(raw: str, expected: list[str] | str) -> None:
+    got = slash.argv_for(cli, "save", raw, "S1")
+    if isinstance(expected, str):
+        assert isinstance(got, str) and expected in got
+    else:
+        assert got == expected
+
+
+def test_slash_save_multiword_title_is_stored_as_typed(two_projects: dict[str, Any], env: dict[str, str]) -> None:
+    web = two_projects["web"]
+    raw = "--title My title --expires 30d --type decision Keep argparse vendored\n"
+    assert "saved #" in memory("slash", "save", stdin=raw, cwd=web, env=env).stdout
+    row = json.loads(memory("recent", "--type", "decision", "--json", cwd=web, env=env).stdout)[0]
+    assert (row["type"], row["title"]) == ("decision", "My title")
+    got = json.loads(memory("get", str(row["id"]), "--json", cwd=web, env=env).stdout)
+    text = got[0]["content"] if isinstance(got, list) else got["content"]
+    assert text == "Keep argparse vendored"
+
+
+def test_an_empty_filtered_listing_says_what_was_filtered(two_projects: dict[str, Any], env: dict[str, str]) -> None:
+    web = two_projects["web"]
+    memory("save", "--", "we vendor argparse", cwd=web, env=env)
+    out = memory("slash", "recent", stdin="--type decision\n", cwd=web, env=env).stdout
+    assert "no decisions among" in out and "memor" in out and "no memories yet" not in out

@@ -13,7 +13,7 @@ import click
 
 from memory import store
 from memory.base.classify import TYPES
-from memory.base.words import count
+from memory.base.words import count, plural
 from memory.cli.common import (
     MEMORY_ID,
     Fraction,
@@ -511,11 +511,21 @@ def recent(limit: int, types: tuple[str, ...], project: str | None, as_json: boo
         emit([dict(r) for r in rows])
         return
     if not rows:
-        click.echo(f"no memories yet in project {ws.project.name}")
+        click.echo(_nothing_recent(ws, types))
         return
     for r in rows:
         flag = f"  [flagged: {r['flags']}]" if r["flags"] else ""  # memory/base/fence.py: a person reviews these
         click.echo(f"#{r['id']:<6} {minute(r['created_at'])}  {r['type']:<11} {r['title']}{flag}")
+
+
+def _nothing_recent(ws: Workspace, types: tuple[str, ...]) -> str:
+    """What an empty listing says: what was filtered out of how many, not "no memories" when there are some."""
+    total = ws.db.execute("SELECT count(*) FROM memories WHERE expires_at IS NULL OR expires_at > ?",
+                          (time.time(),)).fetchone()[0]
+    if not total:
+        return f"no memories yet in project {ws.project.name}"
+    kinds = " or ".join(plural(t) for t in types) if types else "memories but prompts"
+    return f"no {kinds} among {count(total, 'memory')} in project {ws.project.name}"
 
 
 COMMANDS = [search, timeline_cmd, get, save, forget, stats, sessions, projects, handoff_cmd, recent]

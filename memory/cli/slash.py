@@ -26,8 +26,11 @@ USAGE = {
     "forget": "/memory:forget ID...",
     "timeline": "/memory:timeline ID [--before N] [--after N]",
     "why": "/memory:why ID [--session S]",
-    "save": "/memory:save [--type decision] [--expires 30d] TEXT",
+    "save": "/memory:save [--type decision] [--expires 30d] [--title T] TEXT",
 }
+# Options whose unquoted value is free text: it takes the words up to the next option, as a person means
+# `/memory:save --title My title --type decision ...` (a shell would give the title one word).
+MULTIWORD = frozenset({"--title", "-t"})
 # save's leading options: a name, then (for an option that takes one) its value, quoted or up to a space.
 _LEADING_NAME = re.compile(r"\s*(--?[a-z][a-z-]*)(?=[\s=]|$)")
 _VALUE = re.compile(r"""(?:=|\s+)("(?:[^"\\]|\\.)*"|'[^']*'|\S+)""")
@@ -90,12 +93,22 @@ def save_arguments(command: click.Command, raw: str) -> tuple[list[str], str]:
         value = _VALUE.match(raw, name.end()) if name[1] in values else None
         if value is None:
             break
-        word = value[1]
+        word, pos = value[1], value.end()
         if len(word) >= 2 and word[0] == word[-1] and word[0] in "\"'":
             word = word[1:-1]
+        elif name[1] in MULTIWORD:
+            word, pos = _words_to_next_option(raw, value.start(1), values | flags)
         options += [name[1], word]
-        pos = value.end()
     return options, raw[pos:].strip()
+
+
+def _words_to_next_option(raw: str, start: int, names: set[str]) -> tuple[str, int]:
+    """An unquoted free-text value: the words from `start` up to the next option name (or the end)."""
+    for word in re.finditer(r"\S+", raw[start:]):
+        if word[0].split("=", 1)[0] in names:
+            end = start + word.start()
+            return raw[start:end].strip(), end
+    return raw[start:].strip(), len(raw)
 
 
 def argv_for(cli: click.Group, verb: str, raw: str, session: str | None) -> list[str] | str:
@@ -106,6 +119,9 @@ def argv_for(cli: click.Group, verb: str, raw: str, session: str | None) -> list
     command = cli.commands[verb]
     if verb == "save":
         options, text = save_arguments(command, raw)
+        if not text and any(o in MULTIWORD for o in options):
+            return ("nothing to save after the title: put the text after the options, or quote a title of "
+                    f"several words. Usage: {USAGE['save']}")
         if not text:
             return f"nothing to save. Usage: {USAGE['save']}"
         return ["save", *options, "--", text]
