@@ -54,3 +54,18 @@ def test_an_edit_is_filtered_before_it_is_cut(hooks: HookRunner, home: Path) -> 
                                                   ).fetchone()[0]
     assert "[REDACTED" in content
     assert _leaked(home, [token, token[:12]]) == []
+
+
+def test_an_edit_is_labelled_by_its_tool_not_by_its_text(hooks: HookRunner, home: Path) -> None:
+    from memory.base.fence import row_label
+
+    path = str(hooks.project / "app.py")
+    hooks.tool("Edit", {"file_path": path, "old_string": "return 1", "new_string": "return 2\n" * 40},
+               {"filePath": path})
+    hooks.tool("Write", {"file_path": str(hooks.project / "new.py"), "content": "x = 1\n"}, {})
+    hooks.tool("WebFetch", {"url": "https://docs.example.com/limits", "prompt": "rate limits"}, {"result": "100/s"})
+    rows = {r["title"]: r for r in db_for(home, hooks.project).execute("SELECT * FROM memories")}
+    assert row_label(rows["Modified app.py"]) == "tool output of Edit"
+    assert row_label(rows["Modified new.py"]) == "tool output of Write"
+    assert row_label(rows["Looked up https://docs.example.com/limits"]) == \
+        "tool output of WebFetch https://docs.example.com/limits"

@@ -4,6 +4,7 @@ Read of a large code file gets its outline instead of its body (memory/outline/r
 from __future__ import annotations
 
 from memory import capture
+from memory.capture import tools
 from memory.hook.common import apply, session_id, touch_session, workspace
 from memory.store.db import Tx
 
@@ -19,7 +20,7 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
         return None
     ws = workspace(event, call)
     sid = session_id(event)
-    cap = capture.tool_event(event, ws.project.root)
+    cap = tools.tool_event(event, ws.project.root)
     if event.get("tool_name") == "Bash":
         model_saves(ws.project.key, event, cap)
     out = None

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from memory import capture, store
-from memory.capture import summary, transcript
+from memory.capture import summary, tools, transcript
 from memory.capture.deciders import settle
 from memory.hook import replay
 from memory.store import state as session_state
@@ -66,7 +66,7 @@ def _capture_for(event: dict[str, Any], sid: str, root: str) -> tuple[capture.Ca
     if name == "UserPromptSubmit" and isinstance(event.get("prompt"), str):
         return capture.prompt_event(event["prompt"], sid), 1, 0
     if name in ("PostToolUse", "PostToolUseFailure") and event.get("tool_name"):
-        return capture.tool_event(event, root), 0, 1
+        return tools.tool_event(event, root), 0, 1
     if name == "Stop":
         msg = event.get("last_assistant_message")
         return capture.stop_event(msg if isinstance(msg, str) else "", sid), 0, 0
