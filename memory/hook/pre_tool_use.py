@@ -1,7 +1,9 @@
-"""PreToolUse (Read): a whole Read of a code file the client would refuse (over 256 KB, or over its token cap)
-is denied with the file's outline as the reason, which the model receives as the Read's result. Every other
-Read goes through unchanged, at the cost of one `os.stat` (memory/outline/limits.py); the outline of a large
-file the client does read is given after the Read, by PostToolUse (memory/outline/read.py)."""
+"""PreToolUse. Read: a whole Read of a code file the client would refuse (over 256 KB, or over its token cap)
+is denied with the file's outline as the reason, which the model receives as the Read's result; every other
+Read goes through unchanged, at the cost of one `os.stat` (memory/outline/limits.py), and the outline of a
+large file the client does read is given after the Read, by PostToolUse (memory/outline/read.py).
+Edit, Write, MultiEdit: what past sessions recorded about the file is given beside the edit, once per file
+per session (memory/recall/point.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,14 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 
     from memory.hook.run import Call
 
+EDITS = ("Edit", "Write", "MultiEdit")
+
 
 def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
-    if event.get("tool_name") != "Read":
+    tool = event.get("tool_name")
+    if tool in EDITS:
+        return _before_edit(event, call)
+    if tool != "Read":
         return None
     found = may_be_refused(event.get("tool_input"))
     if found is None:
@@ -24,3 +31,20 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     from memory.outline.read import refused_read
 
     return refused_read(workspace(event, call), *found)
+
+
+def _before_edit(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
+    tin = event.get("tool_input")
+    if not isinstance(tin, dict) or not isinstance(tin.get("file_path"), str):
+        return None
+    from memory.hook.common import session_id, workspace
+    from memory.hook.run import context_output
+    from memory.recall import point
+
+    old = tin.get("old_string")
+    if not isinstance(old, str):
+        edits = tin.get("edits")
+        first = edits[0] if isinstance(edits, list) and edits and isinstance(edits[0], dict) else {}
+        old = first.get("old_string") if isinstance(first.get("old_string"), str) else ""
+    text = point.recall(workspace(event, call), session_id(event), tin["file_path"], old)
+    return context_output("PreToolUse", text)

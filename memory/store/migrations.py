@@ -380,6 +380,39 @@ def m008_repo_map(db: sqlite3.Connection) -> None:
     )
 
 
+def m009_memory_files(db: sqlite3.Connection) -> None:
+    # The files each memory names (memories.files, one path a line) as indexed rows, kept by triggers: recall
+    # at the point of action (memory/recall/point.py) finds a file's memories by index. A LIKE scan of
+    # memories.files cost 4.5 ms CPU at 10,000 memories, growing with the store.
+    paths = ("json_each('[\"' || replace(replace(replace({row}.files, '\\', '\\\\'), '\"', '\\\"'), "
+             "char(10), '\",\"') || '\"]')")
+    split = "SELECT {row}.id, value FROM " + paths + " WHERE value != ''"
+    run_script(
+        db,
+        f"""
+        CREATE TABLE memory_files (
+            memory_id INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            PRIMARY KEY (path, memory_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX memory_files_memory ON memory_files(memory_id);
+        INSERT OR IGNORE INTO memory_files (memory_id, path)
+            SELECT memories.id, value FROM memories, {paths.format(row="memories")}
+            WHERE memories.files != '' AND value != '';
+        CREATE TRIGGER memory_files_ai AFTER INSERT ON memories WHEN new.files != '' BEGIN
+            INSERT OR IGNORE INTO memory_files (memory_id, path) {split.format(row="new")};
+        END;
+        CREATE TRIGGER memory_files_ad AFTER DELETE ON memories WHEN old.files != '' BEGIN
+            DELETE FROM memory_files WHERE memory_id = old.id;
+        END;
+        CREATE TRIGGER memory_files_au AFTER UPDATE OF files ON memories BEGIN
+            DELETE FROM memory_files WHERE memory_id = old.id;
+            INSERT OR IGNORE INTO memory_files (memory_id, path) {split.format(row="new")};
+        END;
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_outlines, m003_semantic,
                                                           m004_extraction, m005_team, m006_provenance,
-                                                          m007_injections, m008_repo_map]
+                                                          m007_injections, m008_repo_map, m009_memory_files]

@@ -60,6 +60,9 @@ def events(project: Path) -> dict[str, tuple[str, dict]]:
                                                     "prompt": PROMPT, "_mode": "fresh"}),
         "UserPromptSubmit (long session)": ("user_prompt_submit", {**base, "hook_event_name": "UserPromptSubmit",
                                                                    "session_id": LONG_SESSION, "prompt": PROMPT}),
+        "PreToolUse(Edit, recall at the point of action)": (
+            "pre_tool_use", {**base, "hook_event_name": "PreToolUse", "tool_name": "Edit", "_mode": "edit",
+                             "tool_input": {"file_path": app, "old_string": "x = 1", "new_string": "x = 2"}}),
         "PreToolUse(Read)": ("pre_tool_use", {**base, "hook_event_name": "PreToolUse", "tool_name": "Read",
                                               "tool_input": {"file_path": app}, "tool_use_id": "t1"}),
         "PreToolUse(Read, 315 KB, outline cold)": ("pre_tool_use", _pre_read_event(base, huge, "pre-cold")),
@@ -104,6 +107,17 @@ def seed_prompt_sessions(ws: Workspace, runs: int, tags: list[str]) -> None:
     ws.db.execute("COMMIT")
 
 
+def seed_file_memories(ws: Workspace, path: str, n: int = 40) -> None:
+    """Memories of past sessions about one file (changes, fixes, a decision), as an edit of it finds them."""
+    from memory import store
+
+    kinds = ["change", "change", "bugfix", "decision"]
+    for i in range(n):
+        store.save(ws.db, ws.project.key, store.NewMemory(
+            title=f"Edited app.py, step {i}", content=f"x = {i} in app.py, for case {i}",
+            type=kinds[i % 4], files=[path], session_id=f"bench-past-{i % 9}"), filter_low_value=False)
+
+
 def seed_long_session(ws: Workspace, prompts: int, per_prompt: int = 5) -> None:
     """A session that has already had `prompts` prompts, each of which injected `per_prompt` memories (as
     the prompt hook logs them in access_log), starting with the memories this benchmark's prompt recalls."""
@@ -143,6 +157,8 @@ def prepare(payload: dict, run: int, tag: str = "") -> bytes:
     event = {k: v for k, v in payload.items() if k != "_mode"}
     if mode == "fresh":
         event["session_id"] = f"bench-prompt{tag}-{run}"
+    elif mode == "edit":  # a new session each run: the note is given once per file per session
+        event["session_id"] = f"bench-edit{tag}-{run}"
     elif mode == "pre-cold":
         Path(event["tool_input"]["file_path"]).write_text(BIG_SOURCE.read_text() * HUGE_COPIES + f"\n# {run}{tag}\n")
     elif mode in ("pre-cached", "unchanged"):
@@ -258,6 +274,7 @@ def main() -> None:
         t = time.perf_counter()
         populate(ws, args.memories)
         seed_long_session(ws, args.long_prompts)
+        seed_file_memories(ws, str(project / "src" / "app.py"))
         seed_prompt_sessions(ws, args.runs, [tag for tag, _ in roots])
         fill_s = time.perf_counter() - t
         ws.close()

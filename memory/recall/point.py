@@ -1,0 +1,229 @@
+"""Recall at the point of action: before an Edit, Write or MultiEdit of a file (or a Bash command that names
+one), the few decisions, fixes, failures and changes that other sessions recorded about that file, the ones
+about the symbols the edit touches first; once per file per session, and nothing when nothing relates.
+
+Hot side (a PreToolUse hook): standard library and SQLite only; the memories that name the file are found by
+index (`memory_files`, kept by triggers from memories.files), at most CANDIDATES of them ranked."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from memory.base import fence
+from memory.recall.search import Hit, hit_from_row
+from memory.store import log_access
+from memory.store.workspace import Workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    import sqlite3
+
+KIND = "inject-edit"  # access_log / injections kind: `memory why` shows it; prompt recall skips what it showed
+SHOWN = 3  # lines at most: a note beside an edit, not a search result page
+CANDIDATES = 60  # newest memories naming the file that are ranked (a file edited in every session stays cheap)
+MAX_READ = 2 << 20  # bytes of the file read to place the edit on a line
+# What a memory about a file is worth beside an edit: what was decided and what broke first, then what was
+# learned, then what was changed (a change names the session's task, the "why" of that edit).
+_WEIGHT = {"decision": 1.0, "bugfix": 0.9, "learning": 0.8, "discovery": 0.6, "fact": 0.6, "change": 0.5,
+           "feature": 0.5, "refactor": 0.5, "observation": 0.3}
+_COLUMNS = ("m.id, m.title, m.type, m.created_at, m.session_id, m.content, m.importance, m.project, m.origin, "
+            "m.origin_detail, m.source, m.tags, m.files, m.author, m.machine, m.flags")
+
+
+def recall(ws: Workspace, session_id: str, path: str, old_text: str = "") -> str:
+    """The fenced note for an edit of `path` (absolute), or '' when nothing relates or it was given already."""
+    if not path or _given(ws.db, session_id, path):
+        return ""
+    rows = _candidates(ws.db, session_id, path)
+    if not rows:
+        return ""
+    names = _touched(ws.db, path, old_text)
+    ranked = sorted(rows, key=lambda r: -_score(r, names))[:SHOWN]
+    hits = [hit_from_row(r, _score(r, names), {"score": _score(r, names)}) for r in ranked]
+    body = _render(ws, path, ranked, names)
+    text = fence.wrap(body, 2000)
+    log_access(ws.db, [h.id for h in hits], KIND, session_id, path,
+               parts={h.id: h.parts or {} for h in hits}, text=text, mode="file")
+    return text
+
+
+def _given(db: sqlite3.Connection, session_id: str, path: str) -> bool:
+    return db.execute("SELECT 1 FROM injections WHERE session_id = ? AND kind = ? AND query = ? LIMIT 1",
+                      (session_id, KIND, path[:200])).fetchone() is not None
+
+
+def _candidates(db: sqlite3.Connection, session_id: str, path: str) -> list[sqlite3.Row]:
+    """Memories of other sessions that name the file in `files`, newest first; prompts and reads left out."""
+    return db.execute(
+        f"""SELECT {_COLUMNS} FROM memory_files f JOIN memories m ON m.id = f.memory_id
+            WHERE f.path = ? AND coalesce(m.session_id, '') != ? AND m.type NOT IN ('prompt', 'handoff')
+              AND m.title NOT LIKE 'Read %' AND (m.expires_at IS NULL OR m.expires_at > ?)
+              AND (m.flags IS NULL OR m.flags = '')
+            ORDER BY m.created_at DESC LIMIT {CANDIDATES}""", (path, session_id, time.time())).fetchall()
+
+
+def _score(row: sqlite3.Row, names: list[str]) -> float:
+    """Kind of memory first, then whether it is about a symbol the edit touches, then how recent it is."""
+    weight = _WEIGHT.get(row["type"], 0.3)
+    about = 1.0 if names and _mentions(row["title"] + "\n" + row["content"], names) else 0.0
+    age_days = max(0.0, (time.time() - row["created_at"]) / 86400)
+    return weight + 0.6 * about + 0.2 / (1 + age_days / 30)
+
+
+def _mentions(text: str, names: list[str]) -> bool:
+    for name in names:
+        at = text.find(name)
+        while at >= 0:
+            before = text[at - 1] if at else " "
+            after = text[at + len(name)] if at + len(name) < len(text) else " "
+            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                return True
+            at = text.find(name, at + 1)
+    return False
+
+
+def _outline(db: sqlite3.Connection, path: str) -> str:
+    row = db.execute("SELECT outline FROM file_signatures WHERE path = ?", (path,)).fetchone()
+    return row[0] if row else ""
+
+
+def _touched(db: sqlite3.Connection, path: str, old_text: str) -> list[str]:
+    """The definitions the edit is in, innermost first: from the file's cached outline, or (a file too short to
+    be outlined) from the definition lines above the edit."""
+    data, line = _edit_line(path, old_text)
+    if not line:
+        return []
+    return symbols_at(_outline(db, path), line) or enclosing(data, line)
+
+
+def _edit_line(path: str, old_text: str) -> tuple[bytes, int]:
+    """The file as it is now (before the edit) and the line the edit's old text starts on (0: not found)."""
+    if not old_text.strip():
+        return b"", 0
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_READ)
+    except OSError:
+        return b"", 0
+    at = data.find(old_text.encode("utf-8", "replace"))
+    return data, (data.count(b"\n", 0, at) + 1 if at >= 0 else 0)
+
+
+_DEFINES = ("def ", "class ", "func ", "fn ", "function ", "fun ", "impl ", "struct ", "interface ", "trait ",
+            "enum ", "module ", "object ", "type ")
+_PREFIXES = ("pub ", "pub(crate) ", "async ", "export ", "static ", "public ", "private ", "protected ",
+             "abstract ", "final ", "override ", "default ", "unsafe ", "const ", "data ", "sealed ", "open ")
+
+
+def enclosing(data: bytes, line: int, limit: int = 400) -> list[str]:
+    """The definitions whose header lines stand above `line` at a smaller indentation, innermost first,
+    looking back at most `limit` lines: the symbols of a file the outline cache has no rows for."""
+    lines = data.decode("utf-8", "replace").splitlines()[max(0, line - limit):line]
+    names: list[str] = []
+    indent = 1 << 30
+    for text in reversed(lines):
+        body = text.lstrip()
+        depth = len(text) - len(body)
+        if not body or depth >= indent and names:
+            continue
+        head = body
+        while head.startswith(_PREFIXES):
+            head = head.split(" ", 1)[1]
+        if head.startswith(_DEFINES) and (name := symbol_name(head)):
+            names.append(name)
+            indent = depth
+            if depth == 0:
+                break
+    return names
+
+
+def symbols_at(outline: str, line: int) -> list[str]:
+    """The names of the outline rows (`START-END signature`) whose range holds `line`, innermost first."""
+    if not outline or line <= 0:
+        return []
+    found: list[tuple[int, int, str]] = []
+    for row in outline.splitlines():
+        head, _, rest = row.strip().partition(" ")
+        start, _, end = head.partition("-")
+        if not start.isdigit() or not rest:
+            continue
+        if int(start) <= line <= int(end or start):
+            name = symbol_name(rest)
+            if name:  # nested rows are indented: the deeper of two that start on one line is the inner one
+                found.append((int(start), len(row) - len(row.lstrip()), name))
+    return [n for _, _, n in sorted(found, reverse=True)]
+
+
+_SEPARATORS = str.maketrans(":={}[],;", "        ")  # str.translate, not re: an Edit hook never imports re
+_KEYWORDS = frozenset("def class fn func function async pub static public private protected internal final abstract "
+                      "override open const let var val struct enum trait impl interface type module mod object "
+                      "export default extern unsafe inline virtual constexpr void fun suspend data sealed".split())
+
+
+def symbol_name(signature: str) -> str:
+    """A definition's name from its outline signature: the last word before the first `(` that is not a
+    keyword, else the first such word ("class Foo(Base)" -> Foo, "func (r *T) Name(x int)" -> Name,
+    "MAX = 3" -> MAX)."""
+    sig = signature.split(" # ", 1)[0]
+    if sig.startswith("func ("):  # Go methods: the receiver comes first
+        sig = sig[sig.find(")") + 1:]
+    head, paren, _ = sig.partition("(")
+    words = [w.strip("*&").split("<", 1)[0] for w in head.translate(_SEPARATORS).split()]
+    names = [w for w in words if w and w not in _KEYWORDS and (w[0].isalpha() or w[0] == "_")]
+    if not names:
+        return ""
+    return names[-1] if paren else names[0]
+
+
+def _render(ws: Workspace, path: str, rows: list[sqlite3.Row], names: list[str]) -> str:
+    """A heading naming the file (and the symbol the edit is in), one line a memory with its provenance."""
+    rel = os.path.relpath(path, ws.project.root) if path.startswith(ws.project.root + os.sep) else path
+    where = f"{rel} ({names[0]})" if names else rel
+    tasks = _tasks(ws.db, [r["session_id"] for r in rows if r["type"] == "change"])
+    lines = [f"Recorded in past sessions about {where}:"]
+    for r in rows:
+        title = " ".join(r["title"].split())
+        body = " ".join(r["content"].split())
+        if body.lower().startswith(title.lower()):
+            body = body[len(title):].lstrip(" :-")
+        text = f"- [{r['type']}] {title}"
+        if r["type"] == "change" and tasks.get(r["session_id"]):
+            text += f" (task: {tasks[r['session_id']][:120]})"
+        elif body:
+            text += f": {body[:200]}{'...' if len(body) > 200 else ''}"
+        day = time.strftime("%Y-%m-%d", time.localtime(r["created_at"]))
+        lines.append(f"{text} ({fence.row_label(r)}, {day}, #{r['id']})")
+    return "\n".join(lines)
+
+
+def _tasks(db: sqlite3.Connection, sessions: list[str | None]) -> dict[str, str]:
+    """The task each session worked on (its state's task), the why of a change it made."""
+    ids = [s for s in dict.fromkeys(sessions) if s]
+    if not ids:
+        return {}
+    out: dict[str, str] = {}
+    for sid, state in db.execute(f"SELECT session_id, state FROM session_state WHERE session_id IN "
+                                 f"({','.join('?' * len(ids))})", ids):
+        task = _task_of(state)
+        if task:
+            out[sid] = task
+    return out
+
+
+def _task_of(state: str) -> str:
+    from memory.base import jsonlite
+
+    try:
+        task = jsonlite.loads(state).get("task")
+    except ValueError:
+        return ""
+    return " ".join(str(task).split()) if task else ""
+
+
+def hits_for_bench(ws: Workspace, session_id: str, path: str, old_text: str = "", limit: int = 5) -> list[Hit]:
+    """The ranked memories the note would show (`limit` of them, nothing recorded): for the history benchmark."""
+    rows = _candidates(ws.db, session_id, path)
+    names = _touched(ws.db, path, old_text)
+    ranked = sorted(rows, key=lambda r: -_score(r, names))[:limit]
+    return [hit_from_row(r, _score(r, names)) for r in ranked]

@@ -1,0 +1,107 @@
+"""Recall at the point of action (memory/recall/point.py) through the real PreToolUse hook process: an edit of a
+file gets what other sessions recorded about it, about the symbol it touches first, once per session; an
+unrelated file gets nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memory.recall.point import symbol_name, symbols_at
+from tests.support.helpers import HookRunner
+
+LIMITS = """\
+def apply_limit(amount, cap):
+    if amount > cap:
+        return cap
+    return amount
+
+
+def round_cents(value):
+    return round(value, 2)
+"""
+
+
+def _pre_edit(hooks: HookRunner, path: Path, old: str, new: str, tool: str = "Edit") -> str:
+    tin = {"file_path": str(path), "old_string": old, "new_string": new}
+    if tool == "MultiEdit":
+        tin = {"file_path": str(path), "edits": [{"old_string": old, "new_string": new}]}
+    return hooks.context(hooks.run("pre_tool_use", hooks.event("PreToolUse", tool_name=tool, tool_input=tin)))
+
+
+def _edit(hooks: HookRunner, path: Path, old: str, new: str) -> None:
+    path.write_text(path.read_text().replace(old, new))
+    hooks.tool("Edit", {"file_path": str(path), "old_string": old, "new_string": new}, {"filePath": str(path)})
+
+
+def _session_with_a_fix(hooks: HookRunner, path: Path) -> None:
+    """Session 1: reads the file (its outline is cached), edits apply_limit, a failing test then passes."""
+    hooks.session = "s-one"
+    hooks.start()
+    hooks.prompt("Fix the cap check in billing/limits.py: amounts equal to the cap were rejected")
+    hooks.tool("Read", {"file_path": str(path)}, {"type": "text", "file": {"filePath": str(path),
+                                                                          "content": path.read_text()}})
+    hooks.tool("Bash", {"command": "pytest tests/test_limits.py"}, failed="FAILED test_cap - assert 5 == 4")
+    _edit(hooks, path, "if amount > cap:", "if amount >= cap:")
+    hooks.tool("Bash", {"command": "pytest tests/test_limits.py"}, {"stdout": "1 passed", "stderr": ""})
+    hooks.stop("Fixed: apply_limit now caps amounts equal to the cap.")
+    hooks.end()
+
+
+def test_an_edit_of_a_file_with_a_recorded_fix_gets_it_once(hooks: HookRunner, project: Path) -> None:
+    path = project / "billing" / "limits.py"
+    path.parent.mkdir()
+    path.write_text(LIMITS)
+    _session_with_a_fix(hooks, path)
+    hooks.session = "s-two"
+    hooks.start()
+    old = "    if amount >= cap:\n        return cap"
+    note = _pre_edit(hooks, path, old, old.replace("return cap", "return 0"))
+    assert "Recorded in past sessions about billing/limits.py (apply_limit)" in note
+    assert "Fixed: `pytest tests/test_limits.py` passes again" in note
+    assert "<recalled-data" in note or "recalled" in note.lower()  # fenced as untrusted data
+    assert note.count("\n- [") <= 3
+    # Once per file per session: the next edit of the same file is not told again.
+    assert _pre_edit(hooks, path, "return round(value, 2)", "return round(value, 3)") == ""
+    # A later session is told again.
+    hooks.session = "s-three"
+    later = _pre_edit(hooks, path, "return round(value, 2)", "return round(value, 3)", tool="MultiEdit")
+    assert "about billing/limits.py (round_cents)" in later and "passes again" in later
+
+
+def test_an_unrelated_file_and_the_same_session_get_nothing(hooks: HookRunner, project: Path) -> None:
+    path = project / "limits.py"
+    path.write_text(LIMITS)
+    _session_with_a_fix(hooks, path)
+    other = project / "report.py"
+    other.write_text("def render():\n    return ''\n")
+    hooks.session = "s-two"
+    assert _pre_edit(hooks, other, "return ''", "return 'x'") == ""
+    assert _pre_edit(hooks, project / "new.py", "", "print(1)", tool="Write") == ""
+    hooks.session = "s-one"  # what a session recorded itself is in its own context already
+    assert _pre_edit(hooks, path, "return cap", "return cap + 0") == ""
+
+
+def test_memories_about_the_touched_symbol_come_first(hooks: HookRunner, project: Path) -> None:
+    path = project / "limits.py"
+    path.write_text(LIMITS)
+    hooks.session = "s-one"
+    hooks.tool("Read", {"file_path": str(path)}, {"type": "text", "file": {"filePath": str(path),
+                                                                          "content": path.read_text()}})
+    _edit(hooks, path, "return round(value, 2)", "return round(value, 2)  # banker's rounding is wrong here")
+    hooks.session = "s-zero"
+    _edit(hooks, path, "return amount\n", "return amount  # apply_limit keeps amount\n")
+    hooks.session = "s-two"
+    note = _pre_edit(hooks, path, "return round(value, 2)", "return round(value, 4)")
+    lines = [ln for ln in note.splitlines() if ln.startswith("- [")]
+    assert lines and "banker" in lines[0] or "round_cents" in note
+
+
+def test_symbol_names_from_outline_rows() -> None:
+    assert symbol_name("def apply_limit(amount, cap)") == "apply_limit"
+    assert symbol_name("func (s *Server) Serve(l net.Listener) error") == "Serve"
+    assert symbol_name("pub fn call(&self, req: Request) -> Result<Response>") == "call"
+    assert symbol_name("class Foo(Base)") == "Foo"
+    assert symbol_name("MAX_RETRIES = 3") == "MAX_RETRIES"
+    outline = "1-4 apply_limit(amount, cap)\n7-8 round_cents(value)\n  7-7 inner()"
+    assert symbols_at(outline, 7) == ["inner", "round_cents"]
+    assert symbols_at(outline, 5) == []
