@@ -23,7 +23,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # Hooks and the CLI would start a background worker (a model in memory for minutes) in every test's
     # data dir; tests of the worker turn it back on (tests/test_worker.py).
     monkeypatch.setenv("MEMORY_WORKER", "off")
-    for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR"):
+    # XDG_RUNTIME_DIR: a spool outside the data dir (memory/hook/spool.py) goes to the temp dir, not the user's.
+    for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR", "XDG_RUNTIME_DIR"):
         monkeypatch.delenv(name, raising=False)
     return data
 

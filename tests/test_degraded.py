@@ -73,7 +73,8 @@ def test_an_unwritable_data_dir_never_breaks_a_hook_and_doctor_says_so(tmp_path:
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the data dir should be")
-    monkeypatch.setenv("MEMORY_HOME", str(blocker / "data"))  # every write under it fails (ENOTDIR)
+    home = blocker / "data"
+    monkeypatch.setenv("MEMORY_HOME", str(home))  # every write under it fails (ENOTDIR)
     runner = HookRunner(project)
     for entry, event in [("session_start", runner.event("SessionStart", source="startup")),
                          ("user_prompt_submit", runner.event("UserPromptSubmit", prompt="Add a cache")),
@@ -82,12 +83,20 @@ def test_an_unwritable_data_dir_never_breaks_a_hook_and_doctor_says_so(tmp_path:
                          ("stop", runner.event("Stop", last_assistant_message="done"))]:
         result = runner.run(entry, event)
         assert result["exit_code"] == 0 and result["stderr"] == ""
-    monkeypatch.setenv("MEMORY_HOME", str(tmp_path / "good-home"))
-    report = json.loads(cli("doctor", "--json", home=tmp_path / "good-home", cwd=project).stdout)
-    assert any("cannot write to the data dir" in n for n in report["notices"])
-    fixed = cli("doctor", "--repair", home=tmp_path / "good-home", cwd=project)
-    assert "cleared" in fixed.stdout + fixed.stderr
-    assert json.loads(cli("doctor", "--json", home=tmp_path / "good-home", cwd=project).stdout)["notices"] == []
+    told = runner.results[0]["json"]["systemMessage"]
+    assert told.startswith(f"memory: the data dir {home} cannot be written (Not a directory); 1 event kept aside")
+    assert "To fix: fix the path or MEMORY_HOME" in told
+    shown = cli("doctor", "--json", home=home, cwd=project)
+    assert "Traceback" not in shown.stderr
+    report = json.loads(shown.stdout)["spooled_events"]
+    assert report["waiting"] == 4 and "unwritable (Not a directory)" in report["last failure"]
+    blocker.unlink()  # the user fixes the path
+    fixed = cli("doctor", "--repair", home=home, cwd=project)
+    assert "wrote 4 of 4 spooled events" in fixed.stdout, fixed.stdout + fixed.stderr
+    assert "cleared the record of the refused writes" in fixed.stdout
+    assert json.loads(cli("doctor", "--json", home=home, cwd=project).stdout)["spooled_events"]["waiting"] == 0
+    db = sqlite3.connect(db_path(home, project))
+    assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1
 
 
 def _full_disk(limit: int) -> None:

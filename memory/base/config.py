@@ -175,6 +175,21 @@ def log_path() -> str:
 
 
 def fallback_dir() -> str:
-    """The per-user folder in the temp dir where notices and spooled events go when the data dir cannot be
-    written (memory/base/notices.py, memory/hook/spool.py)."""
+    """The per-user folder in the temp dir (the worker's socket; the last place notices and spooled events
+    go when the data dir cannot be written)."""
     return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"claude-memory-{os.getuid()}")
+
+
+def fallback_dirs() -> list[str]:
+    """Where notices and spooled events go when the data dir cannot be written (memory/base/notices.py,
+    memory/hook/spool.py), best first: the runtime dir ($XDG_RUNTIME_DIR, a per-user tmpfs: another disk
+    than a full one), then the temp dir (often on the same disk as the data dir), then /dev/shm (a tmpfs on
+    Linux even where no runtime dir is set: containers, su, cron)."""
+    name = f"claude-memory-{os.getuid()}"
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    out = [os.path.join(runtime, name)] if runtime and os.path.isabs(runtime) else []
+    shm = [os.path.join("/dev/shm", name)] if os.path.isdir("/dev/shm") else []
+    for path in (fallback_dir(), *shm):
+        if path not in out:
+            out.append(path)
+    return out

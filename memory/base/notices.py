@@ -2,7 +2,8 @@
 written. Hooks record them; SessionStart shows them to the user (systemMessage) and `memory doctor` lists
 them; both clear them.
 
-When the data dir itself cannot be written, they go to a per-user fallback folder in the temp dir."""
+When the data dir itself cannot be written, they go to a per-user fallback folder: the runtime dir's, else the
+temp dir's (memory/base/config.py fallback_dirs)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import os
 import time
 
 from memory.base import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
-from memory.base.config import data_home, fallback_dir
+from memory.base.config import data_home, fallback_dirs
 
 NAME = "notices.jsonl"
 
@@ -22,12 +23,11 @@ def fallback_spool_name() -> str:
     return "spool-" + sha256(data_home().encode()).hexdigest()[:12]
 
 
-def private_fallback_dir() -> str | None:
-    """The fallback folder, made if missing, when it is safe to write in: a real folder (not a symlink)
+def private_fallback_dir(path: str) -> str | None:
+    """A fallback folder, made if missing, when it is safe to write in: a real folder (not a symlink)
     owned by this user and private to them. In a shared temp dir another user could have made it first."""
     import stat
 
-    path = fallback_dir()
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
         st = os.lstat(path)
@@ -41,7 +41,7 @@ def private_fallback_dir() -> str | None:
 
 
 def _paths() -> list[str]:
-    return [os.path.join(data_home(), NAME), os.path.join(fallback_dir(), NAME)]
+    return [os.path.join(data_home(), NAME), *(os.path.join(d, NAME) for d in fallback_dirs())]
 
 
 def add(kind: str, message: str) -> None:
@@ -52,8 +52,8 @@ def add(kind: str, message: str) -> None:
         try:
             if i == 0:
                 os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            elif private_fallback_dir() is None:
-                return
+            elif private_fallback_dir(os.path.dirname(path)) is None:
+                continue
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
             try:
                 os.write(fd, line.encode())
@@ -65,15 +65,19 @@ def add(kind: str, message: str) -> None:
 
 
 def pending() -> list[dict[str, object]]:
+    """This data dir's notices (a fallback folder is shared by every data dir of the user)."""
     out: list[dict[str, object]] = []
+    home = data_home()
     for path in _paths():
         try:
             with open(path, encoding="utf-8") as fh:
                 for line in fh:
                     try:
-                        out.append(json.loads(line))
+                        item = json.loads(line)
                     except ValueError:
                         continue
+                    if isinstance(item, dict) and item.get("data_dir", home) == home:
+                        out.append(item)
         except OSError:
             continue
     return out

@@ -10,7 +10,7 @@ from memory.base.privacy import clean
 from memory.base.project import event_folder
 from memory.capture import Capture
 from memory.capture.deciders import settle
-from memory.hook.run import at_exit
+from memory.hook.run import at_exit, session_id  # noqa: F401 - session_id: the handlers' import
 from memory.store import state as session_state
 from memory.store.db import Tx
 from memory.store.workspace import Workspace
@@ -56,11 +56,6 @@ def close_workspaces() -> None:
             _OPENED.pop().close()
         except Exception:  # noqa: BLE001 - closing is best effort; the data is committed already
             pass
-
-
-def session_id(event: dict[str, Any]) -> str:
-    sid = event.get("session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID") or "unknown"
-    return str(sid)[:128]
 
 
 def touch_session(ws: Workspace, event: dict[str, Any], *, source: str | None = None, prompts: int = 0,

@@ -49,6 +49,24 @@ def at_exit(fn: Callable[[], None]) -> None:
         _AT_EXIT.append(fn)
 
 
+def session_id(event: dict[str, Any]) -> str:
+    sid = event.get("session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID") or "unknown"
+    return str(sid)[:128]
+
+
+class Answered(Exception):
+    """A handler's answer was ready when a write after it failed: the answer still goes out (recall works
+    on a full or read-only data dir), and the write's error is handled as any other (the event kept)."""
+
+    def __init__(self, out: dict[str, Any] | None, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.out, self.cause = out, cause
+
+
+# The hooks whose answer may carry the one line about a fault (memory/hook/spool.py fault_line).
+TELLS = ("session_start", "user_prompt_submit")
+
+
 class TooLarge(Exception):
     """The event did not fit in MAX_STDIN: it cannot be parsed, so it is not recorded (and the user told)."""
 
@@ -67,6 +85,7 @@ def run(name: str) -> None:
     os.umask(0o077)  # every folder this hook (or the worker it starts) creates is 0700, every file 0600
     out: dict[str, Any] | None = None
     event: dict[str, Any] | None = None
+    kept = False
     try:
         event = read_event()
         if event is None:
@@ -76,6 +95,8 @@ def run(name: str) -> None:
             out = dispatch(name, event)
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
         out = None
+        if isinstance(exc, Answered):
+            out, exc = exc.out, exc.cause
         if type(exc).__name__ == "NotAProject":  # memory/hook/common.py: nothing to record, no error
             log("info", str(exc), event=name)
             os._exit(0)
@@ -85,18 +106,19 @@ def run(name: str) -> None:
             log("warning", str(exc), event=name)
             notices.add("too-large", f"{exc} ({name} hook)")
             os._exit(0)
-        if event is not None and _spool_if_locked(name, event, exc):
-            os._exit(0)  # the database is busy: the spooled event is left to a later hook (logged as such)
-        if event is not None and _spool_if_refused(name, event, exc):
-            os._exit(0)  # the disk is full or read-only: kept, the user told, replayed when it takes writes
-        log_exception(name, exc)
+        kept = event is not None and _keep(name, event, exc)
+        if not kept:
+            log_exception(name, exc)
+    if event is not None and name in TELLS:
+        out = _with_fault_line(event, out)
     try:
         if out:
             sys.stdout.write(json.dumps(out, ensure_ascii=False))
         sys.stdout.flush()
     except BaseException:  # noqa: BLE001
         pass
-    _replay_spool()
+    if not kept:  # a write just refused: a replay now would only be refused again
+        _replay_spool()
     for fn in _AT_EXIT:
         try:
             fn()
@@ -133,74 +155,91 @@ def dispatch(name: str, event: dict[str, Any], project_dir: str | None = None, r
     return __import__(HANDLERS[name], fromlist=("handle",)).handle(event, Call(project_dir, replayed))
 
 
-def _spool_if_locked(name: str, event: dict[str, Any], exc: BaseException) -> bool:
-    """An event refused by a database locked past its busy timeout is kept for a later hook (memory/hook/spool.py)
-    instead of lost."""
+# A fault this hook met and could record nowhere (memory/hook/spool.py): told in this hook's own answer.
+_UNRECORDED: list[dict[str, Any]] = []
+
+
+def _keep(name: str, event: dict[str, Any], exc: BaseException) -> bool:
+    """An event the database or the disk refused is kept for a later hook (memory/hook/spool.py) instead of
+    lost: a database locked past its busy timeout in the data dir's spool; a full, read-only or unreachable
+    data dir or a damaged database outside it, with the fault recorded for the user. False when the error
+    was of another kind (logged as an error by the caller)."""
     try:
         from memory.hook import spool
 
-        if not spool.is_lock_error(exc):
+        if spool.is_lock_error(exc):
+            try:
+                path = spool.save(name, event)
+                log("warning", "write lock not granted within the busy timeout: event spooled as "
+                    f"{os.path.basename(path)} for a later hook", event=name)
+                return True
+            except OSError:
+                pass  # the data dir refuses the spool too: kept outside it, below
+        elif not (spool.is_space_error(exc) or spool.is_corrupt_error(exc)):
             return False
-        path = spool.save(name, event)
-        log("warning", f"write lock not granted within the busy timeout: event spooled as {os.path.basename(path)} "
-            "for a later hook", event=name)
+        kept = spool.save_anywhere(name, event, exc)
+        if spool.read_fault() is None:
+            _UNRECORDED.append({"kind": spool.fault_kind(exc), "reason": str(exc)[:160],
+                                "since": time.time(), "lost": 0 if kept else 1})
+        log("warning", f"the data dir refused a write ({exc}): event "
+            + (f"kept as {kept}" if kept else "lost: no room to keep it"), event=name)
         return True
     except BaseException as err:  # noqa: BLE001 - a hook must never break the session
         log_exception(f"{name} (spooling)", err)
         return False
 
 
-def _spool_if_refused(name: str, event: dict[str, Any], exc: BaseException) -> bool:
-    """An event the data dir's disk refused (full, read-only, over quota) is kept (memory/hook/spool.py:
-    save_anywhere) and a notice recorded for the next SessionStart and `memory doctor`."""
-    try:
-        from memory.base import notices
-        from memory.hook import spool
+def _spool_may_exist() -> bool:
+    """Whether a spool of this data dir may exist: stat calls only when none does (importing spool.py costs
+    ~0.6 M instructions, 1% of a cached Read hook). Only when a fallback folder exists (notices, the
+    worker's socket or another data dir may have made it) is this data dir's own spool in it looked for:
+    its name imports notices and hashes the data dir's path (~1 M instructions with sha)."""
+    from memory.base.config import data_home, fallback_dirs
 
-        if not spool.is_space_error(exc):
-            return False
-        reason = getattr(exc, "strerror", None) or str(exc)[:120]
-        try:
-            path = spool.save_anywhere(name, event)
-        except OSError as err:
-            notices.add("disk-lost", f"the data dir could not be written ({reason}) and an event could not be "
-                                     f"kept anywhere ({err.strerror or err}): it is lost. Free some space; run "
-                                     "`memory doctor`.")
-            return True
-        notices.add("disk-full", f"the data dir could not be written ({reason}): events are kept in "
-                                 f"{os.path.dirname(path)} and saved when it can be written again. Free some "
-                                 "space; run `memory doctor`.")
-        log("warning", f"the data dir refused a write ({reason}): event spooled as {path}", event=name)
+    if os.path.isdir(os.path.join(data_home(), "spool")):
         return True
-    except BaseException as err:  # noqa: BLE001 - a hook must never break the session
-        log_exception(f"{name} (spooling)", err)
+    bases = [b for b in fallback_dirs() if os.path.isdir(b)]
+    if not bases:
         return False
+    from memory.base import notices
+
+    return any(os.path.isdir(os.path.join(b, notices.fallback_spool_name())) for b in bases)
+
+
+def _with_fault_line(event: dict[str, Any], out: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The answer with the one line about a fault the user has not been told of in this session."""
+    try:
+        line = None
+        if _UNRECORDED:
+            from memory.hook import spool
+
+            line = spool.describe(_UNRECORDED[-1], 0)
+        elif _spool_may_exist():
+            from memory.hook import spool
+
+            line = spool.fault_line(session_id(event))
+        if not line:
+            return out
+        out = dict(out or {})
+        out["systemMessage"] = f"{out['systemMessage']}\n{line}" if out.get("systemMessage") else line
+        return out
+    except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
+        log_exception("fault line", exc)
+        return out
 
 
 def _replay_spool() -> None:
-    """Replay events an earlier hook spooled, within a small budget, after this hook's own answer is out.
-    Costs one failed listdir when there is no spool."""
+    """Replay events an earlier hook spooled, within a small budget, after this hook's own answer is out,
+    and forget the fault once all are written. Costs a few stat calls when there is no spool."""
     try:
-        from memory.base.config import data_home, fallback_dir
-
-        # Two stat calls when there is no spool: the data dir's, and the temp dir's fallback folder of the
-        # full-disk case (importing spool.py costs ~0.6 M instructions, 1% of a cached Read hook). Only when
-        # that folder exists (notices or another data dir may have made it) is this data dir's own spool in it
-        # looked for: its name imports notices and hashes the data dir's path (~1 M instructions with sha).
-        here = os.path.join(data_home(), "spool")
-        if not os.path.isdir(here):
-            fallback = fallback_dir()
-            if not os.path.isdir(fallback):
-                return
-            from memory.base import notices
-
-            if not os.path.isdir(os.path.join(fallback, notices.fallback_spool_name())):
-                return
+        if not _spool_may_exist():
+            return
         from memory.hook import spool
 
         deadline = time.monotonic() + spool.REPLAY_BUDGET_S
         for folder in spool.folders():
             spool.replay(dispatch, budget_s=deadline - time.monotonic(), folder=folder)
+        spool.clear_fault_if_over()
     except BaseException as exc:  # noqa: BLE001
         log_exception("spool replay", exc)
 

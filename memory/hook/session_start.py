@@ -10,7 +10,7 @@ from memory.base.log import log
 from memory.capture import mdindex
 from memory.hook import spool
 from memory.hook.common import session_id, touch_session, wake_worker, workspace
-from memory.hook.run import context_output
+from memory.hook.run import Answered, context_output
 from memory.recall import inject
 from memory.store.workspace import Workspace, secure_data_dir
 
@@ -56,6 +56,31 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     secure_data_dir(ws.home)  # an older install's 0755 folders made owner-only (two stat calls when done)
     sid = session_id(event)
     source = str(event.get("source") or "startup")
+    try:
+        _record(ws, event, source)
+        refused = None
+    except Exception as exc:  # a full or read-only data dir: the context still goes out, the event is kept
+        if not (spool.is_space_error(exc) or spool.is_corrupt_error(exc)):
+            raise
+        refused = exc
+    wake_worker(ws)  # warm for hybrid recall by the first prompt, and the queue gets drained
+    text, _ = inject.session_start(ws, sid, source)
+    text = _with_map(ws, text)
+    out = context_output("SessionStart", text) or {}
+    problems = [] if call.replayed else notices.pending()  # a replayed SessionStart leaves them to a real one
+    if problems and spool.read_fault() is not None:  # the fault's own line (memory/hook/run.py) says it
+        problems = [p for p in problems if p.get("kind") != "unwritable"]
+        notices.clear()
+    if problems:  # shown to the user, not the model, once
+        out["systemMessage"] = notices.summary(problems)
+        notices.clear()
+    if refused is not None:
+        raise Answered(out or None, refused)  # memory/hook/run.py keeps the event and tells the user
+    return out or None
+
+
+def _record(ws: Workspace, event: dict[str, Any], source: str) -> None:
+    """SessionStart's writes: the session row, the disk reserve, the queued markdown index and team sync."""
     touch_session(ws, event, source=source)
     spool.ensure_reserve(ws.home)  # room to spool into when the disk fills (one stat when it is there)
     try:  # the project's markdown is re-indexed by the worker, at most once per interval (memory/capture/mdindex.py)
@@ -66,12 +91,3 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
         _queue_team_sync(ws)
     except Exception as exc:
         log("warning", f"team sync not queued: {exc!r}", event="SessionStart")
-    wake_worker(ws)  # warm for hybrid recall by the first prompt, and the queue gets drained
-    text, _ = inject.session_start(ws, sid, source)
-    text = _with_map(ws, text)
-    out = context_output("SessionStart", text) or {}
-    problems = [] if call.replayed else notices.pending()  # a replayed SessionStart leaves them to a real one
-    if problems:  # shown to the user, not the model, once
-        out["systemMessage"] = notices.summary(problems)
-        notices.clear()
-    return out or None

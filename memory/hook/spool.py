@@ -1,11 +1,15 @@
-"""Events a hook could not write are kept in `<data dir>/spool/` and replayed by a later hook, so none is
-lost: the database stayed locked past the busy timeout (many sessions and the worker writing at once on a
-loaded machine), or the data dir's disk is full or read-only. For the full disk the data dir holds a
-small reserve file (RESERVE_NAME, made at SessionStart) that is freed to make room for the spool; past it,
-or on a read-only data dir, events go to a private folder in the temp dir (another filesystem, often),
-one per data dir, and are replayed from there into the right project when the data dir takes writes
-again. The user is told (a notice: the next SessionStart and `memory doctor`). What is spooled has passed
-the privacy filter: nothing private reaches the disk.
+"""Events a hook could not write are kept in a small spool and replayed by a later hook, so none is lost.
+A database locked past the busy timeout (many sessions and the worker writing at once on a loaded machine)
+keeps its event in `<data dir>/spool/`. A data dir that refuses writes (disk full, read-only, not
+reachable, a damaged database) keeps it outside the data dir, in a private folder of the runtime dir
+($XDG_RUNTIME_DIR, a tmpfs: another disk than the full one) or else the temp dir, one per data dir; past
+those, the data dir's small reserve file (RESERVE_NAME, made at SessionStart) is freed to make room. Each
+folder is bounded (MAX_EVENTS, MAX_BYTES): past it an event is counted as lost, not kept. What is spooled
+has passed the privacy filter: nothing private reaches the disk.
+
+The fault is recorded beside the events (FAULT_NAME: what refused, since when, how many were lost) and
+becomes one line for the user at the next SessionStart or prompt, once a session (fault_line); it is
+cleared once the events are written and the data dir takes writes again.
 
 One file per event, written to a temporary name and renamed (a reader never sees half a file); a replayer
 claims a file by renaming it, so two hooks never replay the same event; a claim left by a killed replayer
@@ -17,7 +21,7 @@ import os
 import time
 
 from memory.base import jsonlite as json
-from memory.base.config import data_home
+from memory.base.config import data_home, fallback_dirs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -32,32 +36,51 @@ REPLAY_BUDGET_S = 0.03  # a hook spends at most this replaying spooled events af
 CLAIM_STALE_S = 60.0
 RESERVE_NAME = "reserve"
 RESERVE_BYTES = 1024 * 1024  # ~200 spooled events of a few KB (a bounded event is at most ~300 KB)
+# A spool folder's bounds: the runtime dir is memory (tmpfs), and a spool is a stopgap, not a store.
+MAX_EVENTS = 2000
+MAX_BYTES = 16 * 1024 * 1024
+FAULT_NAME = "fault.json"
 # ENOSPC, EDQUOT, EROFS, EFBIG (a file size limit), ENOTDIR, EACCES, EPERM (the data dir's path is blocked
 # or not ours): numbers, so a hook need not import errno
 _SPACE_ERRNOS = (28, 122, 30, 27, 20, 13, 1)
 _SPACE_WORDS = ("disk is full", "readonly database", "disk i/o error", "unable to open database file")
+_CORRUPT_WORDS = ("malformed", "not a database", "database corruption")
 
 
 def spool_dir() -> str:
     return os.path.join(data_home(), "spool")
 
 
-def fallback_spool_dir(create: bool = False) -> str | None:
-    """The temp-dir spool of this data dir (private, ours), or None when there is none safe to use."""
+def fallback_spool_dirs() -> list[str]:
+    """This data dir's spool folders outside it, best first (runtime dir, temp dir, /dev/shm)."""
     from memory.base import notices
 
-    base = notices.private_fallback_dir() if create else notices.fallback_dir()
-    if base is None:
-        return None
-    folder = os.path.join(base, notices.fallback_spool_name())
-    if create:
+    return [os.path.join(base, notices.fallback_spool_name()) for base in fallback_dirs()]
+
+
+def _made(folder: str) -> bool:
+    """A fallback spool folder made if missing, when its parent is private and ours."""
+    from memory.base import notices
+
+    if notices.private_fallback_dir(os.path.dirname(folder)) is None:
+        return False
+    try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-    return folder
+        return True
+    except OSError:
+        return False
 
 
 def folders() -> list[str]:
-    """The spool folders of this data dir that exist: the data dir's own, then the temp dir's."""
-    return [f for f in (spool_dir(), fallback_spool_dir()) if f and os.path.isdir(f)]
+    """The spool folders of this data dir that exist: the data dir's own, then those outside it."""
+    return [f for f in (spool_dir(), *fallback_spool_dirs()) if os.path.isdir(f)]
+
+
+def is_corrupt_error(exc: BaseException) -> bool:
+    """SQLite's word for a damaged database file (a truncated file or a bad page read mid-query)."""
+    text = str(exc).lower()
+    return type(exc).__name__ in ("DatabaseError", "OperationalError", "DatabaseCorrupt") and \
+        any(w in text for w in _CORRUPT_WORDS)
 
 
 def is_space_error(exc: BaseException) -> bool:
@@ -121,24 +144,172 @@ def save(hook: str, event: dict[str, Any]) -> str:
     return _write(spool_dir(), _record(hook, event), hook)
 
 
-def save_anywhere(hook: str, event: dict[str, Any]) -> str:
-    """Keep an event the data dir's disk refused: in the data dir's spool, else there after freeing the
-    reserve, else in the temp dir's. Returns the file written; raises OSError when nowhere would take it."""
+def save_anywhere(hook: str, event: dict[str, Any], exc: BaseException) -> str | None:
+    """Keep an event the data dir refused (`exc`): outside the data dir (runtime dir, temp dir), else in
+    its spool after freeing the reserve, and record the fault for the user. Returns the file written, or
+    None when no folder would take it (full, or past its bounds): the event is counted as lost."""
     record = _record(hook, event)
+    size = len(json.dumps(record, ensure_ascii=False).encode())
+    written = None
+    for folder in fallback_spool_dirs():
+        written = _made(folder) and _write_bounded(folder, record, hook, size) or None
+        if written:
+            break
+    if written is None and free_reserve(data_home()):
+        written = _write_bounded(spool_dir(), record, hook, size)
+    record_fault(exc, kept=written is not None)
+    return written
+
+
+def _write_bounded(folder: str, record: dict[str, Any], hook: str, size: int) -> str | None:
+    """The event written in `folder` when the folder stays within its bounds and the disk takes it."""
     try:
-        return _write(spool_dir(), record, hook)
-    except OSError as exc:
-        if not is_space_error(exc):
-            raise
-    if free_reserve(data_home()):
+        names = [e for e in os.scandir(folder) if e.name.endswith(".json") and not e.name.startswith(".")
+                 and e.name != FAULT_NAME]
+        if len(names) >= MAX_EVENTS or sum(e.stat().st_size for e in names) + size > MAX_BYTES:
+            return None
+        return _write(folder, record, hook)
+    except OSError:
+        return None
+
+
+def fault_kind(exc: BaseException) -> str:
+    """What refused the write, as the user would say it: the data dir's state first (SQLite says "disk
+    I/O error" for a full disk), else the error's own."""
+    if is_corrupt_error(exc):
+        return "corrupt"
+    if is_lock_error(exc):
+        return "busy"
+    home = data_home()
+    try:
+        st = os.statvfs(home)
+        if st.f_flag & os.ST_RDONLY:
+            return "read-only"
+        if st.f_bavail * st.f_frsize < RESERVE_BYTES:
+            return "full"
+    except OSError:
+        pass
+    errno = getattr(exc, "errno", None)
+    text = str(exc).lower()
+    if errno in (28, 122, 27) or "full" in text:
+        return "full"
+    if errno == 30 or "readonly" in text or "read-only" in text:
+        return "read-only"
+    return "unwritable"
+
+
+def _fault_paths() -> list[str]:
+    return [os.path.join(f, FAULT_NAME) for f in (*fallback_spool_dirs(), spool_dir())]
+
+
+def read_fault() -> dict[str, Any] | None:
+    """The recorded fault of this data dir (the newest, if several folders hold one)."""
+    found = []
+    for path in _fault_paths():
         try:
-            return _write(spool_dir(), record, hook)
+            with open(path, encoding="utf-8") as f:
+                item = json.loads(f.read())
+            if isinstance(item, dict):
+                found.append(item)
+        except (OSError, ValueError):
+            continue
+    return max(found, key=lambda f: float(f.get("last") or 0)) if found else None
+
+
+def record_fault(exc: BaseException, kept: bool) -> None:
+    """Note the refused write beside the events: its kind, the first and last time, how many were lost.
+    Written where an event would be (the first folder that takes it)."""
+    from memory.base.privacy import clean
+
+    now = time.time()
+    fault = read_fault() or {"since": now, "lost": 0, "told": []}
+    reason = getattr(exc, "strerror", None) or str(exc)[:160]
+    fault.update(kind=fault_kind(exc), reason=clean(str(reason)), last=now, data_dir=data_home())
+    if not kept:
+        fault["lost"] = int(fault.get("lost") or 0) + 1
+    text = json.dumps(fault, ensure_ascii=False)
+    for folder in (*fallback_spool_dirs(), spool_dir()):
+        try:
+            if folder != spool_dir() and not _made(folder):
+                continue
+            _replace(os.path.join(folder, FAULT_NAME), text)
+            return
+        except OSError:
+            continue
+
+
+def _replace(path: str, text: str) -> None:
+    from memory.store.workspace import write_private  # atomic and owner-only
+
+    write_private(path, text)
+
+
+def waiting() -> int:
+    return sum(len(pending(f)) for f in folders())
+
+
+def _when(at: float) -> str:
+    now = time.time()
+    fmt = "%H:%M" if time.localtime(at)[:3] == time.localtime(now)[:3] else "%b %d %H:%M"
+    return time.strftime(fmt, time.localtime(at))
+
+
+def describe(fault: dict[str, Any], kept: int) -> str:
+    """One line: what is wrong, what became of the events, what to do."""
+    home = str(fault.get("data_dir") or data_home())
+    kind = fault.get("kind")
+    what = {"full": f"the data disk is full ({home})",
+            "read-only": f"the data dir {home} is read-only",
+            "corrupt": f"the database in {home} is damaged",
+            "busy": "the database stayed locked"}.get(str(kind), f"the data dir {home} cannot be written "
+                                                                f"({fault.get('reason')})")
+    lost = int(fault.get("lost") or 0)
+    parts = [f"{kept} event{'s' if kept != 1 else ''} kept aside"] if kept else []
+    if lost:
+        parts.append(f"{lost} lost (no room to keep them)")
+    since = _when(float(fault.get("since") or time.time()))
+    todo = {"full": "free some space", "read-only": "make it writable",
+            "corrupt": "run `memory doctor --repair`"}.get(str(kind), "fix the path or MEMORY_HOME")
+    return (f"memory: {what}; {', '.join(parts) or 'nothing kept'}, nothing recorded since {since}. "
+            f"To fix: {todo} (`memory doctor` shows more).")
+
+
+def fault_line(session_id: str) -> str | None:
+    """The fault's line for this session, once: None when there is none or this session was told."""
+    fault = read_fault()
+    if fault is None or fault.get("kind") == "busy":
+        return None
+    from memory.base.sha import sha256
+
+    told = [str(t) for t in fault.get("told") or []]
+    me = sha256(session_id.encode()).hexdigest()[:12]
+    if me in told:
+        return None
+    line = describe(fault, waiting())
+    fault["told"] = [*told[-20:], me]
+    text = json.dumps(fault, ensure_ascii=False)
+    for path in _fault_paths():
+        if os.path.exists(path):
+            try:
+                _replace(path, text)
+            except OSError:
+                pass
+    return line
+
+
+def clear_fault_if_over() -> bool:
+    """Forget the fault once nothing waits, the data dir takes writes again and what was lost was told."""
+    fault = read_fault()
+    if fault is None or waiting() or disk_refuses(data_home()):
+        return False
+    if int(fault.get("lost") or 0) and not fault.get("told"):
+        return False
+    for path in _fault_paths():
+        try:
+            os.unlink(path)
         except OSError:
             pass
-    folder = fallback_spool_dir(create=True)
-    if folder is None:
-        raise OSError("no private folder in the temp dir for the spool")
-    return _write(folder, record, hook)
+    return True
 
 
 def _record(hook: str, event: dict[str, Any]) -> dict[str, Any]:
@@ -183,7 +354,7 @@ def pending(folder: str | None = None) -> list[str]:
     now = time.time()
     out = []
     for n in names:
-        if n.endswith(".json") and not n.startswith("."):
+        if n.endswith(".json") and not n.startswith(".") and n != FAULT_NAME:
             out.append(n)
         elif n.endswith(".claimed"):
             try:
@@ -236,14 +407,15 @@ def replay(dispatch: Dispatch, budget_s: float = REPLAY_BUDGET_S, folder: str | 
             continue
         try:
             dispatch(hook, event, str(record.get("project_dir") or "") or None, True)
-        except Exception as exc:
+        except Exception as err:
+            exc = getattr(err, "cause", None) or err  # memory/hook/run.py Answered: the write's own error
             if type(exc).__name__ == "NotAProject":  # its folder is gone: nothing to record it in
                 log("warning", f"spool: {exc}; event {name} dropped", event="spool")
                 os.unlink(claimed)
                 continue
-            if is_lock_error(exc) or is_space_error(exc) and disk_refuses(data_home()):
+            if is_lock_error(exc) or is_corrupt_error(exc) or is_space_error(exc) and disk_refuses(data_home()):
                 os.replace(claimed, os.path.join(folder, name.split(".json", 1)[0] + ".json"))
-                break  # still locked, or the disk still full: the next hook tries again
+                break  # still locked, damaged (until `memory doctor --repair`) or full: a later hook tries again
             log_exception(f"spool replay of {hook}", exc)
             os.replace(claimed, claimed + ".bad")
             continue

@@ -7,7 +7,7 @@ from memory import capture
 from memory.base import fence
 from memory.base.config import env_int
 from memory.hook.common import apply, session_id, touch_session, workspace
-from memory.hook.run import context_output
+from memory.hook.run import Answered, context_output
 from memory.recall import inject
 from memory.store.db import Tx
 
@@ -42,7 +42,11 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     recall, _ = inject.prompt_recall_body(ws, sid, prompt, 4000 - fence.OVERHEAD)
     if recall:
         parts.append(recall)
-    with Tx(ws.db):  # one commit for the session row and the capture
-        touch_session(ws, event, source="prompt", prompts=1)
-        apply(ws, sid, capture.prompt_event(prompt, sid))
-    return context_output("UserPromptSubmit", fence.wrap("\n\n".join(parts), 9000))
+    answer = context_output("UserPromptSubmit", fence.wrap("\n\n".join(parts), 9000))
+    try:
+        with Tx(ws.db):  # one commit for the session row and the capture
+            touch_session(ws, event, source="prompt", prompts=1)
+            apply(ws, sid, capture.prompt_event(prompt, sid))
+    except Exception as exc:  # the recall still goes out; memory/hook/run.py keeps the event (or logs the error)
+        raise Answered(answer, exc) from exc
+    return answer

@@ -173,21 +173,32 @@ def _worker(home: str) -> str:
 
 
 def _spooled() -> dict[str, Any]:
-    """Events a locked database or a full disk refused, waiting for a later hook (or `--repair`) to write
-    them, in the data dir's spool and the temp dir's; and the reserve kept for a full disk."""
+    """Events a locked database, a full or read-only disk or a damaged database refused, waiting for a
+    later hook (or `--repair`) to write them, folder by folder; the last failure; the reserve kept for a
+    full disk; the data dir's disk (free space, read-only)."""
     from memory.hook import spool
 
     waiting = bad = 0
+    out: dict[str, Any] = {}
     for folder in spool.folders():
         try:
-            bad += sum(1 for n in os.listdir(folder) if n.endswith(".bad"))
+            names = os.listdir(folder)
+            size = sum(os.path.getsize(os.path.join(folder, n)) for n in names if n.endswith(".json"))
         except OSError:
-            pass
-        waiting += len(spool.pending(folder))
-    out: dict[str, Any] = {"waiting": waiting, "unreadable": bad}
-    elsewhere = spool.fallback_spool_dir()
-    if elsewhere and spool.pending(elsewhere):
-        out["in the temp dir (the data dir's disk refused them)"] = f"{len(spool.pending(elsewhere))} in {elsewhere}"
+            names, size = [], 0
+        bad += sum(1 for n in names if n.endswith(".bad"))
+        here = len(spool.pending(folder))
+        waiting += here
+        if here:
+            out[f"in {folder}"] = f"{count(here, 'event')}, {size / 1024:,.0f} KiB (at most "\
+                                  f"{spool.MAX_EVENTS:,} events, {spool.MAX_BYTES // 2**20} MiB)"
+    out = {"waiting": waiting, "unreadable": bad, **out}
+    fault = spool.read_fault()
+    if fault:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(fault.get("last") or 0)))
+        out["last failure"] = f"{when}: {fault.get('kind')} ({fault.get('reason')})"
+        out["what the user is told"] = spool.describe(fault, waiting)
+        out["lost"] = int(fault.get("lost") or 0)
     home = data_home()
     reserve = os.path.exists(os.path.join(home, spool.RESERVE_NAME))
     out["disk reserve"] = "kept (1 MB, freed when the disk fills)" if reserve else \
@@ -195,8 +206,9 @@ def _spooled() -> dict[str, Any]:
     try:
         st = os.statvfs(home)
         out["free space on the data dir's disk"] = f"{st.f_bavail * st.f_frsize / 2**20:,.1f} MiB"
-    except OSError:
-        pass
+        out["data dir's disk read-only"] = bool(st.f_flag & os.ST_RDONLY)
+    except OSError as exc:
+        out["data dir's disk"] = f"not reachable: {exc.strerror or exc}"
     return out
 
 
@@ -236,6 +248,8 @@ def repair(ws: Workspace) -> list[str]:
         if waiting:
             written = spool.replay(dispatch, budget_s=60.0, folder=folder)
             done.append(f"wrote {written} of {count(waiting, 'spooled event')} from {folder}")
+    if spool.read_fault() and spool.clear_fault_if_over():
+        done.append("cleared the record of the refused writes (all written, the data dir takes writes)")
     items = notices.pending()
     if items:
         done.append(f"cleared {count(len(items), 'notice')}: " + notices.summary(items).replace("\n", "; "))

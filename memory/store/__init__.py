@@ -465,8 +465,10 @@ def log_access(db: sqlite3.Connection, ids: list[int], kind: str, session_id: st
         return injection
     except sqlite3.OperationalError as exc:
         # Bookkeeping of a read: a search or a recall is not failed because other sessions hold the write
-        # lock past the busy timeout (nothing was written: the lock is taken before the first statement).
-        if "locked" not in str(exc) and "busy" not in str(exc):
+        # lock past the busy timeout (nothing was written: the lock is taken before the first statement),
+        # nor because the data dir is full or read-only (the hook tells the user: memory/hook/spool.py).
+        text = str(exc).lower()
+        if not any(w in text for w in ("locked", "busy", "readonly", "disk is full", "disk i/o error")):
             raise
         return None
 

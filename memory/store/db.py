@@ -43,8 +43,34 @@ def connect(path: str, *, migrate: bool = True) -> sqlite3.Connection:
         db.close()
         if "not a database" in str(exc) or "malformed" in str(exc):
             moved = quarantine(path)
-            raise DatabaseCorrupt(f"database {path} was corrupt and was moved to {moved}") from exc
+            raise DatabaseCorrupt(f"database {path} was corrupt and was moved to {moved}; a fresh database "
+                                  f"was created. To recover what can be read from it: `memory doctor --repair`") \
+                from exc
+        if read_only_place(path):
+            return _read_only(path)
         raise
+    return db
+
+
+def read_only_place(path: str) -> bool:
+    """Whether the database's folder takes no writes: a read-only filesystem (a read-only mount: even root
+    cannot write there) or a full one (under 1 MB free), where SQLite cannot make a WAL database's
+    shared-memory file to open it."""
+    try:
+        st = os.statvfs(os.path.dirname(path) or ".")
+        return os.path.exists(path) and bool(st.f_flag & os.ST_RDONLY or st.f_bavail * st.f_frsize < 2**20)
+    except OSError:
+        return False
+
+
+def _read_only(path: str) -> sqlite3.Connection:
+    """The database opened for reading only, without locks (`immutable`: nothing can write on a read-only
+    or full filesystem): recall still works; every write fails with "attempt to write a readonly database", which
+    the hooks keep aside (memory/hook/spool.py)."""
+    from urllib.parse import quote
+
+    db = sqlite3.connect(f"file:{quote(path)}?immutable=1", uri=True, isolation_level=None)
+    db.row_factory = sqlite3.Row
     return db
 
 

@@ -78,7 +78,7 @@ class Workspace:
             except DatabaseCorrupt as exc:  # moved aside; go on with a fresh one and tell the user once
                 from memory.base import notices
 
-                notices.add("corrupt-db", f"{exc}; a fresh database was created")
+                notices.add("corrupt-db", str(exc))
                 self._db = connect(self.db_path)
                 fresh = True
             if fresh or not os.path.exists(os.path.join(self.dir, "project.json")):

@@ -54,7 +54,7 @@ class HookRunner:
     def context(self, result: dict[str, Any]) -> str:
         if not result["json"]:
             return ""
-        return str(result["json"]["hookSpecificOutput"].get("additionalContext", ""))
+        return str(result["json"].get("hookSpecificOutput", {}).get("additionalContext", ""))
 
     # Convenience wrappers for the events of a session.
     def start(self, source: str = "startup") -> str:
