@@ -190,15 +190,21 @@ def _keep(name: str, event: dict[str, Any], exc: BaseException) -> bool:
 
 
 def _spool_may_exist() -> bool:
-    """Whether a spool of this data dir may exist: stat calls only when none does (importing spool.py costs
-    ~0.6 M instructions, 1% of a cached Read hook). Only when a fallback folder exists (notices, the
-    worker's socket or another data dir may have made it) is this data dir's own spool in it looked for:
+    """Whether a spool of this data dir may exist: a stat and a few small listdirs when none does
+    (importing spool.py costs ~0.6 M instructions, 1% of a cached Read hook). Only when a fallback folder
+    holds a spool folder (this data dir's or another's) is this data dir's own spool in it looked for:
     its name imports notices and hashes the data dir's path (~1 M instructions with sha)."""
     from memory.base.config import data_home, fallback_dirs
 
     if os.path.isdir(os.path.join(data_home(), "spool")):
         return True
-    bases = [b for b in fallback_dirs() if os.path.isdir(b)]
+    bases = []
+    for base in fallback_dirs():
+        try:
+            if any(n.startswith("spool-") for n in os.listdir(base)):  # an emptied spool folder is removed
+                bases.append(base)
+        except OSError:
+            continue
     if not bases:
         return False
     from memory.base import notices

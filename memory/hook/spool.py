@@ -155,10 +155,19 @@ def save_anywhere(hook: str, event: dict[str, Any], exc: BaseException) -> str |
         written = _made(folder) and _write_bounded(folder, record, hook, size) or None
         if written:
             break
+        _drop_if_empty(folder)
     if written is None and free_reserve(data_home()):
         written = _write_bounded(spool_dir(), record, hook, size)
     record_fault(exc, kept=written is not None)
     return written
+
+
+def _drop_if_empty(folder: str) -> None:
+    """A spool folder made for a write the disk then refused is not left behind (hooks look for one)."""
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
 
 
 def _write_bounded(folder: str, record: dict[str, Any], hook: str, size: int) -> str | None:
@@ -235,7 +244,7 @@ def record_fault(exc: BaseException, kept: bool) -> None:
             _replace(os.path.join(folder, FAULT_NAME), text)
             return
         except OSError:
-            continue
+            _drop_if_empty(folder)
 
 
 def _replace(path: str, text: str) -> None:
@@ -298,9 +307,14 @@ def fault_line(session_id: str) -> str | None:
 
 
 def clear_fault_if_over() -> bool:
-    """Forget the fault once nothing waits, the data dir takes writes again and what was lost was told."""
+    """Forget the fault once nothing waits, the data dir takes writes again and what was lost was told;
+    an emptied spool folder outside the data dir is removed (hooks look for one: memory/hook/run.py)."""
     fault = read_fault()
-    if fault is None or waiting() or disk_refuses(data_home()):
+    if fault is None:
+        for folder in fallback_spool_dirs():
+            _drop_if_empty(folder)
+        return False
+    if waiting() or disk_refuses(data_home()):
         return False
     if int(fault.get("lost") or 0) and not fault.get("told"):
         return False
@@ -309,6 +323,7 @@ def clear_fault_if_over() -> bool:
             os.unlink(path)
         except OSError:
             pass
+    clear_fault_if_over()  # and the emptied folders
     return True
 
 
