@@ -109,6 +109,9 @@ def _declared(node: Node, node_type: str, decl: Node, kind: str, parent: Node | 
     function = _function_name(decl)
     if function is not None:
         return function, kind
+    if node_type == "declaration" and parent_type in _FILE_SCOPE:  # a file's variable: a names-only row
+        name = variable_names(node)
+        return (name[0], "variable") if name else None
     if node_type != "field_declaration" or parent_type != "field_declaration_list":
         return None
     field = _field_identifier(decl)
@@ -131,13 +134,48 @@ def _named(node: Node, node_type: str) -> Node | None:
         return None
     if node_type == "preproc_def" and node.child_by_field_name("value") is None:
         return None  # a bare #define is an include guard or a flag
-    return node.child_by_field_name("name")
+    name = node.child_by_field_name("name")
+    if name is None and node_type == "enum_specifier":  # `enum { A, B };` of a file: named by its keyword
+        return anonymous_enum(node)
+    return name
+
+
+def anonymous_enum(node: Node) -> Node | None:
+    """The `enum` keyword of a C/C++ enum without a name that stands alone in a file (`enum { A = 1, B };`: its
+    members are the file's constants), None for one inside a typedef or a declaration (the row of that names
+    them)."""
+    parent = node.parent
+    if parent is None or parent.type not in _FILE_SCOPE or node.child_by_field_name("body") is None:
+        return None
+    return node.children[0] if node.children and node.children[0].type == "enum" else None
 
 
 def field_names(node: Node) -> list[Node]:
     """Every name a C++ data member declaration declares (`double x, y;`)."""
     found = (_field_identifier(d) for d in node.children_by_field_name("declarator"))
     return [name for name in found if name is not None]
+
+
+# Where a C/C++ declaration that declares no function declares a variable of the file (not a member, a local).
+_FILE_SCOPE = frozenset({"translation_unit", "declaration_list", "preproc_if", "preproc_ifdef", "preproc_else",
+                         "preproc_elif", "preproc_elifdef", "linkage_specification"})
+
+
+def variable_names(node: Node) -> list[Node]:
+    """The names a C/C++ variable declaration declares (`static int a = 1, *b;`), none for an `extern` one (a
+    declaration of another file's variable) or a declaration that declares a function."""
+    if any(c.type == "storage_class_specifier" and c.text == b"extern" for c in node.children):
+        return []
+    names = []
+    for decl in node.children_by_field_name("declarator"):
+        for _ in range(6):
+            if decl is None or decl.type in ("identifier", "function_declarator"):
+                break
+            decl = decl.child_by_field_name("declarator") or next(
+                (c for c in decl.named_children if c.type.endswith("declarator") or c.type == "identifier"), None)
+        if decl is not None and decl.type == "identifier":
+            names.append(decl)
+    return names
 
 
 def _field_identifier(decl: Node | None) -> Node | None:

@@ -94,7 +94,7 @@ def language_for_path(path: str, head: bytes | None = None) -> str | None:
 
 
 # C++ constructs at the start of a line, looked for in a .h file's head (compiled when needed).
-_CPP_HINT = (rb"^[ \t]*(?:class\s+\w+[^;]*$|namespace\s+\w*\s*\{|template\s*<|"
+_CPP_HINT = (rb"^[ \t]*(?:class\s+\w+[^;]*$|namespace\s+[\w:]*\s*\{|template\s*<|"
              rb"(?:public|private|protected)\s*:)")
 
 

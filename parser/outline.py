@@ -38,7 +38,7 @@ VARIABLE_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "ph
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum",
                          "object", "protocol", "extension", "record"})
 # Names captured from a keyword token, because the construct has no name.
-_KEYWORD_NAMES = frozenset({"init", "deinit", "companion", "constructor", "operator"})
+_KEYWORD_NAMES = frozenset({"init", "deinit", "companion", "constructor", "operator", "enum"})
 
 # Kinds whose node holds no definition (`int x, y;`, `a = b = 1`: one node for two names).
 _HOLD_NOTHING = frozenset({"field", "variable"})
@@ -48,15 +48,15 @@ _HOLD_NOTHING = frozenset({"field", "variable"})
 _KIND_RANK = {"constant": 0, "variable": 0, "class": 1, "function": 1}
 
 
-_SYMBOL_FIELDS = ("name", "kind", "start_line", "end_line", "signature", "parent", "doc", "depth")
+_SYMBOL_FIELDS = ("name", "kind", "start_line", "end_line", "signature", "parent", "doc", "depth", "recovered")
 _OUTLINE_FIELDS = ("path", "language", "total_lines", "imports", "symbols", "parsed", "error_ratio",
-                   "total_bytes", "reason", "import_count", "error_lines", "parsed_bytes")
+                   "total_bytes", "reason", "import_count", "error_lines", "parsed_bytes", "unread_lines")
 
 
 # Plain classes, not dataclasses: importing dataclasses (and the inspect module it pulls in) costs a
 # hook that outlines a file ~8 ms.
 class Symbol:
-    __slots__ = ("name", "kind", "start_line", "end_line", "signature", "parent", "_doc", "depth")
+    __slots__ = ("name", "kind", "start_line", "end_line", "signature", "parent", "_doc", "depth", "recovered")
 
     def __init__(self, name: str, kind: str, start_line: int, end_line: int, signature: str,
                  parent: str | None = None, doc: str | None = None, depth: int = 0) -> None:
@@ -68,6 +68,7 @@ class Symbol:
         self.parent = parent  # qualified name of the enclosing symbol
         self._doc: str | tuple | None = doc  # or what doc_line takes, until first read (see doc)
         self.depth = depth
+        self.recovered = False  # found by parsing the lines after a syntax error again (outline._recover)
 
     @property
     def doc(self) -> str | None:
@@ -110,7 +111,8 @@ class Outline:
     def __init__(self, path: str, language: str | None, total_lines: int, imports: list[str] | None = None,
                  symbols: list[Symbol] | None = None, parsed: bool = False, error_ratio: float = 0.0,
                  total_bytes: int = 0, reason: str | None = None, import_count: int = 0,
-                 error_lines: list[tuple[int, int]] | None = None, parsed_bytes: int | None = None) -> None:
+                 error_lines: list[tuple[int, int]] | None = None, parsed_bytes: int | None = None,
+                 unread_lines: list[tuple[int, int]] | None = None) -> None:
         self.path = path
         self.language = language
         self.total_lines = total_lines
@@ -126,6 +128,8 @@ class Outline:
         # Set when parsing ran over its CPU budget (ParseBudget): the outline covers only the bytes before this
         # (whole lines); the caller scans the rest by keyword (memory/outline/partial.py) and says so.
         self.parsed_bytes = parsed_bytes
+        # Lines swallowed by a syntax error that the recovery had no parse budget left to read (outline._recover).
+        self.unread_lines = unread_lines if unread_lines is not None else []
 
     def render(self, max_chars: int | None = None) -> str:
         from parser.render import render
@@ -138,6 +142,7 @@ class Outline:
         data["symbols"] = [s.to_json() for s in self.symbols]
         data["error_ratio"] = round(self.error_ratio, 4)
         data["error_lines"] = [list(r) for r in self.error_lines]
+        data["unread_lines"] = [list(r) for r in self.unread_lines]
         return data
 
     def __repr__(self) -> str:
@@ -254,36 +259,56 @@ def _candidates(root: Node, lines: list[bytes]) -> list[tuple[int, int]]:
     return out
 
 
-# CPU a file's parses may take (the first and the repair's), from the first: PARSE_BUDGET_MS, or PARSE_MS_PER_KB
-# per KB read so far when that is more. Code parses at 0.1-0.4 ms per KB (0.74 at most on 2,281 files of the
-# corpus and /usr/include), so a file of any size parses whole; tree-sitter's error recovery on what is not code
-# in the file's language costs 2.5-6 ms per KB (vim's Czech tutor.cs, groff's hyphen.cs: 60-130 ms a parse, 350-
-# 770 ms with the repair's), and that parse stops near PARSE_BUDGET_MS (the same budget as partial.py's).
+# Work a file's parses may do (the first, the repair's and the recovery's), counted in tree-sitter's progress
+# callbacks, one per 100 of its parse operations: the same text takes the same count on every run whatever the
+# machine's load, so a file gives the same outline every time (a CPU-time budget gave a repair different error
+# ranges from run to run). From the first parse: PARSE_UNITS, or PARSE_UNITS_PER_KB per KB read so far when that
+# is more. Code takes 1-22 units per KB (p50 6.8, 1,100 files of every language, 2026-12-07), so a file of any
+# size parses whole; what is not code in the file's language takes more (vim's Czech tutor.cs: 30 per KB) and
+# stops there.
+PARSE_UNITS = 600
+PARSE_UNITS_PER_KB = 32
+# And a ceiling in CPU time, for text whose error recovery costs far more per unit (groff's hyphen.cs: ~430 us a
+# unit against 10-40 for code, 6 ms per KB): PARSE_BUDGET_MS, or PARSE_MS_PER_KB per KB read when more, times
+# CPU_CEILING. Code parses at 0.1-0.4 ms per KB (0.74 at most on 2,281 files of the corpus and /usr/include): only
+# text that is not code gets there, and such a file has no outline (its lines are mostly broken) whatever the
+# load. Where a budget ends a parse, the outline says which lines it did not read.
 PARSE_BUDGET_MS = 25.0
 PARSE_MS_PER_KB = 1.0
-# The repair's parses, with the first, may take this many times as much: repairs of real code cost up to 2.2 ms
-# per KB (openssl's core_dispatch.h, 6 parses); a tighter bound made those outlines depend on the machine's load.
+CPU_CEILING = 2.0
+# The repair's and the recovery's parses, with the first, may take this many times as much: repairs of real code
+# cost up to 2.2 ms per KB (openssl's core_dispatch.h, 6 parses).
 REPAIR_SCALE = 4.0
 # Bytes handed to tree-sitter per read (the budget is checked between reads): ~6 ms of the worst text's parsing.
 _READ_BYTES = 1024
 
 
 class ParseBudget:
-    """The CPU allowance of one file's parses: each reads its text through a callback that ends the text where
-    the allowance runs out (py-tree-sitter 0.26 has no timeout), so a parse that has read `n` bytes stops there."""
+    """The allowance of one file's parses: each reads its text through a callback that ends the text where the
+    allowance runs out (py-tree-sitter 0.26 has no timeout, and its progress callback can only abandon a parse,
+    leaving no tree), so a parse that has read `n` bytes stops there; the progress callback counts the work."""
 
-    __slots__ = ("start", "read", "cut", "scale")
+    __slots__ = ("start", "read", "cut", "scale", "units")
 
     def __init__(self) -> None:
         self.start = time.process_time()
         self.read = 0  # furthest byte a parse has read
         self.cut: int | None = None  # where the first parse's text was ended, when it was
         self.scale = 1.0  # REPAIR_SCALE once the first parse is done
+        self.units = 0  # progress callbacks so far
+
+    def progress(self, _offset: int, _has_error: bool) -> bool:
+        """tree-sitter's progress callback: counts a unit of work, never abandons the parse."""
+        self.units += 1
+        return False
 
     def spent(self) -> bool:
-        """Whether the allowance is used up."""
+        """Whether the allowance is used up: the units, or the CPU ceiling."""
+        kb = self.read / 1024
+        if self.units > max(PARSE_UNITS, kb * PARSE_UNITS_PER_KB) * self.scale:
+            return True
         ms = (time.process_time() - self.start) * 1000
-        return ms > max(PARSE_BUDGET_MS, self.read * PARSE_MS_PER_KB * self.scale / 1024)
+        return ms > CPU_CEILING * max(PARSE_BUDGET_MS, kb * PARSE_MS_PER_KB * self.scale)
 
     def reader(self, text: bytes, ends: list[int]) -> Any:
         """tree-sitter's read callback over `text`; `ends` gets [furthest byte read, end of the text]. Once
@@ -313,8 +338,13 @@ def _parse(parser: Any, text: bytes, old: Any = None, budget: ParseBudget | None
     incremental parse re-reads only around the edits: cheap; the repair checks the budget before each)."""
     if ends is not None:
         ends[:] = [len(text), len(text)]
-    source: Any = text if budget is None or old is not None else budget.reader(text, ends if ends is not None else [])
-    tree = parser.parse(source) if old is None else parser.parse(source, old_tree=old)
+    if budget is None:
+        tree = parser.parse(text) if old is None else parser.parse(text, old_tree=old)
+    elif old is None:
+        tree = parser.parse(budget.reader(text, ends if ends is not None else []), progress_callback=budget.progress)
+    else:  # read whole (see above), its work counted
+        tree = parser.parse(lambda at, _point: text[at:at + _READ_BYTES], old_tree=old,
+                            progress_callback=budget.progress)
     root = tree.root_node
     if root.is_error:
         return tree, range(root.end_point.row + 1)
@@ -391,11 +421,12 @@ class Parsed:
     still broken); the rows the repair blanked; and _collect's result on the tree when the repair needed it
     (a second _collect of a 3,000-line header costs ~2 ms), else None."""
 
-    __slots__ = ("tree", "text", "broken", "blanked", "collected")
+    __slots__ = ("tree", "text", "broken", "blanked", "collected", "keep")
 
     def __init__(self, tree: Any, text: bytes, broken: set[int], blanked: set[int] | None = None,
                  collected: Collected | None = None) -> None:
         self.tree, self.text, self.broken, self.collected = tree, text, broken, collected
+        self.keep: list = []  # the trees of recovered definitions (_recover)
         self.blanked = blanked if blanked is not None else set()
 
 
@@ -473,17 +504,160 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
                 parses = 0
                 break
             if candidate_lost < (best[2] if best else lost):
-                best = (copy, candidate, candidate_lost, rows)
+                candidate_collected = _collect(candidate.root_node, language)
+                if not _keeps(collected, text, candidate_collected, copy, rows):
+                    continue  # fewer lines lost, but a definition too (a `{` blanked: the class closed early)
+                best = (copy, candidate, candidate_lost, rows, candidate_collected)
                 if candidate_lost * 2 < lost:  # most of what was lost is back: go on from there
                     break
         if best is None:
             break
-        text, tree, lost = best[0], best[1], best[2]
+        text, tree, lost, collected = best[0], best[1], best[2], best[4]
         blanked.update(best[3])
     if tree is first_tree:
         return Parsed(tree, text, original, collected=collected)
     broken = blanked | (_broken_rows(tree.root_node) if lost else set())
-    return Parsed(tree, text, broken, blanked, None if blanked else collected)  # collected: the tree's unless blanked
+    return Parsed(tree, text, broken, blanked, collected)
+
+
+def _definition_keys(collected: Collected, text: bytes) -> set[tuple[int, bytes]]:
+    """Each definition a parse found, as (its first row, its name)."""
+    return {(node.start_point.row, text[name.start_byte:name.end_byte]) for node, name, _kind in collected[0]}
+
+
+def _keeps(collected: Collected, text: bytes, candidate: Collected, copy: bytes, blanked: list[int]) -> bool:
+    """Whether a repair's copy finds every definition the parse it repairs found, but those on the rows it
+    blanked (their headers are found again by keyword: _lexical)."""
+    gone = set(blanked)
+    have = _definition_keys(candidate, copy)
+    return all(key in have for key in _definition_keys(collected, text) if key[0] not in gone)
+
+
+# Recovery: an ERROR node that still swallows lines after the repair (a brace the repair could not place, a
+# construct the grammar does not know) may hold definitions that no subtree shows. From its first broken line
+# on, the next line that starts a declaration at the indentation the error began at (or less) to the error's
+# end is parsed again alone: every other line blanked (same offsets), inside a type's body when that line is
+# indented (written into the blanked lines before it). What that parse finds on those lines and the first parse
+# did not is added, marked as recovered. Its own errors are recovered the same way, up to RECOVER_PARSES parses.
+RECOVER_PARSES = 6
+RECOVER_MIN_ROWS = 3  # an ERROR node over fewer rows swallows nothing worth a parse
+# What an indented declaration is parsed inside (its enclosing type's body), per language; none where a
+# member may stand at the top (Go, C, Ruby, Python's indented `def` needs its `class` line: written).
+_WRAPPERS = {"java": b"class _{", "csharp": b"class _{", "kotlin": b"class _{", "swift": b"class _{",
+             "scala": b"class _{", "cpp": b"struct _{", "rust": b"mod _{", "php": b"<?php class _{",
+             "javascript": b"class _{", "typescript": b"class _{", "tsx": b"class _{", "python": b"class _:"}
+# What a PHP text must start with to be code at all.
+_PREFIX = {"php": b"<?php"}
+# JavaScript and TypeScript lines that are statements, not members: parsed at the top, without the class.
+_TOP_WORDS = ("function", "async function", "const ", "let ", "var ", "export ", "import ", "class ", "if ",
+              "for ", "while ", "return", "switch ")
+_NOT_A_START = (b"//", b"/*", b"*", b"#", b"}", b")", b"]", b".", b"|", b"&", b"+", b"-", b"?", b":", b",", b"@")
+
+
+def _indent(line: bytes) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _swallowing(root: Node, broken: set[int]) -> list[Node]:
+    """The outermost ERROR nodes (the root if it is one) spanning RECOVER_MIN_ROWS rows or more beyond the
+    `broken` ones."""
+    def swallows(node: Node) -> bool:
+        first, last = node.start_point.row, node.end_point.row
+        return last - first + 1 - sum(1 for row in broken if first <= row <= last) >= RECOVER_MIN_ROWS
+
+    if root.is_error:
+        return [root] if swallows(root) else []
+    found: list[Node] = []
+    stack = [root]
+    while stack:
+        for child in stack.pop().children:
+            if child.is_error:
+                if swallows(child):
+                    found.append(child)
+            elif child.has_error:
+                stack.append(child)
+    return found
+
+
+def _restart_row(error: Node, lines: list[bytes], broken: set[int]) -> int | None:
+    """The row to parse again from in `error`'s span: after its first broken row, the first that starts a
+    declaration at the error's indentation or less (not a comment, a closer or a continued expression)."""
+    first, last = error.start_point.row, min(error.end_point.row, len(lines) - 1)
+    after = next((row for row in range(first, last + 1) if row in broken), first)
+    limit = _indent(lines[first]) if first < len(lines) else 0
+    for row in range(after + 1, last + 1):
+        line = lines[row]
+        text = line.strip()
+        if text and _indent(line) <= limit and not text.startswith(_NOT_A_START):
+            return row
+    return None
+
+
+def _segment(text: bytes, lines: list[bytes], first: int, last: int, language: str) -> tuple[bytes, int]:
+    """`text` with every row but `first`..`last` blanked (same offsets), the wrapper of an indented first row
+    written at its start; and the byte where row `first` starts."""
+    start = sum(len(line) + 1 for line in lines[:first])
+    end = min(len(text), start + sum(len(line) + 1 for line in lines[first:last + 1]))
+    head = bytearray(b" " * start)
+    for at, char in enumerate(text[:start]):
+        if char == 10:
+            head[at] = 10
+    line = lines[first].lstrip()
+    wrapper = _WRAPPERS.get(language) if _indent(lines[first]) else None
+    if wrapper and language in ("javascript", "typescript", "tsx") and line.decode("utf-8", "replace").startswith(
+            _TOP_WORDS):
+        wrapper = None
+    lead = wrapper or _PREFIX.get(language, b"")
+    if lead and len(lead) < start:  # on the first row(s), over blanks (newlines kept where it does not reach)
+        head[:len(lead)] = lead
+    tail = bytes(b if b == 10 else 32 for b in text[end:])
+    return bytes(head) + text[start:end] + tail, start
+
+
+def _recover(parser: Any, parsed: Parsed, language: str, budget: ParseBudget) -> tuple[list, set[int], set[int]]:
+    """Definitions of `parsed`'s swallowed lines found by parsing them again (see RECOVER_PARSES): (entries as
+    _collect's, the rows they start on, rows left unread because the budget ran out)."""
+    text = parsed.text
+    lines = text.split(b"\n")
+    entries = parsed.collected[0] if parsed.collected else []
+    known = _definition_keys((entries, [], {}), text)
+    queue = [(error, parsed.broken) for error in _swallowing(parsed.tree.root_node, parsed.broken)]
+    found: list = []
+    rows: set[int] = set()
+    unread: set[int] = set()
+    parses = RECOVER_PARSES
+    keep = []  # the trees of the entries found (a node outlives its tree only while something holds it)
+    while queue:
+        error, broken = queue.pop(0)
+        restart = _restart_row(error, lines, broken)
+        if restart is None:
+            continue
+        last = min(error.end_point.row, len(lines) - 1)
+        if parses <= 0 or budget.spent():
+            unread.update(range(restart, last + 1))
+            continue
+        copy, start = _segment(text, lines, restart, last, language)
+        ends: list[int] = []
+        tree, _lost = _parse(parser, copy, budget=budget, ends=ends)
+        parses -= 1
+        if ends[1] < len(copy):
+            unread.update(range(restart, last + 1))
+            continue
+        keep.append(tree)
+        collected = _collect(tree.root_node, language)
+        for node, name, kind in collected[0]:
+            row = node.start_point.row
+            key = (row, copy[name.start_byte:name.end_byte])
+            if restart <= row <= last and node.start_byte >= start and key not in known:
+                known.add(key)
+                found.append((node, name, kind))
+                rows.add(row)
+        if tree.root_node.has_error:
+            inner_broken = _broken_rows(tree.root_node)
+            queue.extend((inner, inner_broken) for inner in _swallowing(tree.root_node, inner_broken)
+                         if inner.start_point.row >= restart)
+    parsed.keep = keep
+    return found, rows, unread
 
 
 # A definition's header on a line the repair blanked (`def bad(:`), found by its keyword: the lexical
@@ -660,7 +834,9 @@ def _collect(root: Node, language: str) -> Collected:
             name, kind = named
             if parent is not None:
                 parents[node] = parent
-        for each in (extract.field_names(node) if kind == "field" else (name,)):  # `int x, y;`: both
+        names = (extract.field_names(node) if kind == "field" else extract.variable_names(node)
+                 if kind == "variable" and node.type == "declaration" else (name,))
+        for each in names:  # `int x, y;`: both
             key = (each.start_byte, each.end_byte)
             seen = by_name.get(key)
             if seen is not None and _preference(seen[0], seen[2]) >= _preference(node, kind):
@@ -686,36 +862,6 @@ def _collect(root: Node, language: str) -> Collected:
             continue
         by_def[key] = entry
     return list(by_def.values()), imports, parents
-
-
-_TEST_DIRS = ("/test/", "/tests/", "/__tests__/", "/spec/", "/testing/", "/androidTest/")
-_TEST_SUFFIXES = ("_test", "_spec", "Test", "Tests", "Spec", ".test", ".spec")
-
-
-def is_test_path(path: str) -> bool:
-    """Whether `path` names a test file (`test_x.py`, `x_test.go`, `FooTest.kt`, `a.spec.ts`, `tests/...`)."""
-    slashed = "/" + path.replace("\\", "/")
-    base = slashed.rsplit("/", 1)[-1]
-    stem = base.split(".", 1)[0] if not base.endswith((".test.ts", ".spec.ts", ".test.js", ".spec.js")) else (
-        base.rsplit(".", 2)[0] + "." + base.rsplit(".", 2)[1])
-    return (base.startswith("test_") or stem.endswith(_TEST_SUFFIXES) or base.startswith("Test")
-            or any(d in slashed for d in _TEST_DIRS))
-
-
-def _without_local_types(symbols: list[Symbol]) -> list[Symbol]:
-    """A test's local types (`class Probe` inside a test function) are fixtures of that test, not the file's
-    map: they and what they hold get no rows."""
-    kept: list[Symbol] = []
-    dropped: set[str] = set()
-    kinds = {}
-    for symbol in symbols:
-        parent = symbol.parent
-        kinds[symbol.qualified_name] = symbol.kind
-        if parent in dropped or (symbol.kind in _TYPE_KINDS and kinds.get(parent or "") in ("function", "method")):
-            dropped.add(symbol.qualified_name)
-            continue
-        kept.append(symbol)
-    return kept
 
 
 def _summarise_imports(nodes: list[Node], text: bytes) -> list[str]:
@@ -756,6 +902,8 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
         # anywhere before the body; only a real name bounds the search.
         if bare and (name_node.start_byte, name_node.end_byte) in bare:
             signature, doc = f"const {name}" if kind == "constant" else name, None
+        elif kind == "variable" and node.type == "declaration":  # a C/C++ file's variable: its name only
+            signature, doc = name, None
         elif kind == "field":  # shown by name only: its declaration as written, no doc (signatures: C++ ~10% slower)
             signature, doc = " ".join(_node_text(node, text).split()).rstrip(";")[:extract.VALUE_CAP], None
         else:
@@ -803,7 +951,12 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
             if len(broken) * 2 >= parsed_lines:
                 return _fallback(path, language, source, f"over the parse budget; syntax errors in {len(broken)} "
                                  f"of its first {parsed_lines} lines")
-        entries, import_nodes, parents = parsed.collected or _collect(root, language)
+        entries, import_nodes, parents = parsed.collected = parsed.collected or _collect(root, language)
+        recovered: set[int] = set()
+        unread: set[int] = set()
+        if broken and parsed_bytes is None:  # definitions a syntax error swallowed, parsed again
+            extra, recovered, unread = _recover(parser, parsed, language, budget)
+            entries.extend(extra)
         bare: frozenset[tuple[int, int]] = frozenset()
         if language in VARIABLE_LANGUAGES and not path.endswith("_pb2.py"):
             from parser import variables
@@ -817,12 +970,13 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
         if blanked:
             _clip(symbols, blanked, source)
             symbols = _lexical(symbols, blanked, source)
+        if recovered:
+            for symbol in symbols:
+                symbol.recovered = symbol.start_line - 1 in recovered
         if parsed_bytes is not None:  # a definition the cut ran through ends there (the note says what follows)
             symbols = [s for s in symbols if s.start_line <= parsed_lines]
             for symbol in symbols:
                 symbol.end_line = min(symbol.end_line, parsed_lines)
-        if is_test_path(path):
-            symbols = _without_local_types(symbols)
         if language == "python" and path.endswith("_pb2.py"):  # generated: its classes are made at run time
             from parser.generated import protobuf_symbols
 
@@ -839,6 +993,7 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
             total_bytes=len(source),
             import_count=len(import_nodes),
             parsed_bytes=parsed_bytes,
+            unread_lines=_ranges(unread),
         )
     except Exception as exc:  # never break the caller (a hook): summarise instead
         return _fallback(path, language, source, f"outline failed: {type(exc).__name__}: {exc}")

@@ -394,25 +394,37 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
                and (j == i or symbols[j].start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP)):
             j += 1
         if j - i >= GROUP_MIN:
-            lines.append(_constants_line(symbols[i:j]))
+            lines.append(_recovered(_constants_line(symbols[i:j]), symbols[i:j]))
             i = j
             continue
         j = _run_end(symbols, i, symbols[i].kind) if _names_only(symbols[i]) else i
         if j > i:  # data members, variables: their names, one row per run (types and values a Read away)
             label = "fields" if symbols[i].kind == "field" else "vars"
-            lines.append(f"{'  ' * symbols[i].depth}{_span(symbols[i].start_line, symbols[j - 1].end_line)} "
-                         f"{label}: {name_list([s.name for s in symbols[i:j]])}")
+            lines.append(_recovered(f"{'  ' * symbols[i].depth}{_span(symbols[i].start_line, symbols[j - 1].end_line)} "
+                                    f"{label}: {name_list([s.name for s in symbols[i:j]])}", symbols[i:j]))
             i = j
             continue
         j = _shape_run(symbols, i, language, parts)
         signature, doc, shape = _parts(symbols, i, language, parts)
         if j > i:
-            lines.append(_shape_line(symbols[i:j], shape or ""))
+            lines.append(_recovered(_shape_line(symbols[i:j], shape or ""), symbols[i:j]))
             i = j
             continue
-        lines.append(_row(symbols[i], signature, doc))
+        lines.append(_recovered(_row(symbols[i], signature, doc), symbols[i:i + 1]))
         i += 1
     return lines
+
+
+RECOVERED_MARK = "~"
+
+
+def _recovered(line: str, symbols: list[Symbol]) -> str:
+    """`line` with RECOVERED_MARK before its line range when one of its symbols was found by parsing the lines
+    after a syntax error again (parser/outline.py _recover): `  ~907-1004 abstract class Factory`."""
+    if not any(s.recovered for s in symbols):
+        return line
+    text = line.lstrip(" ")
+    return line[:len(line) - len(text)] + RECOVERED_MARK + text
 
 
 MAX_ERROR_RANGES = 8
@@ -426,7 +438,13 @@ def _errors_line(outline: Outline) -> str:
                                                      if len(ranges) > MAX_ERROR_RANGES else "")
     share = max(outline.error_ratio, 0.01)  # never print "0%" for a broken file
     where = f"at line{'s' if len(ranges) > 1 or '-' in shown else ''} {shown} " if ranges else ""
-    return f"syntax errors {where}({share:.0%} of lines); outline may be partial"
+    line = f"syntax errors {where}({share:.0%} of lines); outline may be partial"
+    if any(s.recovered for s in outline.symbols):
+        line += f"; {RECOVERED_MARK}: found by parsing again after an error"
+    if outline.unread_lines:
+        unread = [_span(a, b) for a, b in outline.unread_lines]
+        line += f"; lines {', '.join(unread[:MAX_ERROR_RANGES])} not read (over the parse budget): Read offset+limit"
+    return line
 
 
 def fallback_text(outline: Outline) -> str:

@@ -23,9 +23,10 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 _OPENSSL_HASH_ABOVE = 1 << 20
 # The rendered outline's format, stored with the content hash: bumped when parser/render.py changes what it
 # prints, so that a row cached by an older version is a miss (rendered again), not served as it was.
-OUTLINE_FORMAT = "6"  # 3: the outline passes the privacy filter; 4: broken code repaired, every name shown;
+OUTLINE_FORMAT = "7"  # 3: the outline passes the privacy filter; 4: broken code repaired, every name shown;
 # 5: Python/JavaScript/PHP variables, class attributes and properties on names-only rows; 6: TypeScript's too,
-# with interface properties and a declared object type's members
+# with interface properties and a declared object type's members; 7: definitions after a syntax error recovered,
+# C/C++ file variables, Rust associated types, a function's local types in test files too
 
 
 class Cached:

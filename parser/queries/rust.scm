@@ -6,10 +6,9 @@
 (union_item name: (type_identifier) @name) @definition.struct
 (enum_item name: (type_identifier) @name) @definition.enum
 (trait_item name: (type_identifier) @name) @definition.trait
-; Type aliases at module and trait level (not associated types in impls).
-(source_file (type_item name: (type_identifier) @name) @definition.type)
-(mod_item body: (declaration_list (type_item name: (type_identifier) @name) @definition.type))
-(trait_item body: (declaration_list (type_item name: (type_identifier) @name) @definition.type))
+; Type aliases anywhere: a module's, a trait's, an impl's associated types (`type Error = io::Error;`), a
+; function body's (a test's `type Boxed = ...`).
+(type_item name: (type_identifier) @name) @definition.type
 (trait_item body: (declaration_list
   (associated_type name: (type_identifier) @name) @definition.type))
 (mod_item name: (identifier) @name) @definition.module

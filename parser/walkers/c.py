@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from parser.extract import anonymous_enum
 from parser.walkers import every_subtree, field_of
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
@@ -36,6 +37,8 @@ def _c_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
     capture = _C_NAMED.get(kind)
     if capture is not None:
         name = field_of(node, "name", "type_identifier")
+        if name is None and kind == "enum_specifier" and node.child_by_field_name("name") is None:
+            name = anonymous_enum(node)  # `enum { A, B };` of the file: its members are the file's constants
         if name is not None and field_of(node, "body") is not None:
             yield 0, {capture: [node], "name": [name]}
     elif kind == "preproc_def" or kind == "preproc_function_def":

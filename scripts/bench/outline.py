@@ -16,6 +16,8 @@ files of 300+ lines picked deterministically, prints:
   receives (a file passed through whole shows every name). Recall counts
   symbols extracted; this counts what survives rendering (grouped rows,
   cut signatures);
+* files with parse errors, and the names lost after an error: ctags names defined after a file's first
+  broken line (and not on a broken line) that the model does not see;
 * in-process outline time (grammar already loaded), median and p90;
 * the Read hook itself, spawned as Claude Code spawns it (hooks/run
   post_tool_use, a Read event on stdin) on a copy of sample files in a
@@ -56,7 +58,7 @@ from tests.support.ctags_oracle import CTAGS_LANGUAGE, ctags_available, ctags_na
 
 def bench_language(language: str, files: list[str], use_ctags: bool) -> dict[str, float | int]:
     reductions, bare, times = [], [], []
-    passed_through = tags_total = tags_missing = names_total = names_seen = 0
+    passed_through = tags_total = tags_missing = names_total = names_seen = broken = lost = 0
     outline_source(b"", "warmup", language)  # load the grammar outside the timings
     for path in files:
         with open(path, "rb") as fh:
@@ -68,6 +70,7 @@ def bench_language(language: str, files: list[str], use_ctags: bool) -> dict[str
         original = max(estimate_tokens(source), 1)
         shown = read_text(outline, original)
         passed_through += shown is None
+        broken += bool(outline.error_lines)
         reductions.append(0.0 if shown is None else 1 - shown[1] / original)
         bare.append(1 - estimate_tokens(text) / original)
         if use_ctags and language in CTAGS_LANGUAGE:
@@ -76,7 +79,9 @@ def bench_language(language: str, files: list[str], use_ctags: bool) -> dict[str
             tags_missing += len(missing(outline, tags))
             names = ctags_names(path, language)
             names_total += len(names)
-            names_seen += len(names) if shown is None else len(visible(shown[0], names))
+            seen = names if shown is None else visible(shown[0], names)
+            names_seen += len(seen)
+            lost += len(lost_after_error(outline, names, seen))
     return {
         "files": len(files),
         "red_median": statistics.median(reductions),
@@ -87,9 +92,22 @@ def bench_language(language: str, files: list[str], use_ctags: bool) -> dict[str
         "recall": 1 - tags_missing / tags_total if tags_total else float("nan"),
         "names": names_total,
         "visible": names_seen / names_total if names_total else float("nan"),
+        "broken": broken,
+        "lost": lost,
         "ms_median": statistics.median(times),
         "ms_p90": percentile(times, 0.90),
     }
+
+
+def lost_after_error(outline: Any, names: list, seen: list) -> list:
+    """The names (ctags') defined after a file's first broken line, on a line that is not broken, that the model
+    does not see: what a parse error lost beyond its own lines."""
+    if not outline.error_lines:
+        return []
+    first = outline.error_lines[0][0]
+    bad = {row for a, b in outline.error_lines for row in range(a, b + 1)}
+    shown = {id(tag) for tag in seen}
+    return [tag for tag in names if tag.line > first and tag.line not in bad and id(tag) not in shown]
 
 
 def corpus_files(root: str, min_lines: int, limit: int) -> dict[str, list[str]]:
@@ -242,7 +260,7 @@ def main() -> int:
                 say(f"note: no {language} source of {args.min_lines}+ lines here; skipped")
 
     header = (f"{'language':<11}{'files':>6}{'red.med':>9}{'red.p10':>9}{'no hdr':>8}{'whole':>6}{'tags':>7}"
-              f"{'recall':>9}{'names':>7}{'visible':>9}{'ms med':>8}{'ms p90':>8}")
+              f"{'recall':>9}{'names':>7}{'visible':>9}{'broken':>7}{'lost':>6}{'ms med':>8}{'ms p90':>8}")
     say(header)
     say("-" * len(header))
     total_files = 0
@@ -252,10 +270,12 @@ def main() -> int:
         total_files += int(r["files"])
         say(f"{language:<11}{r['files']:>6}{r['red_median']:>9.1%}{r['red_p10']:>9.1%}{r['bare_median']:>8.1%}"
             f"{r['passed']:>6}{r['tags']:>7}{r['recall']:>9.2%}{r['names']:>7}{r['visible']:>9.2%}"
-            f"{r['ms_median']:>8.1f}{r['ms_p90']:>8.1f}")
+            f"{r['broken']:>7}{r['lost']:>6}{r['ms_median']:>8.1f}{r['ms_p90']:>8.1f}")
     say(f"{total_files} files in {len(corpora)} languages (red.: header + outline as the hook returns it, "
         f"whole files count 0%; no hdr: the outline alone; whole: files the hook passes through; tags/recall: "
-        f"ctags definitions found as symbols; names/visible: ctags names found as words in what the model reads)")
+        f"ctags definitions found as symbols; names/visible: ctags names found as words in what the model reads; "
+        f"broken: files with syntax errors; lost: ctags names after a file's first broken line, not on one, not "
+        f"visible)")
 
     hooks = {}
     if args.rounds > 0 and args.hook_files > 0:

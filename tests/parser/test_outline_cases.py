@@ -10,7 +10,7 @@ import re
 import pytest
 
 from parser import outline_file, outline_source
-from parser.outline import Outline, is_test_path
+from parser.outline import Outline
 from parser.render import name_list
 from tests.support.ctags_oracle import Tag, ctags_available, ctags_names, ctags_tags, missing, visible
 
@@ -317,14 +317,13 @@ def test_php_properties_and_defined_constants_by_name_only() -> None:
     assert "local" not in text and "total" not in text
 
 
-def test_local_types_in_test_files_get_no_rows() -> None:
-    _, text = _case("test_parsing.py")
-    assert "Point" not in text and "Other" not in text and "Inner" not in text
-    assert "class ParserTest" in text and "helper()" in text  # the file's own types, local functions stay
+def test_types_declared_in_a_function_get_rows_in_test_files_too() -> None:
+    """A reader looks for the types a function declares (a test's `struct Svc; impl Service for Svc`, a fixture
+    class), test file or not (issue 29: they were dropped from test files)."""
+    _, text = _case("local_types.py")
+    assert "class Point" in text and "class Other(Point)" in text and "class Inner" in text
     _, kotlin = _case("LocalTypesTest.kt")
-    assert "Probe" not in kotlin and "Pair2" not in kotlin and "class LocalTypesTest" in kotlin
-    with open(os.path.join(CASES, "test_parsing.py"), "rb") as fh:
-        assert "Point" in outline_source(fh.read(), "src/geometry.py").render()  # elsewhere they stay
+    assert "class Probe(val value: Int)" in kotlin and "Pair2" in kotlin and "class LocalTypesTest" in kotlin
 
 
 def test_an_objective_c_header_is_not_outlined_as_c() -> None:
@@ -336,13 +335,6 @@ def test_an_objective_c_header_is_not_outlined_as_c() -> None:
     assert outline_source(b"/* see @interface Foo in foo.m */\nint add(int a, int b);\n", "add.h").language == "c"
     assert outline_source(b"@interface Foo\n@end\n", "objc.h").language is None  # no newline before it
     assert outline_source(b"#import <x.h>\n@interface Foo\n@end\n", "objc.h").language is None
-
-
-@pytest.mark.parametrize(("path", "expected"), [
-    ("a/test_x.py", True), ("x_test.go", True), ("FooTest.kt", True), ("FooTests.swift", True), ("a.spec.ts", True),
-    ("src/tests/util.rs", True), ("src/main.py", False), ("contest.py", False), ("latest.py", False)])
-def test_is_test_path(path: str, expected: bool) -> None:
-    assert is_test_path(path) is expected
 
 
 @pytest.mark.skipif(not ctags_available(), reason="Universal Ctags not installed")

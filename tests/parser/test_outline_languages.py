@@ -67,7 +67,7 @@ EXPECTED: dict[str, list[tuple[str, str, int, int]]] = {
     ],
     "sample.c": [
         ("BUF_MAX", "constant", 4, 4), ("buffer", "struct", 7, 10), ("buffer_t", "type", 12, 12),
-        ("mode", "enum", 14, 14), ("buffer_append", "function", 18, 18),
+        ("mode", "enum", 14, 14), ("counter", "variable", 16, 16), ("buffer_append", "function", 18, 18),
         ("buffer_append", "function", 21, 27), ("usage", "function", 29, 31), ("main", "function", 33, 39),
     ],
     "sample.hpp": [

@@ -66,6 +66,47 @@ _JS = frozenset({"javascript", "typescript", "tsx"})
 ANY = "any"  # JS: ctags calls constructor functions classes
 
 
+_C_FAMILY = frozenset({"c", "cpp"})
+# A macro call's arguments: single tokens (`TEST_BEGIN(test_junk)`, `rb_gen(static, tree_, ...)` has a space: no),
+# never a parameter declaration (`int x`, `void`).
+_CALL_ARGS = re.compile(r"\(\s*(?:[\w.*&]+\s*(?:,\s*[\w.*&]+\s*)*)?\)")
+
+
+def _macro_call(tag: dict, language: str) -> bool:
+    """Whether a C/C++ `function` or `prototype` tag is a macro call ctags mistook for a function: an ALL_CAPS
+    name at the start of its line, called with single-token arguments (`TEST_BEGIN(test_junk) {`, which a
+    test framework's macro expands to a function). A function's line has its return type before the name (or
+    a parameter declaration in its parentheses)."""
+    if language not in _C_FAMILY or tag.get("kind") not in ("function", "prototype"):
+        return False
+    name = tag.get("name", "")
+    if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
+        return False
+    line = tag.get("pattern", "")[2:]  # `/^NAME(...) {$/`
+    return line.startswith(name) and _CALL_ARGS.match(line[len(name):].lstrip()) is not None \
+        and "void" not in line[len(name):].split(")", 1)[0]
+
+
+def _include_guards(path: str, language: str) -> set[str]:
+    """A C/C++ file's include guards: each `#define NAME` without a value whose line follows `#ifndef NAME`
+    (or `#if !defined(NAME)`), blank lines and comments aside."""
+    if language not in _C_FAMILY:
+        return set()
+    with open(path, "rb") as fh:
+        lines = fh.read().decode("utf-8", "replace").split("\n")
+    guards, last = set(), ""
+    for line in lines:
+        text = line.strip()
+        if not text or text.startswith(("//", "/*", "*")):
+            continue
+        define = re.fullmatch(r"#\s*define\s+(\w+)", text)
+        tested = re.fullmatch(r"#\s*(?:ifndef\s+(\w+)|if\s+!\s*defined\s*\(?\s*(\w+)\s*\)?)", last)
+        if define and tested and define.group(1) in tested.groups():
+            guards.add(define.group(1))
+        last = text
+    return guards
+
+
 def _js_defines(name: str, pattern: str, category: str) -> bool:
     """Whether a ctags JavaScript tag's line really defines ``name``.
 
@@ -129,7 +170,7 @@ def ctags_tags(path: str, language: str) -> list[Tag]:
         name = tag.get("name", "")
         if not category or not name or "line" not in tag or name.startswith(_ANONYMOUS):
             continue
-        if language == "kotlin" and _kotlin_non_function(tag):
+        if (language == "kotlin" and _kotlin_non_function(tag)) or _macro_call(tag, language):
             continue
         if language in _JS:
             if not _js_defines(name, tag.get("pattern", ""), category):
@@ -150,15 +191,18 @@ _NOT_NAMES = frozenset({"header", "module", "namespace", "unknown", "local", "pa
 
 def ctags_names(path: str, language: str) -> list[Tag]:
     """Every name ctags reports with its default kinds that an outline should let the model see: all but
-    references, locals (Kotlin's are reported: variables scoped in a function), lambdas and data members (see
-    _DATA_MEMBERS)."""
+    references, locals (Kotlin's are reported: variables scoped in a function), lambdas, data members (see
+    _DATA_MEMBERS), and in C and C++ include guards and macro calls ctags takes for functions (_macro_call)."""
     ctags_lang = CTAGS_LANGUAGE.get(language)
     if ctags_lang is None:
         return []
     skip = _NOT_NAMES | _DATA_MEMBERS.get(language, set())
     tags = []
     in_function = _js_in_function(path, language) if language in _JS else None
+    guards = _include_guards(path, language)
     for tag in _run(path, ctags_lang):
+        if _macro_call(tag, language) or (tag.get("kind") == "macro" and tag.get("name") in guards):
+            continue
         name, kind = tag.get("name", ""), tag.get("kind", "")
         local = tag.get("scopeKind") in ("method", "function") and kind in ("variable", "constant")  # Kotlin's
         local = local or (language == "kotlin" and _kotlin_non_function(tag))
