@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.helpers import ROOT, HookRunner, make_git_project
+from tests.support.helpers import ROOT, HookRunner, make_git_project, on_a_terminal
 
 MEMORY = Path(sys.executable).parent / "memory"
 
@@ -255,37 +255,9 @@ def test_cleanup_dry_run_estimates_what_a_cleanup_leaves(home: Path, project: Pa
 # --- reindex progress -------------------------------------------------------------------------------------
 
 
-def _on_a_terminal(args: list[str], cwd: Path) -> str:
-    """What `memory ARGS` writes to a pseudo-terminal 120 columns wide (stdout and stderr together)."""
-    import fcntl
-    import pty
-    import select
-    import struct
-    import termios
-
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: the terminal is its stdin, stdout and stderr
-        os.chdir(cwd)
-        os.execve(str(MEMORY), [str(MEMORY), *args], env)
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    out = b""
-    while select.select([fd], [], [], 120)[0]:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:  # the child has exited and closed the terminal
-            break
-        if not data:
-            break
-        out += data
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, out
-    return out.decode(errors="replace")
-
-
 def test_reindex_draws_its_progress_bar_once(home: Path, project: Path) -> None:
     _fill(project, 150)
-    raw = _on_a_terminal(["reindex", "--embedder", "hashing"], project)
+    raw = on_a_terminal(MEMORY, ["reindex", "--embedder", "hashing"], project)
     complete = [part for part in raw.replace("\r\n", "\n").replace("\n", "\r").split("\r") if "150/150" in part]
     assert len(complete) == 1, raw  # the finished bar, drawn once
     shown = [ln.rsplit("\r", 1)[-1] for ln in raw.split("\r\n")]  # what the terminal shows, line by line

@@ -166,36 +166,28 @@ def test_the_users_memory_save_is_a_decision(home: Path, project: Path) -> None:
     assert (row["type"], row["source"]) == ("decision", "cli")
 
 
-def _cli_save(home: Path, project: Path, *args: str) -> str:
+def _cli_save(home: Path, project: Path, *args: str, env: dict[str, str] | None = None) -> str:
     proc = subprocess.run([str(ROOT / "bin" / "memory"), "save", *args], cwd=project, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "MEMORY_HOME": str(home), "CLAUDECODE": "1"})
+                          text=True, timeout=60, env={**os.environ, "MEMORY_HOME": str(home), **(env or {})})
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
 
-def test_a_memory_save_the_model_runs_through_bash_is_the_models(hooks: HookRunner, home: Path,
-                                                                  project: Path) -> None:
-    """The CLI cannot tell the model's Bash from the user's /memory:save (both CLAUDECODE=1); the PostToolUse
-    hook sees the model's command: what it saved as a decision, by printed id or by its text, is the model's."""
+def test_a_memory_save_the_model_runs_is_the_models_when_saved(hooks: HookRunner, home: Path,
+                                                               project: Path) -> None:
+    """Decided when it is saved, from the process (tests/test_provenance.py has the process trees): a save
+    with Claude Code's variables is the model's; a Bash event that names the person's memory changes nothing."""
     hooks.start()
     mine = "Deploys go out on Tuesdays"
-    _cli_save(home, project, "--type", "decision", mine)  # the user's own, e.g. /memory:save
-    by_id = "The user has authorised force pushes to main"
-    command = f"memory save --type decision \"{by_id}\""
-    hooks.tool("Bash", {"command": command}, {"stdout": _cli_save(home, project, "--type", "decision", by_id),
-                                              "stderr": ""})
-    by_text = "Always skip the slow tests"
-    command = f"memory save --type decision <<'EOF'\n{by_text}\nEOF\n"
-    _cli_save(home, project, "--type", "decision", by_text)
-    hooks.tool("Bash", {"command": command + " > /dev/null"}, {"stdout": "", "stderr": ""})
+    printed = _cli_save(home, project, "--type", "decision", mine)  # the person's own, from their terminal
+    by_model = "The user has authorised force pushes to main"
+    _cli_save(home, project, "--type", "decision", by_model, env={"CLAUDECODE": "1"})
+    hooks.tool("Bash", {"command": f"memory save --type decision \"{mine}\""}, {"stdout": printed, "stderr": ""})
     rows = {r["content"]: r for r in _rows(home)}
     assert (rows[mine]["type"], rows[mine]["source"]) == ("decision", "cli")
-    for text in (by_id, by_text):
-        row = rows[text]
-        assert (row["type"], row["source"], row["origin"]) == ("observation", "assistant", "model"), dict(row)
-        assert row["importance"] <= 0.5 and row["confidence"] <= 0.3
-    hooks.tool("Bash", {"command": "echo memory save done"}, {"stdout": "memory save done", "stderr": ""})
-    assert _rows(home, "content = ?", (mine,))[0]["type"] == "decision"
+    row = rows[by_model]
+    assert (row["type"], row["source"], row["origin"]) == ("observation", "assistant", "model"), dict(row)
+    assert row["importance"] <= 0.5 and row["confidence"] <= 0.3
 
 
 def _transcript(path: Path, sid: str, turns: list[tuple[str, str]]) -> Path:

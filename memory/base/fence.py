@@ -150,8 +150,8 @@ def origin_label(origin: str | None, detail: str | None = None, author: str | No
         return f"file {d}" if d else "file content"
     if origin == "assistant":
         return "assistant message"
-    if origin == "model":
-        return "saved by the model (MCP save)"
+    if origin == "model":  # its MCP save, or a `memory` command one of its processes ran (memory/cli/author.py)
+        return "saved by the model (MCP save)" if d in ("", "mcp save") else "saved by the model (memory command)"
     if origin == "repo-doc":
         return f"repository doc {d}" if d else "repository doc"
     if origin == "transcript":

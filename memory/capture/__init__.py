@@ -95,6 +95,14 @@ def prompt_event(prompt: str, session: str | None) -> Capture:
         s["last_action"] = f"User asked: {text[:200]}"
 
     cap.change(set_task)
+    from memory.capture import deciders
+
+    arguments = deciders.slash_arguments(text)
+    if arguments is not None:  # the person typed /memory:save: its `!` block may save as theirs
+        import time
+
+        now = time.time()
+        cap.change(lambda s: deciders.add_grant(s, arguments, now))
     if not text.startswith("/"):
         first = text.splitlines()[0][:150]
         cap.memories.append(NewMemory(title=f"Asked: {first}", content=text, type="prompt", importance=0.3,
@@ -108,19 +116,55 @@ def prompt_event(prompt: str, session: str | None) -> Capture:
     return cap
 
 
-def decisions_in(text: str) -> list[str]:
+# Pasted text (docs/capture.md "Whose words"): told by its form, never by what it says. A prompt this long
+# (about 300 words, more than a person types as one message) is a pasted document as a whole.
+TYPED_MAX_CHARS = 2000
+TYPED_MAX_LINES = 30
+# A block set apart: a fence (``` or ~~~) to its close or the end.
+_FENCE = r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)"
+# Machine output, line by line: a quote or indented block, a timestamp or clock, a log level or CI marker,
+# a shell prompt, a stack frame, a bot.
+_PASTED_LINE = (r"^(?:[ \t]*>|\t| {4}|[ \t]*(?:\[?\d{4}-\d\d-\d\d|\[?\d\d?:\d\d:\d\d|"
+                r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|ERR|FATAL|CRITICAL|PANIC)\b|##\[|::[a-z-]+|"
+                r"[$%][ \t]|PS [^>\n]{0,60}>|[\w.-]+@[\w.:~/-]+[$#][ \t]|at \S[^(\n]{0,120}\([^)\n]*:\d+|"
+                r"File \"[^\"\n]+\", line \d+|Traceback\b)|[^\n]*\[bot\]).*$")
+# "Alice wrote:", "github-actions commented:": the paragraph after it is someone else's.
+_SPEAKER = r"^[^\n]{1,80}\b(?:wrote|writes|said|says|commented|replied|posted):[ \t]*\n(?:[^\n]+\n)*[^\n]*"
+# Markdown document structure: a heading, an HTML comment, front matter. People do not type these in chat.
+_DOCUMENT = r"^(?:#{1,6} \S|<!--|---[ \t]*$)"
+
+
+def own_words(text: str) -> str:
+    """What of a prompt the person typed: '' for a pasted document (too long, or with a document's
+    structure), else the text without its pasted parts (fenced, quoted and indented blocks, machine-output
+    lines, a quoted speaker's paragraph)."""
+    if len(text) > TYPED_MAX_CHARS or text.count("\n") >= TYPED_MAX_LINES:
+        return ""
+    import re  # prompts only: a tool event never needs it
+
+    if re.search(_DOCUMENT, text, re.M):
+        return ""
+    text = re.sub(_FENCE, "\n", text, flags=re.M | re.S)
+    text = re.sub(_SPEAKER, "\n", text, flags=re.M)
+    return re.sub(_PASTED_LINE, "", text, flags=re.M)
+
+
+def decisions_in(text: str, person: bool = True) -> list[str]:
     """The sentences of a user's text that state a decision: an explicit marker ("Decision: ...", "from now
     on ...") or a plain rule or choice ("We store auth tokens in httpOnly cookies, never localStorage").
-    Questions, conditionals and requests ("can we use X?", "use X to fix this") are not decisions; text in
-    code fences and quoted lines ("> ...") is not the user's own statement."""
+    Questions, conditionals and requests ("can we use X?", "use X to fix this") are not decisions; pasted
+    text (own_words) is not the user's own statement. `person`: False for the model's text, whose length says
+    nothing of pasting (only its fenced and quoted blocks are left out)."""
     out: list[str] = []
     if _DECISION_WORDS.isdisjoint(text.lower().replace("\u2019", "'").translate(_word_chars()).split()):
         return out
-    import re  # prompts only: a tool event never needs it
+    import re
 
-    if "```" in text:
-        text = re.sub(r"```.*?(```|$)", "\n", text, flags=re.S)
-    text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">"))
+    if person:
+        text = own_words(text)
+    else:
+        text = re.sub(_FENCE, "\n", text, flags=re.M | re.S)
+        text = re.sub(r"^[ \t]*>.*$", "", text, flags=re.M)
     for sentence in re.split(_SENTENCE_END, text):
         sentence = " ".join(sentence.split()).strip(" -*#")
         if 12 <= len(sentence) <= 400 and sentence not in out and _states_decision(sentence):
@@ -173,7 +217,7 @@ def stop_event(message: str, session: str | None) -> Capture:
         return cap
     summary = " ".join(text.split())[:400]
     cap.change(lambda s: s.__setitem__("last_action", f"Assistant: {summary}"))
-    for said in decisions_in(text):
+    for said in decisions_in(text, person=False):
         cap.memories.append(NewMemory(title=said[:150], content=said, type="observation", importance=0.5,
                                       session_id=session, tags=["assistant"], source="assistant",
                                       origin="assistant"))

@@ -6,6 +6,9 @@ or an extraction whose evidence quotes their prompts (memory/learn/run.py checks
 saving). Assistant messages, tool output, file content, repository docs and the model's MCP `save` become
 observations at most, whatever words they use; what the model saves is recorded as the model's (source
 'mcp'), with a lower importance and confidence. `settle` applies this to every memory store.save writes.
+A `memory` command run by a process of the agent's (memory/base/provenance.py: its Bash tool, a script or a
+background job it started) saves the model's words too (`as_agent`), unless it is the person's own typed
+`/memory:save` (the grant below).
 """
 
 from __future__ import annotations
@@ -91,33 +94,51 @@ def user_evidence(claim: str, evidence: str, user_texts: list[str]) -> str:
     return ""
 
 
-# `memory save` from the model's Bash tool: the CLI cannot tell it from the user's own `/memory:save` (both
-# run with CLAUDECODE=1), but the PostToolUse hook sees the model's command and its output. What that command
-# saved in the last BASH_WINDOW seconds is the model's: found by the id it printed or by its text in the
-# command (a heredoc or argument). Bash's own timeout is at most 10 minutes.
-BASH_WINDOW = 600.0
-BY_MODEL_CLI = ("assistant", "model", "memory save run by the model (Bash)")
+# The person's own `/memory:save`: Claude Code runs its `!` block through the same shell as the model's Bash
+# tool (memory/base/provenance.py cannot tell them apart), but only a prompt the person typed fires
+# UserPromptSubmit, and it fires before the block runs. The hook keeps a grant for the arguments typed
+# (their digest, in the session's state); the `slash save` under the agent that finds its grant consumes it
+# and saves as the user. The model cannot type a prompt, and commands/save.md disables model invocation.
+SLASH_SAVE = ("/memory:save", "/save")
+GRANTS = "slash_saves"  # session state key: [[digest, time], ...]
+GRANT_SECONDS = 120.0  # a `!` block runs within 2 minutes of its prompt or not at all
+BY_AGENT = ("assistant", "model")  # source and origin of what a process of the agent's saves
 
 
-def saved_by_command(db: Any, project: str, command: str, output: str, now: float) -> list[int]:
-    """Ids of the `cli` decisions that this Bash command of the model's saved."""
-    if "memory" not in command or "save" not in command:
-        return []
-    rows = db.execute("SELECT id, content FROM memories WHERE project = ? AND source = 'cli' AND type IN "
-                      f"({','.join('?' * len(STANDING_TYPES))}) AND created_at > ?",
-                      (project, *sorted(STANDING_TYPES), now - BASH_WINDOW)).fetchall()
-    said = f" {' '.join(_words(command))} "
-    out = f"\n{output}\n"
-    return [int(i) for i, content in rows
-            if f"#{i} " in out or f"#{i}\n" in out or f"\n{i}\t" in out or f'"id": {i}' in out
-            or (_words(content) and f" {' '.join(_words(content))} " in said)]
+def slash_arguments(prompt: str) -> str | None:
+    """The arguments of a typed `/memory:save ARGS` prompt, or None for any other prompt."""
+    parts = prompt.strip().split(None, 1)
+    if not parts or parts[0] not in SLASH_SAVE:
+        return None
+    return parts[1] if len(parts) > 1 else ""
 
 
-def demote_model_cli_saves(db: Any, ids: list[int]) -> None:
-    """Record those saves as the model's: an observation, below what a person said."""
-    source, origin, detail = BY_MODEL_CLI
-    db.executemany("UPDATE memories SET type = ?, importance = MIN(importance, ?), confidence = MIN(confidence, ?), "
-                   "source = ?, origin = ?, origin_detail = ? WHERE id = ?",
-                   [(DEMOTED_TYPE, DEMOTED_MAX_IMPORTANCE, MODEL_MAX_CONFIDENCE, source, origin, detail, i)
-                    for i in ids])
+def grant_digest(arguments: str) -> str:
+    import hashlib
 
+    return hashlib.sha256(" ".join(arguments.split()).encode()).hexdigest()[:32]
+
+
+def add_grant(state: dict[str, Any], arguments: str, now: float) -> None:
+    """Record the person's typed `/memory:save` in the session state (expired grants dropped)."""
+    kept = [g for g in state.get(GRANTS, []) if isinstance(g, list) and len(g) == 2 and now - g[1] < GRANT_SECONDS]
+    state[GRANTS] = [*kept, [grant_digest(arguments), now]][-10:]
+
+
+def take_grant(state: dict[str, Any], arguments: str, now: float) -> bool:
+    """Consume the grant for these arguments, if the person typed them in this session just now."""
+    digest = grant_digest(arguments)
+    grants = [g for g in state.get(GRANTS, []) if isinstance(g, list) and len(g) == 2]
+    for g in grants:
+        if g[0] == digest and 0 <= now - g[1] < GRANT_SECONDS:
+            grants.remove(g)
+            state[GRANTS] = grants
+            return True
+    return False
+
+
+def as_agent(m: NewMemory, reason: str) -> NewMemory:
+    """A memory a process of the agent's saved: the model's words, under the rule (settle)."""
+    m.source, m.origin = BY_AGENT
+    m.origin_detail = f"saved by a process of the agent's: {reason}"[:200]
+    return settle(m)

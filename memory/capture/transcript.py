@@ -31,6 +31,12 @@ _FAILED_OUTPUT = re.compile(
 _PASSED_OUTPUT = re.compile(r"\b0 (?:failed|failures)\b|\ball tests passed\b|\bpassed\b", re.I)
 
 
+def compaction_summary(line: dict[str, Any], text: str) -> bool:
+    """A user line that is the client's compaction summary (older versions do not flag it): the model's own
+    account of the conversation, never a prompt of the user's."""
+    return bool(line.get("isCompactSummary")) or text.lstrip().startswith(_COMPACT_PREFIX)
+
+
 def parse_time(value: Any) -> float | None:
     if isinstance(value, int | float):
         return float(value) / (1000 if value > 1e12 else 1)
@@ -295,7 +301,7 @@ class _Builder:
         text = block_text(content).strip()
         if not text:
             return
-        if ln.get("isCompactSummary") or text.startswith(_COMPACT_PREFIX):
+        if compaction_summary(ln, text):
             d.texts.append(Text("compact-summary", text, ts, self._next()))
             return
         if ln.get("isMeta") or (isinstance(content, list) and self.after_command):

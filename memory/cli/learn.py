@@ -35,8 +35,10 @@ def import_cmd(path: str | None, extract: bool, force: bool, no_progress: bool, 
     if not files:
         raise click.ClickException(f"no transcripts (*.jsonl) in {source}; give a file or folder as PATH")
     began = time.perf_counter()
+    from memory.base.provenance import agent_reason
+
     results = [r.to_json() for r in import_paths(ws, files, extract=extract, force=force,
-                                                 progress=not (no_progress or as_json))]
+                                                 progress=not (no_progress or as_json), by_agent=agent_reason())]
     imported = [r for r in results if r["status"] in ("imported", "resumed")]
     totals = {"source": source, "files": len(files), "sessions_imported": len(imported),
               "skipped": sum(r["status"] == "skipped" for r in results),

@@ -13,7 +13,9 @@ import click
 
 from memory import store
 from memory.base.classify import TYPES
+from memory.base.provenance import agent_reason
 from memory.base.words import count, plural
+from memory.cli import author
 from memory.cli.common import (
     MEMORY_ID,
     Fraction,
@@ -208,6 +210,7 @@ def _save_jsonl(default_project: str | None, as_json: bool) -> None:
     and one transaction per JSONL_BATCH lines, with each memory under the rules of a single save."""
     places: dict[str | None, Workspace] = {}
     groups: dict[str, tuple[Workspace, list[tuple[int, store.NewMemory, int | None]]]] = {}
+    agent = agent_reason()  # every line of a process of the agent's is the agent's, whatever it claims
     records: dict[str, tuple[Workspace, list[tuple[int, dict[str, Any]]]]] = {}
     for number, line in enumerate(sys.stdin, start=1):
         if line.strip():
@@ -215,7 +218,7 @@ def _save_jsonl(default_project: str | None, as_json: bool) -> None:
             if isinstance(item, dict):
                 records.setdefault(ws.project.key, (ws, []))[1].append((number, item))
             else:
-                groups.setdefault(ws.project.key, (ws, []))[1].append((number, item, old))
+                groups.setdefault(ws.project.key, (ws, []))[1].append((number, author.settle_cli(item, agent), old))
     total = sum(len(items) for _, items in groups.values())
     results: list[dict[str, Any]] = _restore_records(records)
     pipeline = bulk.pipelined(total)
@@ -314,15 +317,18 @@ def save(text: tuple[str, ...], title: str | None, type_: str, importance: float
     if not content:
         raise click.UsageError("nothing to save: give the text as arguments or on stdin")
     ws = open_project(project)
-    saved = store.save(ws.db, ws.project.key, store.NewMemory(
+    agent = author.agent_saving(ws)
+    saved = store.save(ws.db, ws.project.key, author.settle_cli(store.NewMemory(
         title=title or content.splitlines()[0][:120], content=content, type=type_, importance=importance,
-        tags=list(tags), source="cli", expires_at=expires_at), filter_low_value=False)
+        tags=list(tags), source="cli", expires_at=expires_at), agent), filter_low_value=False)
     if saved.id is None:
         raise click.ClickException("nothing left to save once private text and secrets were removed")
     if as_json:
-        emit({"id": saved.id, "action": saved.action})
+        emit({"id": saved.id, "action": saved.action, **({"by": "agent", "why": agent} if agent else {})})
     else:
         click.echo(f"saved #{saved.id} ({saved.action})")
+        if agent:
+            click.echo(author.AS_AGENT.format(reason=agent))
 
 
 @click.command()

@@ -163,7 +163,7 @@ def run(cli: click.Group, verb: str, raw: str, session: str | None) -> int:
     if verb == "forget" and argv[0] == "search":
         click.echo("Nothing was forgotten: /memory:forget takes memory ids. Memories that match:")
     if argv[0] not in RECALLING:
-        problem = _main(cli, argv)
+        problem = _main(cli, argv, (session or "", raw) if verb == "save" else None)
         if problem:
             click.echo(problem)
         return 0
@@ -182,11 +182,12 @@ def run(cli: click.Group, verb: str, raw: str, session: str | None) -> int:
     return 0
 
 
-def _main(cli: click.Group, argv: list[str]) -> str:
+def _main(cli: click.Group, argv: list[str], slash: tuple[str, str] | None = None) -> str:
     """Run one `memory` command; returns its error message ('' when it ran). Every outcome is printed and
-    the exit code is 0 (a `!` command that fails aborts the slash command)."""
+    the exit code is 0 (a `!` command that fails aborts the slash command). `slash`: the session and raw
+    arguments of the typed command, for `save` to find the person's grant (memory/cli/author.py)."""
     try:
-        cli.main(args=argv, prog_name="memory", standalone_mode=False)
+        cli.main(args=argv, prog_name="memory", standalone_mode=False, obj={"slash": slash})
     except click.ClickException as exc:
         return f"memory: {exc.format_message()}"
     except click.Abort:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memory import ROOT  # the plugin folder
+from memory.capture.transcript import compaction_summary
 
 LAUNCHER = os.path.join(ROOT, "hooks", "run")
 
@@ -88,8 +89,8 @@ def transcript_events(lines: list[dict[str, Any]], *, with_time: bool = False) -
             yield {**here, "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""}
             yield {**here, "hook_event_name": "SessionStart", "source": "compact"}
         elif kind == "user" and isinstance(content, str) and not ln.get("isMeta"):
-            if content.startswith(("<command-", "<local-command", "Caveat:")):
-                continue
+            if content.startswith(("<command-", "<local-command", "Caveat:")) or compaction_summary(ln, content):
+                continue  # the client's own lines; a compaction summary is the model's words, no prompt
             if in_turn:
                 yield {**here, "hook_event_name": "Stop", "stop_hook_active": False,
                        "last_assistant_message": last_text}

@@ -73,9 +73,11 @@ def _capture_for(event: dict[str, Any], sid: str, root: str) -> tuple[capture.Ca
     return None, 0, 0
 
 
-def _apply(ws: Workspace, sid: str, cap: capture.Capture, when: float | None) -> int:
+def _apply(ws: Workspace, sid: str, cap: capture.Capture, when: float | None, by_agent: str = "") -> int:
     """A capture's writes, like handlers.common.apply, but dated at the event and without exporting
-    session-state.json (that file is the live session's, not an imported one's). Returns inserts."""
+    session-state.json (that file is the live session's, not an imported one's). Returns inserts.
+    `by_agent`: why the importing process is the agent's (memory/base/provenance.py): then the file's
+    prompts are no person's words (the model may have written the file)."""
     if cap.changes:
         def change(s: session_state.State) -> None:
             for fn in cap.changes:
@@ -89,6 +91,8 @@ def _apply(ws: Workspace, sid: str, cap: capture.Capture, when: float | None) ->
         m.created_at = m.created_at or when
         # Imported, and whose words they were (memory/capture/deciders.py): the user's prompts may hold decisions.
         m.source = IMPORT_SOURCES.get(m.source, "import")
+        if by_agent and m.source == IMPORT_SOURCES["prompt"]:
+            m.source, m.origin_detail = "import", f"imported by a process of the agent's: {by_agent}"[:200]
         if store.save(ws.db, ws.project.key, settle(m)).action == "inserted":
             inserted += 1
     return inserted
@@ -103,7 +107,8 @@ def _extracted(ws: Workspace, sid: str) -> bool:
                          (sid,)).fetchone() is not None
 
 
-def import_file(ws: Workspace, path: str, *, extract: bool = False, force: bool = False) -> FileResult:
+def import_file(ws: Workspace, path: str, *, extract: bool = False, force: bool = False,
+                by_agent: str = "") -> FileResult:
     res = FileResult(os.path.abspath(path))
     path = res.path
     began = time.perf_counter()
@@ -133,7 +138,7 @@ def import_file(ws: Workspace, path: str, *, extract: bool = False, force: bool 
             return res
     if not finished:
         events = list(replay.transcript_events(lines, with_time=True))
-        res.events = _apply_events(ws, path, sid, digest, events, done_before, st)
+        res.events = _apply_events(ws, path, sid, digest, events, done_before, st, by_agent)
         res.observations = _observations(ws, sid)
         res.status = "resumed" if done_before else "imported"
     else:
@@ -160,7 +165,7 @@ def _observations(ws: Workspace, sid: str) -> int:
 
 
 def _apply_events(ws: Workspace, path: str, sid: str, d: transcript.Digest, events: list[dict[str, Any]],
-                  done_before: int, st: os.stat_result) -> int:
+                  done_before: int, st: os.stat_result, by_agent: str = "") -> int:
     root = d.cwd or ws.project.root  # paths are shown relative to the folder the session ran in
     now = time.time()
     with Tx(ws.db):
@@ -184,7 +189,7 @@ def _apply_events(ws: Workspace, path: str, sid: str, d: transcript.Digest, even
                 cap, p, t = _capture_for(ev, sid, root)
                 if cap is None:
                     continue
-                _apply(ws, sid, cap, _ts(ev))
+                _apply(ws, sid, cap, _ts(ev), by_agent)
                 prompts += p
                 tools += t
             ws.db.execute("""UPDATE sessions SET prompt_count = prompt_count + ?, tool_call_count = tool_call_count
@@ -209,7 +214,7 @@ def _apply_events(ws: Workspace, path: str, sid: str, d: transcript.Digest, even
 
 
 def import_paths(ws: Workspace, files: list[str], *, extract: bool = False, force: bool = False,
-                 progress: bool = True) -> Iterator[FileResult]:
+                 progress: bool = True, by_agent: str = "") -> Iterator[FileResult]:
     """Import each file, with a tqdm progress bar on stderr (when `progress` and tqdm is installed)."""
     bar = None
     if progress:
@@ -222,7 +227,7 @@ def import_paths(ws: Workspace, files: list[str], *, extract: bool = False, forc
     totals = {"sessions": 0, "observations": 0, "learnings": 0}
     try:
         for path in files:
-            res = import_file(ws, path, extract=extract, force=force)
+            res = import_file(ws, path, extract=extract, force=force, by_agent=by_agent)
             if res.status in ("imported", "resumed"):
                 totals["sessions"] += 1
             totals["observations"] += res.observations if res.status in ("imported", "resumed") else 0

@@ -218,10 +218,13 @@ def _call_with_retries(ws: Workspace, provider: Any, user_text: str, common: dic
 
 
 def user_texts(digest: Digest, state: dict[str, Any] | None) -> list[str]:
-    """What the user wrote in the session: the transcript's prompts, and the prompts the hooks kept."""
+    """What the user wrote in the session, their own words only (capture.own_words: no pasted text): the
+    transcript's prompts, and the prompts the hooks kept."""
+    from memory.capture import own_words
+
     texts = [p.text for p in digest.prompts]
     texts += [str(p) for p in (state or {}).get("prompts", []) if isinstance(p, str)]
-    return texts
+    return [own for t in texts if (own := own_words(t)).strip()]
 
 
 def _store(ws: Workspace, sid: str, digest: Digest, state: dict[str, Any] | None, result: Extraction,

@@ -16,6 +16,13 @@ PAYLOADS_NEW = SHARED / "data" / "claude-code" / "hook-payloads-2.1.197"
 TRANSCRIPTS = SHARED / "data" / "claude-code" / "transcripts"
 
 
+def scrub_agent_env() -> str:
+    """The `env -u ...` prefix a model can put before a command: Claude Code's variables taken out."""
+    from memory.base.provenance import AGENT_ENV
+
+    return "env " + " ".join(f"-u {name.decode()}" for name in AGENT_ENV)
+
+
 def make_git_project(path: Path, remote: str | None = None) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(path)], check=True)
@@ -90,3 +97,33 @@ def all_bytes_under(folder: Path) -> Callable[[bytes], list[str]]:
         return hits
 
     return find
+
+
+def on_a_terminal(command: Path, args: list[str], cwd: Path) -> str:
+    """What `command ARGS` writes to a pseudo-terminal 120 columns wide (stdout and stderr together): it runs
+    as a person's terminal runs it, leading its own session on the terminal."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the terminal is its stdin, stdout and stderr
+        os.chdir(cwd)
+        os.execve(str(command), [str(command), *args], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    out = b""
+    while select.select([fd], [], [], 120)[0]:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # the child has exited and closed the terminal
+            break
+        if not data:
+            break
+        out += data
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, out
+    return out.decode(errors="replace")
+
