@@ -42,8 +42,6 @@ _ROLE_WORDS = frozenset(("system", "human", "user", "assistant", "developer", "i
                          "claude"))
 _ROLE_LEADS = "\n.!?>:;])\"'`*#|-\uff1e\ufe65"
 _TEMPLATE = r"(?i)\[/?inst\]|<<\s*/?sys\s*>>|\|im_(?:start|end)\||\|(?:begin|end)_of_text\||\|eot_id\|"
-# C0 controls (but tab and newline), DEL, and bidi overrides: invisible text a person reviewing cannot see.
-_INVISIBLE = r"[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069\u200b-\u200f\ufeff]"
 _CACHE: dict[str, object] = {}
 
 
@@ -56,18 +54,32 @@ def _rx(name: str, source: str) -> object:
     return rx
 
 
-def _roles(text: str) -> str:
-    """Role markers with their colon taken away: `SYSTEM:` becomes `SYSTEM (quoted):`."""
+def _roles(text: str, colons: str | None = None) -> str:
+    """Role markers with their colon taken away: `SYSTEM:` becomes `SYSTEM (quoted):`. `colons` holds the
+    characters read as a colon (fullwidth, ratio, modifier letters: text that is not plain ASCII); a role
+    word is read through its lookalikes and marks (`Ѕystem`, `Sy\u0301stem`) there too."""
+    plain = colons is None
+    if colons is None or colons == ":":
+        where: list[int] | None = None
+    else:
+        where = []
+        for colon in colons:
+            at = text.find(colon)
+            while at >= 0:
+                where.append(at)
+                at = text.find(colon, at + 1)
+        where.sort()
     out: list[str] = []
     done = 0
-    at = text.find(":")
+    n = 0
+    at = text.find(":") if where is None else (where[0] if where else -1)
     while at >= 0:
         head = text[max(done, at - 40):at]
         word_end = len(head.rstrip(" \t"))
         start = word_end
-        while start > 0 and head[start - 1].isalpha():
+        while start > 0 and (head[start - 1].isalpha() or not plain and _is_mark(head[start - 1])):
             start -= 1
-        word = head[start:word_end]
+        word = head[start:word_end] if plain else _fold(head[start:word_end])
         if word.lower() == "prompt" and head[:start].rstrip(" \t").lower().endswith("system"):
             start = len(head[:start].rstrip(" \t")) - 6  # "System prompt:"
             word = head[start:word_end]
@@ -78,9 +90,25 @@ def _roles(text: str) -> str:
                 cut = at - len(head) + word_end
                 out.append(text[done:cut] + " (quoted)")
                 done = cut
-        at = text.find(":", at + 1)
+        if where is None:
+            at = text.find(":", at + 1)
+        else:
+            n += 1
+            at = where[n] if where and n < len(where) else -1
     out.append(text[done:])
     return "".join(out)
+
+
+def _is_mark(c: str) -> bool:
+    from memory.base.reading import is_mark
+
+    return is_mark(c)
+
+
+def _fold(text: str) -> str:
+    from memory.base.reading import fold
+
+    return fold(text)
 
 
 def _tags(text: str, lt: str) -> str:
@@ -94,22 +122,104 @@ def _tags(text: str, lt: str) -> str:
     return "".join(out)
 
 
+def _tags_read(text: str) -> str:
+    """`_tags` for text that is not plain ASCII or holds an entity or escape: whatever reads as `<` (a
+    lookalike, `&lt;`, `&amp;lt;`, `&#60;`, `\\u003c`, fullwidth `＆ｌｔ；`), before whatever reads as a tag's
+    start (past spaces, invisible characters and combining marks; entities read too), becomes `‹`. The scan
+    runs over a view of the text with each character replaced by the one it reads as (NUL for a mark), so a
+    position in the view is the same position in the text."""
+    from memory.base import reading
+
+    view = text if text.isascii() else text.translate(
+        {ord(c): reading.read(c)[:1] or "\0" if not reading.is_mark(c) else "\0" for c in set(text) if not c.isascii()})
+    starts = ["<"]
+    if "&" in view:
+        starts.append("&")
+    if "\\u" in view or "\\x" in view or "\\U" in view:
+        starts.append("\\")
+    spans: list[tuple[int, int]] = []
+    for s in starts:
+        at = view.find(s)
+        while at >= 0:
+            end = at + 1
+            if s != "<":
+                got = reading.decoded_at(view, at)
+                end = got[1] if got is not None and reading.read(got[0])[:1] == "<" else -1
+            if end > 0 and _opens_tag(view, end, reading):
+                spans.append((at, end))
+            at = view.find(s, max(at + 1, end))
+    if not spans:
+        return text
+    out: list[str] = []
+    done = 0
+    for at, end in sorted(spans):
+        out.append(text[done:at] + "\u2039")
+        done = end
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _opens_tag(view: str, k: int, reading: Any) -> bool:
+    """Whether what follows view[k] reads as a tag's start: a letter (any script) or one of `/!?|`."""
+    n = len(view)
+    while k < n:
+        c = view[k]
+        if c.isspace() or c == "\0":
+            k += 1
+            continue
+        if c in "&\\":
+            got = reading.decoded_at(view, k)
+            if got is not None:
+                if got[0].isspace() or reading.is_mark(got[0]):
+                    k = got[1]
+                    continue
+                c = reading.read(got[0])[:1] or " "
+        return c.isalpha() or c in "/!?|"
+    return False
+
+
+def _visible(text: str) -> str:
+    """Controls shown as spaces (a carriage return as a line break); invisible characters (format
+    characters, variation selectors, fillers: memory/base/reading.py) dropped, so none splits a tag or a
+    role word from its reader."""
+    table: dict[int, str | None] = {}
+    for c in set(text):
+        o = ord(c)
+        if (o < 32 and c not in "\t\n") or 127 <= o < 160:
+            table[o] = "\n" if c == "\r" else " "
+        elif o >= 160:
+            from memory.base.reading import invisible
+
+            if invisible(c):
+                table[o] = None
+    return text.translate(table) if table else text
+
+
 def neutralise(text: str) -> str:
-    """Recalled text made inert inside the block: no tag can open or close, no line can pose as a turn."""
+    """Recalled text made inert inside the block: no tag can open or close, no line can pose as a turn,
+    whatever lookalike, invisible character, entity or escape it is written with."""
     if not text:
         return text
     out = text
-    if not out.replace("\n", "").replace("\t", "").isprintable():  # controls, bidi overrides, zero widths
-        out = _rx("invisible", _INVISIBLE).sub(lambda m: "\n" if m.group() == "\r" else " ", out)  # type: ignore[attr-defined]
-    for lt in ("<", "\uff1c", "\ufe64"):
-        if lt in out:
-            out = _tags(out, lt)
+    plain = out.isascii()
+    if not plain or not out.replace("\n", "").replace("\t", "").isprintable():
+        out = _visible(out)
+    if plain and "&" not in out and "\\" not in out:
+        if "<" in out:
+            out = _tags(out, "<")
+    else:
+        out = _tags_read(out)
     lower = out.lower()
     if "inst]" in lower or "<<" in out or "|im_" in lower or "_of_text|" in lower or "|eot_id|" in lower:
         out = _rx("template", _TEMPLATE).sub(lambda m: m.group().replace("[", "(").replace("]", ")")
                                              .replace("|", "\u00a6"), out)  # type: ignore[attr-defined]
-    if ":" in out:
-        out = _roles(out)
+    colons = None
+    if not plain:
+        from memory.base.reading import read
+
+        colons = ":" + "".join(c for c in set(out) if not c.isascii() and read(c) == ":")
+    if ":" in out or colons and len(colons) > 1:
+        out = _roles(out, colons)
     return out
 
 
@@ -174,8 +284,10 @@ def row_label(row: Any) -> str:
 
 def is_flagged(row: Any, title: str, content: str) -> bool:
     """Instruction-shaped: flagged at save, or found so now (rows pulled from a team server, or written by
-    a path that saved no flags)."""
-    return bool(row is not None and row["flags"]) or instruction_shaped(f"{title}\n{content}")
+    a path that saved no flags, or before the rules knew the form). The user's own words may hold standing
+    orders (USER_MAY)."""
+    own = row is not None and row["origin"] == "user" and not row["author"]
+    return bool(row is not None and row["flags"]) or instruction_shaped(f"{title}\n{content}", own=own)
 
 
 def when(ts: float | None) -> str:
@@ -184,75 +296,287 @@ def when(ts: float | None) -> str:
 
 # -- instruction-shaped text ------------------------------------------------------------------------------
 
-# (gates, pattern): a pattern is compiled and run only when every gate (a tuple of substrings) has one of
-# its substrings in the lower-cased text. Most text passes no gate and no regex runs; the gates are narrow
-# because a first compile costs a hook 0.3-1 ms per pattern (measured with scripts/bench/hooks.py).
-_VERBS_IGNORE = ("ignore", "disregard", "forget", "override")
-_OBJECTS_IGNORE = ("instruction", "prompt", "rule", "direction", "guideline", "directive", "context", "message")
-_VERBS_SEND = ("send", "upload", "post", "leak", "copy", "forward", "email")
-_SECRETS = ("secret", "credential", "token", "key", "password", ".env", "env var", "environment var")
+# (gates, pattern) by kind: a pattern is compiled and run only when every gate (a tuple of substrings) has one
+# of its substrings in the text as read (memory/base/reading.py fold: lookalikes, invisibles, entities) and
+# lower-cased. Most text passes no gate and no regex runs; the gates are narrow because a first compile costs
+# a hook 0.3-1 ms per pattern (measured with scripts/bench/hooks.py). The rules name what the text asks of
+# the agent, not the words of known attacks: run what it fetches, obey orders that outlast the session,
+# believe the user approved, send secrets out, forget its instructions, hide things from the user, turn
+# safeguards off, or take recorded text for a turn of the conversation.
+_FETCHERS = (r"(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch|aria2c|httpie|xh|lwp-request|"
+             r"downloadstring|downloadfile|webclient|urlopen|urlretrieve|requests\.get|httpx\.get)")
+_FETCH_GATE = ("curl", "wget", "iwr", "irm", "invoke-", "fetch", "aria2c", "http", "lwp-", "download",
+               "webclient", "urlopen", "urlretrieve", "requests.get", "xh ")
+# What runs text: shells, interpreters, eval and friends; `sudo [-flags] [-u user]` and `env X=1` before it.
+_INTERP = (r"(?:(?:ba|z|da|k|c|tc|fi|a|mk)?sh|python[\d.]*|py|pypy[\d.]*|node(?:js)?|deno|bun|perl|ruby|php|"
+           r"lua|pwsh|powershell(?:\.exe)?|iex|invoke-expression|eval|source|osascript|tclsh|rscript|cmd(?:\.exe)?)")
+_INTERP_GATE = ("sh", "python", "py", "node", "deno", "bun", "perl", "ruby", "php", "lua", "pwsh", "powershell",
+                "iex", "invoke-expression", "eval", "source", "osascript", "tclsh", "rscript", "cmd")
+_RUNNER = (r"(?:sudo(?:\s+-{1,2}[\w-]+(?:[= ][^\s|;&]+)?)*\s+)?(?:env\s+(?:[\w-]+=\S*\s+)*)?(?:xargs\s+(?:-\S+\s+)*)?"
+           r"(?:[\w./\\-]*[/\\])?" + _INTERP + r"\b")
+_SECRET_WORDS = (r"(?:secrets?|credentials?|creds|tokens?|api[ _-]?keys?|access[ _-]?keys?|keys?|passwords?|"
+                 r"passwd|pass(?:words?|phrases?)|ssh[ _-]?keys?|private[ _-]?keys?|\.env\b|"
+                 r"env(?:ironment)?\s+var(?:iable)?s?|environment|cookies?|session\s+(?:tokens?|cookies?)|bearer|"
+                 r"auth\w*\s+headers?|wallet|seed\s+phrase|mnemonic|keychain|kubeconfig|"
+                 r"\$[a-z_]*(?:token|key|secret|password|pass)[a-z_]*)")
+_SECRET_FILES = (r"(?:~|\$home|%userprofile%|/root|/home/[\w.-]+)?[/\\]?(?:\.ssh\b|id_(?:rsa|dsa|ecdsa|ed25519)\b|"
+                 r"\.env\b|\.aws\b|\.netrc\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.kube\b|\.docker[/\\]config|"
+                 r"\.gnupg\b|/etc/(?:passwd|shadow)\b|\.bash_history\b|\.zsh_history\b|printenv\b|os\.environ\b|"
+                 r"process\.env\b|get-childitem\s+env:|\$env:|\benv\b)")
+_SECRET_GATE = ("secret", "credential", "cred", "token", "key", "passw", "passphrase", ".env", "env", "cookie",
+                "bearer", "auth", "wallet", "seed phrase", "mnemonic", "keychain", ".ssh", "id_rsa", "id_dsa",
+                "id_ecdsa", "id_ed25519", ".aws", ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".kube",
+                ".docker", ".gnupg", "/etc/passwd", "/etc/shadow", "history", "printenv", "environ")
+_SENDERS = (r"(?:curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|ftp|telnet|iwr|irm|invoke-webrequest|"
+            r"invoke-restmethod|xh|httpie|openssl\s+s_client)")
+_SENDER_GATE = ("curl", "wget", "nc ", "ncat", "netcat", "socat", "scp", "rsync", "sftp", "ftp", "telnet", "iwr",
+                "irm", "invoke-", "xh ", "httpie", "s_client")
+_AGENT = r"(?:you|claude|the\s+(?:ai|assistant|agent|model|llm|bot)|ai\s+(?:assistants?|agents?|models?))"
+# A verb a sentence opens with when it gives an order (its object then says what): for "as the user asked,
+# VERB ..." and a standing order's clause.
+_ORDER_VERBS = (r"(?:always|never|run|execute|use|do|don'?t|include|add|append|prepend|start|begin|respond|reply|"
+                r"answer|say|call|install|push|commit|delete|remove|drop|skip|ignore|send|upload|post|disable|"
+                r"enable|set|treat|assume|obey|follow|prefer|write|print|output|mention|tell|ask|report|open|"
+                r"download|fetch|curl|wget|sudo|deploy|merge|approve|grant|give|reveal|share|copy|paste|email|"
+                r"force|bypass|overwrite|modify|edit|change|rename|make|create|go\s+ahead|proceed|continue|"
+                r"trust|accept|allow|type|invoke|pipe|save|store|remember|keep|load|read|visit|click|sign|"
+                r"transfer|pay|buy|exec|eval|chmod|rm|git|npm|pip|you)")
+_VERBS_IGNORE = ("ignore", "disregard", "forget", "override", "overrule", "discard", "abandon", "set aside",
+                 "don't follow", "do not follow", "stop follow", "no longer follow")
 _ORDERS: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
-    # "ignore previous instructions", "disregard all prior rules", "forget your instructions"
-    ((_VERBS_IGNORE, _OBJECTS_IGNORE),
-     r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|of\s+)*(previous|prior|above|earlier|"
-     r"preceding|system|original|your|these|those|all)\s+(\w+\s+)?(instructions?|prompts?|rules|directions|"
-     r"guidelines|directives|context|messages?)\b"),
-    # pipe-to-shell and its cousins
-    ((("| sh", "|sh", "| bash", "|bash", "| zsh", "|zsh", "| sudo", "|sudo", "| python", "|python", "| dash"),),
-     r"\b(curl|wget|iwr|invoke-webrequest|fetch)\b[^\n|]{0,300}\|\s*(sudo\s+)?((ba|z|da|k|fi)?sh|python[0-9.]*)\b"),
-    ((("<(curl", "<(wget", "$(curl", "$(wget", "< (curl"),),
-     r"\b(ba|z)?sh\s+(-c\s+)?[\"']?\s*[<$]\s*\(\s*(curl|wget)\b"),
-    # claimed permission
-    ((("user has", "user have", "user had", "user already", "user explicitly", "you are now", "you're now",
-       "you are authori", "you are allowed", "you are permitted", "you are cleared", "you're authori",
-       "you're allowed", "you're permitted", "permission is", "permission has", "permission granted",
-       "permission given", "authorization is", "authorization has", "authorisation is", "authorisation has",
-       "authorization granted", "authorisation granted"),),
-     r"\b(user\s+(has\s+|have\s+|had\s+)?(already\s+)?(explicitly\s+)?(authori[sz]ed|approved|allowed|"
-     r"permitted|granted|consented|confirmed)\b|you\s+(are|'re)\s+(now\s+)?(authori[sz]ed|allowed|permitted|"
-     r"cleared)\s+to\b|(permission|authori[sz]ation)\s+(is\s+|has\s+been\s+)?(granted|given)\b)"),
-    # exfiltration
+    # -- forget your instructions ("ignore previous instructions", "disregard all prior rules", "forget
+    # everything above", "your previous instructions are void")
+    ((_VERBS_IGNORE, ("instruction", "prompt", "rule", "direction", "guideline", "directive", "context", "message",
+                      "constraint", "polic", "order", "command", "programming", "guardrail", "restriction",
+                      "training", "guidance", "told", "said", "above", "before")),
+     r"\b(?:ignore|disregard|forget|override|overrule|discard|abandon|set\s+aside|"
+     r"(?:do\s+not|don'?t|stop|no\s+longer)\s+follow(?:ing)?)\s+(?:all\s+|any\s+|the\s+|of\s+|my\s+|every\s+|"
+     r"each\s+)*(?:previous|prior|above|earlier|preceding|system|original|initial|your|these|those|all|any|"
+     r"(?:developer|user|operator|admin|safety)(?:'s)?)\s+(?:[\w'-]+\s+)?(?:instructions?|prompts?|rules|"
+     r"directions|guidelines|directives|context|messages?|constraints|polic(?:y|ies)|orders|commands|programming|"
+     r"guardrails|restrictions|training|guidance)\b|"
+     r"\b(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+|anything\s+)*(?:(?:you\s+(?:were|have\s+been)\s+)"
+     r"(?:told|given|instructed|said)|(?:that\s+)?(?:was\s+)?(?:said|written|stated)\s+(?:above|before|earlier)|"
+     r"(?:of\s+)?(?:the\s+)?(?:above|before|earlier))\b(?!-)"),
+    ((("instruction", "prompt", "rules", "directive", "guideline"), ("void", "cancel", "obsolete", "no longer",
+                                                                     "superseded", "revoked", "null", "outdated")),
+     r"\b(?:previous|prior|earlier|original|above|old|your|system)\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|"
+     r"directives|guidelines)\s+(?:are|is|were|was|have\s+been|has\s+been)\s+(?:now\s+)?(?:void|cancell?ed|"
+     r"obsolete|no\s+longer\s+(?:valid|apply|in\s+effect)|superseded|revoked|null|outdated)\b"),
+    # -- fetch and execute: a download piped, substituted or passed to what runs it, in any shell or language
+    # `curl URL | sh`, `| tee x | sudo -E bash`, `irm URL | iex`, and a bare URL piped straight in (no table
+    # cells between: `[^|]`)
+    ((_FETCH_GATE, ("|",), _INTERP_GATE),
+     r"(?:\b" + _FETCHERS + r"\b[^\n|]{0,300}?|https?://[^\s)\]|]+\s*)(?<!\|)\|(?!\|)\s*"
+     r"(?:[^|\n]{0,80}?(?<!\|)\|(?!\|)\s*)?" + _RUNNER),
+    # what runs a substituted download: `bash <(curl ...)`, `python3 -c "$(curl ...)"`, `eval "$(wget ...)"`,
+    # `. <(curl ...)`, `iex (iwr ...)`, `iex(New-Object Net.WebClient).DownloadString(...)`
+    ((_INTERP_GATE, ("$(", "`", "<(", "< (", "(", "<<<"), _FETCH_GATE),
+     r"(?:\b" + _RUNNER + r"|(?:^|[\s;&|({])\.)[^\n]{0,80}?(?:\$\(|`|<\s*\(|<<<)\s*[\"']?\s*(?:sudo\s+)?"
+     + _FETCHERS + r"\b|\b(?:iex|invoke-expression)\s*\(?[^\n]{0,60}?\b" + _FETCHERS),
+    ((("exec", "eval", "compile", "function", "iex", "invoke-expression", "scriptblock", "runpy", "execfile"),
+      ("urlopen", "urlretrieve", "requests.get", "httpx", "fetch", "net::http", "open-uri", "uri.open", "http.get",
+       "https.get", "lwp::simple", "downloadstring", "webclient", "iwr", "irm", "invoke-web", "invoke-rest", "curl",
+       "wget", "get(")),
+     r"\b(?:exec|eval|compile|execfile|new\s+function|iex|invoke-expression|\[scriptblock\]::create|runpy\.\w+)\s*"
+     r"\([^\n]{0,120}?(?:urlopen|urlretrieve|requests\.get|httpx\.\w+|\bfetch\s*\(|net::http|open-uri|uri\.open|"
+     r"https?\.get|lwp::simple|downloadstring|webclient|\biwr\b|\birm\b|invoke-webrequest|invoke-restmethod|"
+     r"\bcurl\b|\bwget\b|\bget\s*\(\s*['\"]https?:)|"
+     r"\b(?:fetch\s*\(|urlopen|requests\.get|httpx\.\w+|downloadstring|net::http|https?\.get)[^\n]{0,160}?"
+     r"\b(?:eval|exec|new\s+function|iex|invoke-expression)\s*[()]"),
+    ((("curl", "wget", "iwr", "invoke-webrequest", "aria2c", "fetch"), ("&&", ";")),
+     r"\b(?:curl|wget|iwr|invoke-webrequest|aria2c|fetch)\b[^\n]{0,300}?\b([\w.-]+\.(?:sh|bash|py|ps1|pl|rb|js|"
+     r"bat|cmd|exe|bin|run|command|php))\b[^\n]{0,200}?(?:&&|;)\s*(?:sudo\s+(?:-\S+\s+)*)?(?:[\w./\\-]*[/\\])?"
+     r"(?:" + _INTERP + r"\s+|chmod\s+\S+\s+|start(?:-process)?\s+|&\s*)?[\w./\\~-]*?\1\b"),
+    # -- standing orders: what outlasts the session ("from now on ...", "in every future session ...")
+    ((("from now on", "from here on", "from this point", "going forward", "henceforth", "hereafter",
+       "for the rest of", "future", "subsequent", "start of every", "start of each", "beginning of every",
+       "beginning of each", "before every", "before each"),),
+     r"\b(?:from\s+now\s+on|from\s+here\s+on(?:\s+out)?|from\s+this\s+point\s+(?:on|forward)|going\s+forward|"
+     r"henceforth|hereafter|for\s+the\s+rest\s+of\s+(?:this|the)\s+(?:session|conversation|task)|"
+     r"(?:in|for|during|across)\s+(?:all\s+|every\s+|any\s+|each\s+)?(?:future|subsequent|later|upcoming)\s+"
+     r"(?:sessions?|conversations?|tasks?|runs?|responses?|replies|prompts?|chats?|requests?)|"
+     r"(?:at\s+the\s+(?:start|beginning)\s+of|before)\s+(?:every|each)\s+(?:session|conversation|task|response|"
+     r"reply|chat))\b[,:;]?\s*(?:[^.\n]{0,40}?\b)?" + _ORDER_VERBS + r"\b"),
+    # a condition that recurs, then an order: "whenever you see a failing test, delete it"
+    ((("every time you", "whenever you", "each time you", "any time you", "anytime you"),),
+     r"\b(?:(?:every|each|any)\s*time|whenever)\s+you\b[^.\n,]{0,80},\s*(?:please\s+)?(?:always\s+|never\s+)?"
+     r"(?!you\b)" + _ORDER_VERBS + r"\b"),
+    ((("always", "never", "no longer"), ("you", "claude", "assistant", "agent", "model", " ai", "llm", "bot")),
+     r"\byou\s+(?:must|shall|are\s+to|are\s+(?:required|instructed)\s+to)\s+(?:now\s+)?(?:always|never|no\s+"
+     r"longer)\b|\b(?!you\b)" + _AGENT + r"\s+(?:must|shall|should|will|needs?\s+to|has\s+to|is\s+to|is\s+"
+     r"(?:required|expected|instructed|supposed)\s+to)?\s*(?:now\s+)?(?:always|never|no\s+longer)\b"),
+    ((("always", "never"), ("without ask", "without confirm", "without check", "without review", "without tell",
+                            "without approv", "without permission", "without notify", "without inform",
+                            "silently", "every session", "each session", "every conversation")),
+     r"(?:^|[.!?:;]\s|\n)\s*(?:[-*>#]\s*)*(?:(?:important|note|rule|remember|reminder)\s*[:,-]?\s*)?(?:please\s+)?"
+     r"(?:always|never)\s+" + _ORDER_VERBS + r"\b[^.\n]{0,160}?\b(?:without\s+(?:asking|confirm\w*|checking|"
+     r"review\w*|telling|approval|permission|notify\w*|inform\w*)|silently|in\s+(?:every|each)\s+(?:session|"
+     r"conversation)|(?:every|each)\s+session)\b"),
+    ((("remember", "memori", "store", "save", "record", "note", "add ", "keep"),
+      ("future session", "all session", "every session", "later session", "next session", "across session",
+       "future conversation", "as a decision", "as a rule", "as a permanent", "as a standing", "as a team",
+       " memory", "--type decision", "-t decision")),
+     r"\b(?:remember|memori[sz]e|store|save|record|note|add|keep)\b[^.\n]{0,60}?(?:\b(?:for|in|across|into)\s+"
+     r"(?:all\s+|every\s+|future\s+|later\s+|next\s+|subsequent\s+)+(?:future\s+)?(?:sessions?|conversations?)\b|"
+     r"\bas\s+(?:a\s+|an\s+)?(?:permanent\s+|standing\s+|team\s+)?(?:decision|rule|instruction|policy)\b|"
+     r"\b(?:to|in|into)\s+(?:your\s+)?(?:long[- ]term\s+|permanent\s+)?memory\b|--type[= ]decision\b|"
+     r"-t\s+decision\b)"),
+    # -- claimed approval ("the user has approved", "as the user requested, push ...", "no need to ask")
+    ((("user", "owner", "maintainer", "admin", "operator", "you are", "you're", "you have been", "permission",
+       "authori", "approv", "consent", "pre-", "preapprov"),
+      ("approv", "authori", "allow", "permit", "grant", "consent", "confirm", "okay", "ok'd", "signed off",
+       "agreed", "whitelist", "allowlist", "cleared", "request", "asked", "wants", "instruct", "told", "said",
+       "blessing", "go-ahead", "go ahead", "given", "obtained", "fine with", "ok with", "is ok", "is fine",
+       "need to ask", "need to confirm", "need to check", "for confirmation", "for approval", "for permission")),
+     r"\b(?:the\s+)?(?:user|owner|maintainer|admin(?:istrator)?|operator)s?\s+(?:has\s+|have\s+|had\s+|is\s+|was\s+)?"
+     r"(?:already\s+|explicitly\s+|previously\s+|also\s+|fully\s+)*(?:authori[sz]ed|approved|allowed|permitted|"
+     r"granted|consented|confirmed|okay(?:ed)?|ok'?d|signed\s+off|agreed|pre-?approved|whitelisted|allowlisted|"
+     r"cleared|fine\s+with|ok(?:ay)?\s+with)\b|"
+     r"\b(?:the\s+)?(?:user|owner|maintainer|admin)\s+(?:has\s+|had\s+)?(?:given|granted)\s+(?:you\s+)?"
+     r"(?:(?:full|explicit|their|his|her)\s+)?(?:permission|consent|approval|authori[sz]ation|the\s+go-?\s?ahead)\b|"
+     r"\b(?:the\s+)?(?:user|owner|maintainer|admin)\s+(?:wants|asked|requested|instructed|told|expects|needs)\s+"
+     r"you\s+to\b|"
+     r"\b(?:as|per)\s+(?:the\s+)?(?:user|owner|maintainer|admin)(?:'s)?\s+(?:has\s+|had\s+)?(?:request(?:ed)?|"
+     r"asked|wants|wanted|instruct(?:ed|ions?)|wish(?:es)?|said|specified|approved|authori[sz]ed|demanded|"
+     r"required|requirements?)\b(?:\s+(?:it|earlier|before|already))?\s*[,:;-]?\s*(?:please\s+)?"
+     + _ORDER_VERBS + r"\b|"
+     r"\b(?:with|has|have|got)\s+the\s+(?:user|owner|maintainer|admin)'?s\s+(?:explicit\s+|full\s+|prior\s+)?"
+     r"(?:approval|permission|consent|blessing|authori[sz]ation|go-?\s?ahead|sign-?off)\b|"
+     r"\b(?:approved|authori[sz]ed|sanctioned|signed\s+off|okayed|cleared|pre-?approved)\s+by\s+(?:the\s+)?"
+     r"(?:user|owner|maintainer|admin)\b|"
+     r"\byou\s+(?:are|'re|have\s+been)\s+(?:now\s+|hereby\s+|already\s+|fully\s+)*(?:authori[sz]ed|allowed|"
+     r"permitted|cleared|approved|granted\s+permission|free)\s+to\b|"
+     r"\b(?:permission|authori[sz]ation|approval|consent)\s+(?:is\s+|was\s+|has\s+been\s+|had\s+been\s+)?"
+     r"(?:already\s+|hereby\s+)?(?:granted|given|obtained|confirmed)\b|"
+     r"\b(?:no\s+need|not\s+necessary|unnecessary)\s+to\s+(?:ask|confirm|check|wait|get\s+(?:approval|"
+     r"permission|consent))\b(?:\s+(?:with|for))?(?:\s+(?:the\s+)?(?:user|permission|approval|confirmation|"
+     r"consent))?|"
+     r"\b(?:do\s+not|don'?t|never)\s+(?:ask|wait)\s+(?:the\s+user\s+)?for\s+(?:confirmation|approval|permission|"
+     r"consent)\b|\bpre-?(?:approved|authori[sz]ed)\b"),
+    # -- exfiltration: secrets sent somewhere, in words or as a command
     ((("exfiltrat",),), r"exfiltrat"),
-    ((_VERBS_SEND, _SECRETS),
-     r"\b(send|upload|post|leak|copy|forward|email)\b[^.\n]{0,50}\b(secrets?|credentials?|tokens?|"
-     r"api[ _-]?keys?|passwords?|ssh[ _-]keys?|private[ _-]keys?|\.env\b|env(ironment)?\s+var)"
-     r"[^.\n]{0,40}\b(to|into|at)\b"),  # a destination: "send the token count" is no exfiltration
-    # disabling safeguards ("skip" is left out: "skip sobelow (the security scanner) in CI" is a plain note)
-    ((("disable", "turn off", "bypass", "deactivate", "circumvent"),
-      ("check", "safety", "security", "safeguard", "guardrail", "sandbox", "permission", "confirmation",
-       "verification", "hook", "protection", "filter")),
-     r"\b(disable|turn\s+off|bypass|deactivate|circumvent)\b[^.\n]{0,30}\b(checks?|safety|security|"
-     r"safeguards?|guardrails?|sandbox|permissions?|confirmations?|verification|hooks?|protections?|filters?)\b"),
-    # orders and fake system notes
-    ((("you must",),), r"\byou\s+must\s+(now|immediately|always|never|not)\b"),
-    ((("from now on",),), r"\bfrom\s+now\s+on,?\s+(you|the\s+(assistant|agent|model))\b"),
-    ((("new instruction", "new task", "new role", "new orders", "new directive"),),
-     r"\b(your\s+new|new)\s+(instructions?|task|role|orders|directive)\b\s*(is|are|:)"),
+    ((("send", "upload", "post", "leak", "copy", "forward", "mail", "transmit", "share", "paste", "submit", "pipe",
+       "dump", "publish", "report", "sync", "beacon"), _SECRET_GATE),
+     r"\b(?:send|upload|post|leak|copy|forward|e-?mail|mail|transmit|share|paste|submit|pipe|dump|publish|"
+     r"report|sync|beacon)\b[^\n]{0,60}?(?:" + _SECRET_WORDS + "|" + _SECRET_FILES + r")[^\n]{0,60}?\b(?:to|into|at|"
+     r"via|on|onto)\b\s*"
+     r"(?:[^\s.]*(?:https?://|www\.|@|\.com\b|\.net\b|\.io\b|\.org\b|\.xyz\b|\.ru\b|\.sh\b|\.site\b|\.dev\b)|"
+     r"(?:the\s+|this\s+|my\s+|our\s+|an?\s+)?(?:following|pastebin|webhook|gist|server|endpoint|url|address|"
+     r"host|channel|ngrok|requestbin|discord|telegram|attacker|remote|external|third[- ]party|public|ip|domain|"
+     r"inbox|email))"),
+    ((_SENDER_GATE, _SECRET_GATE),
+     r"\b" + _SENDERS + r"\b[^\n]{0,200}?(?:@|\$\(|`|<|=|\s)" + _SECRET_FILES),
+    ((("cat", "base64", "tar", "zip", "gzip", "printenv", "env", "set", "history", "xxd", "gpg", "type",
+       "get-content", "gc "), ("|",), _SENDER_GATE),
+     r"(?:\b(?:printenv|env|set|history|get-childitem\s+env:)\s*\||\b(?:cat|base64|tar|zip|gzip|xxd|gpg|type|"
+     r"get-content|gc)\b[^\n|]{0,120}?" + _SECRET_FILES + r"[^\n|]{0,60}?\|)[^\n]{0,80}?\b" + _SENDERS + r"\b"),
+    # -- disabling safeguards ("skip" is left out: "skip sobelow (the security scanner) in CI" is a plain note)
+    ((("disable", "turn off", "switch off", "bypass", "deactivate", "circumvent", "get around", "evade"),
+      ("safety", "security", "safeguard", "guardrail", "sandbox", "permission", "confirmation", "verification",
+       "protection", "filter", "monitor", "audit", "approval", "pre-commit", "commit hook", "git hook", "review",
+       "signature", "2fa", "mfa")),
+     r"\b(?:disable|turn\s+off|switch\s+off|bypass|deactivate|circumvent|get\s+around|evade)\b[^.\n]{0,30}\b"
+     r"(?:safety|security|safeguards?|guardrails?|sandbox(?:ing)?|permissions?|confirmations?|verification|"
+     r"protections?|content\s+filters?|safety\s+filters?|monitoring|audit(?:ing)?|approvals?|(?:pre-commit|commit|"
+     r"git)\s+hooks?|code\s+review|signature\s+checks?|2fa|mfa)\b"),
+    # -- concealment: keeping the user out of it
+    ((("the user", "the human", "the owner", "the developer"),
+      ("not tell", "n't tell", "never tell", "not inform", "n't inform", "never inform", "not alert", "n't alert",
+       "not notify", "n't notify", "not ask", "n't ask", "never ask", "not warn", "n't warn", "never warn",
+       "without ask", "without tell", "without inform", "without confirm", "without notify", "without let",
+       "not let", "n't let", "never let", "hide", "keep", "not mention", "n't mention", "never mention",
+       "not reveal", "n't reveal", "never reveal", "not show", "n't show", "never show", "not disclose",
+       "n't disclose", "never disclose", "secret from", "noticing", "knowing", "realizing", "realising")),
+     r"\b(?:(?:do\s+not|don'?t|never)\s+(?:tell|inform|alert|notify|ask|warn|let|mention|reveal|show|disclose|"
+     r"report)(?:\s+(?:this|that|it|these|any\s+of\s+this|anything)(?:\s+\w+){0,3})?\s+(?:to\s+)?the\s+(?:user|"
+     r"human|owner|developer)|without\s+(?:asking|telling|informing|confirming\s+with|notifying|letting|alerting|"
+     r"warning)\s+the\s+(?:user|human|owner|developer)|(?:hide|keep)\s+(?:this|it|that|these|them|everything)\s+"
+     r"(?:\w+\s+)?(?:from|secret\s+from|hidden\s+from)\s+the\s+(?:user|human|owner|developer)|without\s+the\s+"
+     r"(?:user|human|owner|developer)\s+(?:noticing|knowing|realizing|realising|seeing))\b"),
+    # -- orders and fake system notes, addressed to the agent
+    ((("you must",),), r"\byou\s+must\s+(?:now|immediately|always|never)\b"),
+    ((("new instruction", "new task", "new role", "new orders", "new directive", "new system prompt",
+       "updated instruction", "real instruction", "actual instruction", "true instruction", "revised instruction",
+       "real task", "actual task", "new objective", "new goal", "new mission", "real objective"),),
+     r"\b(?:your\s+)?(?:new|updated|real|actual|true|revised|correct)\s+(?:system\s+)?(?:instructions?|task|role|"
+     r"orders|directives?|prompt|objective|goal|mission)\b\s*(?:is|are|:|follow|below|now)"),
     ((("system note", "system prompt", "system message", "system override", "system instruction", "system notice",
-       "system update"),),
-     r"\b(important\s+)?system\s+(note|prompt|message|override|instruction|notice|update)s?\b\s*[:!-]"),
-    ((("system:", "assistant:", "human:", "system :", "assistant :", "human :"),),
-     r"(^|[\n.!?>]\s*)(system|assistant|human)\s*:"),
-    ((("the user",), ("not tell", "n't tell", "never tell", "not inform", "n't inform", "never inform", "not alert",
-                      "n't alert", "not notify", "n't notify", "not ask", "n't ask", "never ask", "not warn",
-                      "n't warn", "never warn", "without ask", "without tell", "without inform", "without confirm",
-                      "without notify")),
-     r"\b((do\s+not|don'?t|never)\s+(tell|inform|alert|notify|ask|warn)\s+the\s+user|without\s+(asking|"
-     r"telling|informing|confirming\s+with|notifying)\s+the\s+user)\b"),
-    ((("developer mode", "admin mode", "god mode", "jailbreak", "dan mode"),),
-     r"\b(developer|admin|god|jailbreak|dan)\s+mode\b"),
+       "system update", "system alert", "system directive", "admin note", "admin message", "admin override",
+       "developer note", "developer message", "developer instruction", "security notice", "security override"),),
+     r"\b(?:important\s+|urgent\s+|critical\s+)?(?:system|admin|administrator|developer|security)\s+(?:note|prompt|"
+     r"message|override|instruction|notice|update|alert|directive)s?\b\s*[:!-]"),
+    ((("note to", "message to", "message for", "instructions for", "instruction for", "instructions to",
+       "attention", "dear", "hey", "hello", "hi ", "if you are", "if you're", "reading this", "processing this",
+       "important for", "important:"),
+      (" ai", "assistant", "agent", "claude", "model", "llm", "copilot", "chatgpt", "gpt", "bot")),
+     r"\b(?:(?:note|message|instructions?|important|attention|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?"
+     r"(?:ai|assistants?|agents?|claude|models?|llms?|language\s+models?|copilot|chatgpt|gpt|bots?|coding\s+"
+     r"(?:agents?|assistants?))\b|(?:dear|hey|hello|hi|attention|psst)\s*,?\s+(?:ai|assistant|agent|claude|"
+     r"model|llm|copilot|chatgpt|gpt|bot)\b\s*[,:!]|if\s+you\s+(?:are|'re)\s+(?:an?\s+)?(?:ai|llm|language\s+model|"
+     r"assistant|agent|claude|bot|automated|coding\s+(?:agent|assistant))\b|(?:ai|llm|agents?|assistants?|"
+     r"models?|bots?)\s+(?:reading|processing|parsing|summari[sz]ing)\s+this\b)"),
+    # (matched as written, not lower-cased: `human: String` is a struct field, `Human:` a turn; _CASED)
+    ((("system:", "assistant:", "human:", "system :", "assistant :", "human :", "system**", "assistant**",
+       "human**", "system]", "assistant]", "human]", "instruction:", "instructions:", "response:"),),
+     r"(?:^|[\n.!?>\]]\s*)(?:#{1,6}\s*|\*\*|\[)?(?:S(?:ystem|YSTEM)|A(?:ssistant|SSISTANT)|H(?:uman|UMAN))\s*"
+     r"(?:\*\*|\])?\s*:(?!:)|(?:^|\n)\s*#{2,6}\s*(?:[Ii]nstructions?|INSTRUCTIONS?|[Rr]esponse|RESPONSE|"
+     r"[Ss]ystem|SYSTEM)\s*:"),
+    ((("[inst]", "<<sys>>", "<< sys >>", "im_start", "start_header_id", "<|system|>", "<|user|>",
+       "<|assistant|>"),),
+     r"\[/?inst\]|<<\s*/?sys\s*>>|<\|im_start\|>\s*(?:system|assistant|user)|<\|start_header_id\|>|"
+     r"<\|(?:system|user|assistant)\|>"),
+    ((("developer mode", "admin mode", "god mode", "jailbreak", "dan mode", "sudo mode", "unrestricted",
+       "unfiltered", "no restrictions", "no limits", "without restrictions", "without limits", "do anything now"),),
+     r"\b(?:developer|admin|god|jailbreak|dan|sudo|debug\s+override)\s+mode\b|\bjailbr(?:eak|oken)\b|\bdo\s+anything\s+"
+     r"now\b|\b(?:you\s+are|you're|act\s+as|pretend\s+(?:to\s+be|you\s+are)|become)\s+(?:now\s+)?(?:an?\s+)?"
+     r"(?:unrestricted|unfiltered|uncensored)|\b(?:with|without|have|has|there\s+are)\s+no\s+(?:restrictions|limits|"
+     r"rules|guidelines|filters)\b[^.\n]{0,30}\b(?:you|assistant|agent|model|ai)\b|\b(?:you|assistant|agent|model"
+     r"|ai)\b[^.\n]{0,30}\b(?:without|no)\s+(?:any\s+)?(?:restrictions|limits|rules|guidelines|filters)\b"),
 )
+# What each pattern finds, in _ORDERS' order (docs/security.md and the corpus in tests/support name these).
+KINDS = ("forget-instructions", "forget-instructions", "fetch-execute", "fetch-execute", "fetch-execute",
+         "fetch-execute", "standing-order", "standing-order", "standing-order", "standing-order", "standing-order",
+         "claimed-approval",
+         "exfiltration", "exfiltration", "exfiltration", "exfiltration", "disable-safeguards", "concealment",
+         "orders", "orders", "fake-system-note", "fake-system-note", "role-play", "role-play", "jailbreak")
+_CASED = frozenset((KINDS.index("role-play"),))  # the role headers: matched on the text as read, cased
+# Standing orders are the one kind the user's own words may give (a preference stated once for every later
+# session is what the plugin keeps for them); from anyone else they are orders.
+USER_MAY = frozenset(("standing-order",))
 
 
-# A tag that would close the block or open a role's: `</memory>`, `< / system>`, `<instructions>`. With
-# string methods (closing tags are everywhere in tool output: no regex compile for them).
-_CLOSERS = tuple(f"</{n}" for n in ("memory", "recalled", "system", "instruction", "context", "user", "assistant",
-                                    "human", "data")) + ("<memory", "<system", "<instruction")
+# A tag that would close the block or open a role's: `</recalled-data>`, `< / system>`, `<instructions>`, by
+# its exact name (`<system-reminder>` is the client's own, `<memory_limit` no tag, `<user>` a placeholder in
+# paths). With string methods (tags are everywhere in tool output: no regex compile for them).
+_TAG_NAMES = ("memory", "recalled-data", "system", "instruction", "instructions", "assistant", "human")
+_TAG_HEADS = frozenset(n[:3] for n in _TAG_NAMES)
 
 
 def _closes_or_opens(lower: str) -> bool:
-    squeezed = lower.replace(" ", "").replace("\t", "")
-    return any(c in squeezed for c in _CLOSERS)
+    at = lower.find("<")
+    n = len(lower)
+    while at >= 0:
+        k = at + 1
+        while k < n and lower[k] in " \t/":
+            k += 1
+        if lower[k:k + 3] in _TAG_HEADS:
+            for name in _TAG_NAMES:
+                end = k + len(name)
+                if lower.startswith(name, k) and (end == n or lower[end] in ">/" or lower[end] in " \t\n"
+                                                  and _tag_ends(lower, end)):
+                    return True
+        at = lower.find("<", at + 1)
+    return False
+
+
+def _tag_ends(lower: str, at: int) -> bool:
+    """A `>` closes the tag (its attributes between) before the line or another tag starts: `a < memory x`
+    is a comparison."""
+    close = lower.find(">", at, at + 200)
+    if close < 0:
+        return False
+    return all(lower.find(c, at, close) < 0 for c in "<\n")
 
 
 # Every pattern's first gate in one tuple: a text holding none of them, and no "<", reads as no orders.
@@ -266,39 +590,63 @@ def _may_be_shaped(lower: str) -> bool:
     return "<" in lower or any(map(lower.__contains__, _FIRST_GATES))
 
 
-def instruction_shaped(text: str) -> bool:
-    """Whether recorded text reads as orders to the agent. Substring gates first: ~15 us on a 250-character
-    chat turn (LongMemEval), most of it the ~80 substring tests that most text fails."""
+def read_text(text: str) -> str:
+    """The text as a model reads it (memory/base/reading.py: lookalikes, invisible characters, entities and
+    escapes): what the patterns look at, lower-cased but for _CASED. Plain ASCII without `&` or `\\` is
+    itself."""
+    if text.isascii() and "&" not in text and "\\" not in text:
+        return text
+    from memory.base.reading import fold
+
+    return fold(text)
+
+
+def read_lower(text: str) -> str:
+    return read_text(text).lower()
+
+
+def orders_in(text: str, *, own: bool = False) -> str:
+    """The kind of order the text gives the agent (KINDS), or ''. `own`: the user's own words, whose standing
+    orders (USER_MAY) are their preferences, not orders."""
     if not text:
-        return False
-    lower = text.lower()
+        return ""
+    read = read_text(text)
+    lower = read.lower()
     if "<" in lower and _closes_or_opens(lower):
-        return True
+        return "close-the-block"
     present = _GATES.present(lower)  # every gate string the text holds, found once (the trigram index)
     for i, ((_gates, source), gates) in enumerate(zip(_ORDERS, _GATE_SETS, strict=True)):
+        if own and KINDS[i] in USER_MAY:
+            continue
         if all(not present.isdisjoint(gate) for gate in gates):
             rx = _CACHE.get(f"orders{i}")
             if rx is None:
                 import re
 
                 rx = _CACHE[f"orders{i}"] = re.compile(source, re.M)
-            if rx.search(lower):  # type: ignore[attr-defined]
-                return True
-    return False
+            if rx.search(read if i in _CASED else lower):  # type: ignore[attr-defined]
+                return KINDS[i]
+    return ""
 
 
-def flags_for(*texts: str) -> str:
+def instruction_shaped(text: str, *, own: bool = False) -> bool:
+    """Whether recorded text reads as orders to the agent. Substring gates first: ~15 us on a 250-character
+    chat turn (LongMemEval), most of it the ~80 substring tests that most text fails."""
+    return bool(orders_in(text, own=own))
+
+
+def flags_for(*texts: str, own: bool = False) -> str:
     """The flags a memory is saved with ('' or FLAG). The texts are gated together first (a gate string in
     any of them is in the joined text), so the usual title and content pay one scan, not two."""
     present = [t for t in texts if t]
-    if not _may_be_shaped("\n".join(present).lower()):
+    if not _may_be_shaped(read_lower("\n".join(present))):
         return ""
-    return _flags_of(present)
+    return _flags_of(present, own)
 
 
-def _flags_of(texts: list[str]) -> str:
+def _flags_of(texts: list[str], own: bool = False) -> str:
     """The flags of texts that passed the gate."""
-    return FLAG if any(instruction_shaped(t) for t in texts) else ""
+    return FLAG if any(instruction_shaped(t, own=own) for t in texts) else ""
 
 
 class Flagger:
@@ -309,13 +657,13 @@ class Flagger:
     def __init__(self) -> None:
         self.memo = PieceMemo(("<", *_FIRST_GATES))
 
-    def __call__(self, *texts: str) -> str:
+    def __call__(self, *texts: str, own: bool = False) -> str:
         # Each text gated alone, not joined: the join would make a new piece of the title's last word and the
         # content's first at every memory. A text that reads as orders holds "<" or a first gate itself.
         present = [t for t in texts if t]
-        if not any(self.memo.present(t.lower()) for t in present):
+        if not any(self.memo.present(read_lower(t)) for t in present):
             return ""  # no "<" and no first gate in any text: what flags_for returns then
-        return _flags_of(present)
+        return _flags_of(present, own)
 
 
 # Tool names as Claude Code spells them, from the lower-cased `tool:` tags of rows saved before m006.

@@ -73,12 +73,21 @@ def _hit_line(h: Hit, width: int = 240, row: sqlite3.Row | None = None) -> str:
     return f"{text} ({label(row)}, {_date(h.created_at)}, #{h.id})"
 
 
+# A handoff's lines that quote the user's prompts (memory/capture/handoff.py render, HANDOFF_SOURCES): their
+# standing orders are the user's (fence.USER_MAY). The items under "Decisions:" too.
+_USER_LINES = ("Task: ", "Later requests: ", "Compaction focus asked by the user: ")
+
+
 def screen(text: str) -> tuple[str, int]:
     """A handoff or summary without its instruction-shaped lines, and how many were withheld."""
     kept: list[str] = []
     dropped = 0
+    decisions = False
     for line in text.splitlines():
-        if fence.instruction_shaped(line):
+        if not line.startswith("- "):
+            decisions = line == "Decisions:"
+        own = line.startswith(_USER_LINES) or (decisions and line.startswith("- "))
+        if fence.instruction_shaped(line, own=own):
             dropped += 1
         else:
             kept.append(line)

@@ -101,13 +101,13 @@ class Screen:
         return cls(Cleaner(), Flagger())
 
 
-def _flags_for(*texts: str) -> str:
+def _flags_for(*texts: str, own: bool = False) -> str:
     """fence.flags_for, imported when a memory is written: a save that finds its memory stored already (a file
     read again) never needs the trust flags, and importing fence cost it 1.6 M instructions (3% of a cached
     Read hook)."""
     from memory.base.fence import flags_for
 
-    return flags_for(*texts)
+    return flags_for(*texts, own=own)
 
 
 SINGLE = Screen()
@@ -207,7 +207,10 @@ class _Row:
     def flags(self) -> str:
         if self._flags is None:
             own, screen = self._flagged
-            self._flags = ",".join(sorted({f for f in (own, screen.flags(self.title, self.content)) if f}))
+            # The user's own words may hold standing orders (fence.USER_MAY): their preferences, not orders.
+            user = self.origin == "user" and not self.author
+            found = screen.flags(self.title, self.content, own=user)
+            self._flags = ",".join(sorted({f for f in (own, found) if f}))
         return self._flags
 
     @flags.setter
