@@ -66,6 +66,7 @@ def import_cmd(path: str | None, extract: bool, force: bool, no_progress: bool, 
 @json_option
 def extract_cmd(session_ids: tuple[str, ...], force: bool, project: str | None, as_json: bool) -> None:
     """Extract the learnings of sessions now (default: the latest session), as the worker would."""
+    from memory.base.provenance import agent_reason
     from memory.learn.run import extract_session
 
     ws = open_project(project)
@@ -82,7 +83,7 @@ def extract_cmd(session_ids: tuple[str, ...], force: bool, project: str | None, 
             raise click.ClickException(f"no session {sid!r}; list them with `memory sessions`")
         full = ws.db.execute("SELECT id FROM sessions WHERE id = ? OR id LIKE ? ORDER BY id = ? DESC LIMIT 1",
                              (sid, f"{sid}%", sid)).fetchone()["id"]
-        outcome = extract_session(ws, full, trigger="cli", force=force, settle=False)
+        outcome = extract_session(ws, full, trigger="cli", force=force, settle=False, by_agent=agent_reason())
         out.append({"session_id": full, **outcome.to_json(), "summary": outcome.summary})
     if as_json:
         emit(out)

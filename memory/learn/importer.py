@@ -147,7 +147,7 @@ def import_file(ws: Workspace, path: str, *, extract: bool = False, force: bool 
         from memory.learn.run import extract_session
 
         outcome = extract_session(ws, sid, trigger="import", transcript_path=path, settle=False,
-                                  created_at=digest.ended_at)
+                                  created_at=digest.ended_at, by_agent=by_agent)
         res.learnings = outcome.learnings
         with Tx(ws.db):
             ws.db.execute("UPDATE imports SET learnings = ?, updated_at = ? WHERE path = ?",

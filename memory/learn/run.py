@@ -115,8 +115,11 @@ def _restore_summary(ws: Workspace, sid: str) -> None:
 
 
 def extract_session(ws: Workspace, sid: str, *, trigger: str = "end", transcript_path: str | None = None,
-                    force: bool = False, settle: bool = True, created_at: float | None = None) -> Outcome:
+                    force: bool = False, settle: bool = True, created_at: float | None = None,
+                    by_agent: str = "") -> Outcome:
     """Extract the learnings of one session (the part not extracted yet) and store them with its summary.
+    `by_agent`: why the process asking is the agent's (memory/base/provenance.py): then no quote in the
+    transcript counts as the user's (the agent may have written it), and no decision is kept.
 
     Once per session unless it went on: a session extracted at a compaction is extracted again at its
     end only from where the first extraction stopped, and not at all when nothing substantial followed.
@@ -179,7 +182,7 @@ def extract_session(ws: Workspace, sid: str, *, trigger: str = "end", transcript
             break
     if result is None:  # every provider failed or was skipped; the heuristic was not in the chain
         result = heuristic.extract(digest, state, limit)
-    return _store(ws, sid, digest, state, result, common, created_at)
+    return _store(ws, sid, digest, state, result, common, created_at, by_agent)
 
 
 def _call_with_retries(ws: Workspace, provider: Any, user_text: str, common: dict[str, Any]) -> Extraction | None:
@@ -228,10 +231,10 @@ def user_texts(digest: Digest, state: dict[str, Any] | None) -> list[str]:
 
 
 def _store(ws: Workspace, sid: str, digest: Digest, state: dict[str, Any] | None, result: Extraction,
-           common: dict[str, Any], created_at: float | None) -> Outcome:
+           common: dict[str, Any], created_at: float | None, by_agent: str = "") -> Outcome:
     saved: list[int] = []
     confidence = 0.6 if result.provider == "heuristic" else 0.8
-    users = user_texts(digest, state)
+    users = [] if by_agent else user_texts(digest, state)
     for lr in result.learnings:
         kind, importance = lr.type, lr.importance
         if kind in deciders.STANDING_TYPES and not deciders.user_evidence(f"{lr.title} {lr.content}", lr.evidence,
