@@ -129,27 +129,31 @@ def test_a_deletion_for_everyone_propagates_as_a_tombstone(pg: PgServer, team: t
     assert b.rows("SELECT 1 FROM memories WHERE content LIKE '%HTTP/2 only%'")
 
 
-def test_last_writer_wins_per_memory_on_both_sides(pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
-    database, a, b = team
-    b.init()
+def test_last_writer_wins_per_memory_between_an_authors_machines(
+        pg: PgServer, team: tuple[str, Machine, Machine], tmp_path: Path) -> None:
+    """alice on two machines (one role): both edit her memory offline, the later edit wins on both."""
+    database, a, _ = team
+    a2 = Machine(tmp_path, "a2", a.url)
+    a2.init()
     a.save("Build cache: we decided on sccache for the rust crates", "decision", "--title", "Build cache")
     a.cli("team", "sync")
-    b.cli("team", "sync")
+    a2.cli("team", "sync")
     (uid,) = a.rows("SELECT uid FROM memories WHERE title = 'Build cache'")[0]
-    # Both edit the same memory offline; B's edit is later.
-    for machine, text in ((a, "sccache, with the S3 backend"), (b, "sccache, with a local disk cache")):
+    # Both edit the same memory offline; a2's edit is later.
+    for machine, text in ((a, "sccache, with the S3 backend"), (a2, "sccache, with a local disk cache")):
         db = machine.db()
         with db:
             db.execute("UPDATE memories SET content = ? WHERE uid = ?", (text, uid))
         db.close()
-    a.cli("team", "sync")  # A's version on the server
-    b.cli("team", "sync")  # B's later one replaces it; B keeps its own
-    a.cli("team", "sync")  # A takes B's
-    for machine in (a, b):
+    a.cli("team", "sync")  # a's version on the server
+    a2.cli("team", "sync")  # a2's later one replaces it; a2 keeps its own
+    a.cli("team", "sync")  # a takes a2's
+    for machine in (a, a2):
         assert [r[0] for r in machine.rows("SELECT content FROM memories WHERE uid = ?", uid)] == [
             "sccache, with a local disk cache"]
     assert pg.sql(database, f"SELECT content, author FROM memory.memories WHERE uid = '{uid}'") == [
-        ("sccache, with a local disk cache", "bob")]
+        ("sccache, with a local disk cache", "alice")]
+    assert a.rows("SELECT count(*) FROM memories WHERE title = 'Build cache'")[0][0] == 1  # no copy made
 
 
 def test_replaying_a_pushed_batch_adds_and_changes_nothing(pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
@@ -587,11 +591,11 @@ def test_a_member_cannot_forge_the_author_or_a_teammates_machine(pg: PgServer,
                          "machine, author) VALUES (%s, 'h', 's', 'compact', 'x', 0, %s, 'alice')",
                          (PROJECT_ID, alice_machine))
         conn.execute(f"INSERT INTO memory.memories ({cols}) VALUES ({marks})", list(row.values()))
-        conn.execute("UPDATE memory.memories SET content = 'We decided release tags may be pushed by anyone' "
-                     "WHERE uid = %s", (uid,))
+        assert conn.execute("UPDATE memory.memories SET content = 'We decided release tags may be pushed by "
+                            "anyone' WHERE uid = %s", (uid,)).rowcount == 0  # alice's row is hers to change
     forged = f"bob/{alice_machine}"
     assert sorted(pg.sql(database, "SELECT uid, author::text, machine FROM memory.memories")) == sorted(
-        [("f" * 32, "bob", forged), (uid, "bob", forged)])
+        [("f" * 32, "bob", forged), (uid, "alice", alice_machine)])
     # The tables' owner (alice) is not bound by column privileges, but the trigger still names the writer.
     with psycopg.connect(a.url, autocommit=True) as conn:
         conn.execute(f"INSERT INTO memory.memories ({cols}, author) VALUES ({marks}, 'bob')",
@@ -602,6 +606,7 @@ def test_a_member_cannot_forge_the_author_or_a_teammates_machine(pg: PgServer,
     a.cli("team", "sync")
     assert {tuple(r) for r in a.rows("SELECT author, machine FROM memories WHERE content LIKE '%review%' "
                                      "OR content LIKE '%by anyone%'")} == {("bob", forged)}
+    assert a.rows("SELECT author FROM memories WHERE uid = ?", uid)[0][0] is None  # hers, untouched
     a.hooks.session = "sess-a-next"
     context = a.hooks.start()
     lines = [x for x in context.splitlines() if "skip review" in x or "pushed by anyone" in x]
@@ -676,3 +681,244 @@ def test_team_json_keeps_non_ascii_text_as_every_json_does(pg: PgServer, tmp_pat
     assert '"project_id": "café-équipe"' in linked and "\\u" not in linked
     status = a.cli("team", "status", "--json").stdout
     assert '"project_id": "café-équipe"' in status and json.loads(status)["project_id"] == "café-équipe"
+
+
+# -- a teammate's row stays theirs (issue 25) ---------------------------------------------------------------
+
+def _row(uid: str, content: str, **extra: object) -> dict[str, object]:
+    now = time.time()
+    return {"project_id": PROJECT_ID, "uid": uid, "type": "decision", "title": content[:60], "content": content,
+            "created_at": now, "updated_at": now, "version": now, "machine": "bob-laptop", **extra}
+
+
+def _insert(conn: object, row: dict[str, object]) -> None:
+    cols, marks = ", ".join(row), ", ".join(["%s"] * len(row))
+    conn.execute(f"INSERT INTO memory.memories ({cols}) VALUES ({marks})", list(row.values()))  # type: ignore[attr-defined]
+
+
+def test_the_server_refuses_a_change_or_deletion_of_a_teammates_row(
+        pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    """bob, a member, straight to the server with his own role: he can neither change, tombstone nor
+    delete alice's memory; nor may alice, the tables' owner, do so to his. His own rows he may change."""
+    import psycopg
+
+    from memory.team.sync import UPSERT
+
+    database, a, b = team
+    b.init()
+    a.save("We decided the staging database is reset every Monday")
+    a.cli("team", "sync")
+    ((uid, version),) = pg.sql(database, "SELECT uid, version FROM memory.memories")
+    before = pg.sql(database, "SELECT * FROM memory.memories")
+    with psycopg.connect(b.url, autocommit=True) as conn:
+        for sql in ("UPDATE memory.memories SET content = 'We decided staging is never reset' WHERE uid = %s",
+                    "UPDATE memory.memories SET deleted = true, content = '' WHERE uid = %s",
+                    "UPDATE memory.memories SET version = 1e12 WHERE uid = %s"):
+            assert conn.execute(sql, (uid,)).rowcount == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("DELETE FROM memory.memories WHERE uid = %s", (uid,))
+        tombstone = {**_row(uid, ""), "tags": "", "files": "", "importance": 0.0, "confidence": 0.0, "source": "",
+                     "session_id": None, "expires_at": None, "deleted": True, "version": time.time() + 60,
+                     "embedding": None, "embed_dim": None, "embed_model": None}
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # an upsert without the client's guard
+            conn.execute(UPSERT.replace(" AND m.author = session_user", ""), tombstone)
+        assert conn.execute(UPSERT, tombstone).rowcount == 0  # the client's own upsert: skipped
+        _insert(conn, _row("b" * 32, "We decided bob's rule of his own"))
+        assert conn.execute("UPDATE memory.memories SET content = 'We decided bob changed his own rule' "
+                            "WHERE uid = %s", ("b" * 32,)).rowcount == 1
+    with psycopg.connect(a.url, autocommit=True) as conn:  # the owner is bound by the policies too
+        assert conn.execute("UPDATE memory.memories SET content = 'x' WHERE uid = %s", ("b" * 32,)).rowcount == 0
+        assert conn.execute("DELETE FROM memory.memories WHERE uid = %s", ("b" * 32,)).rowcount == 0
+    assert pg.sql(database, f"SELECT * FROM memory.memories WHERE uid = '{uid}'") == before
+    assert pg.sql(database, f"SELECT content, author::text FROM memory.memories WHERE uid = '{'b' * 32}'") == [
+        ("We decided bob changed his own rule", "bob")]
+    assert version < time.time() + 1
+
+
+def test_the_server_bounds_versions_by_its_clock_and_refuses_huge_rows(
+        pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    import psycopg
+
+    from memory.team.pg_schema import MAX_SKEW_S
+
+    database, _, b = team
+    b.init()
+    with psycopg.connect(b.url, autocommit=True) as conn:
+        for i, far in enumerate((1e12, float("inf"), float("nan"))):
+            _insert(conn, _row(f"{i}" * 32, f"We decided rule {i} pinned in the future", version=far,
+                               created_at=far, updated_at=far))
+        now = float(conn.execute("SELECT extract(epoch FROM now())").fetchone()[0])
+        conn.execute("UPDATE memory.memories SET version = 1e15 WHERE uid = %s", ("0" * 32,))
+        for column, size in (("content", 20 * 1024 * 1024), ("title", 100_000), ("machine", 10_000)):
+            with pytest.raises(psycopg.errors.CheckViolation):
+                _insert(conn, {**_row("9" * 32, "We decided a huge row"), column: "x" * size})
+    rows = pg.sql(database, "SELECT version, created_at, updated_at FROM memory.memories")
+    assert len(rows) == 3
+    for row in rows:
+        for value in row:
+            assert value == value and value <= now + MAX_SKEW_S + 60, rows  # no NaN, nothing far ahead
+
+
+def _edit(machine: Machine, mid: int, title: str, content: str) -> None:
+    """The edit the viewer makes (memory/ui's action calls memory.store.edit), on the machine's database."""
+    from memory.store.db import connect
+    from memory.store.edit import edit
+
+    (folder,) = (machine.home / "projects").iterdir()
+    db = connect(str(folder / "memory.db"))
+    try:
+        edit(db, mid, title, content)
+    finally:
+        db.close()
+
+
+def test_an_edit_of_a_teammates_decision_is_a_new_memory_of_its_editor(
+        pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    database, a, b = team
+    b.init()
+    a.save("We decided the API gateway terminates TLS", "decision", "--title", "TLS at the gateway")
+    a.cli("team", "sync")
+    b.cli("team", "sync")
+    ((uid,),) = pg.sql(database, "SELECT uid FROM memory.memories")
+    (theirs,) = b.rows("SELECT id, author, origin, importance FROM memories WHERE uid = ?", uid)
+    assert (theirs["author"], theirs["origin"]) == ("alice", "teammate") and theirs["importance"] <= 0.5
+    _edit(b, theirs["id"], "TLS at the gateway", "We decided TLS is off at the gateway; curl the installer")
+    before = b.rows("SELECT count(*) FROM memories")[0][0]
+    b.cli("team", "sync")
+    assert pg.sql(database, "SELECT uid, author::text, content FROM memory.memories ORDER BY author") == [
+        (uid, "alice", "We decided the API gateway terminates TLS"),
+        (pg.sql(database, "SELECT uid FROM memory.memories WHERE author = 'bob'")[0][0], "bob",
+         "We decided TLS is off at the gateway; curl the installer")]
+    # On bob's machine: his edit is his own memory, alice's is back as hers.
+    mine = b.rows("SELECT uid, author, machine, origin, origin_detail FROM memories WHERE content LIKE '%TLS is off%'")
+    assert [(r["author"], r["machine"], r["origin"]) for r in mine] == [(None, None, "user")]
+    assert "alice" in mine[0]["origin_detail"]
+    assert [tuple(r) for r in b.rows("SELECT author, content FROM memories WHERE uid = ?", uid)] == [
+        ("alice", "We decided the API gateway terminates TLS")]
+    assert b.rows("SELECT count(*) FROM memories")[0][0] == before + 1
+    status = json.loads(b.cli("team", "status", "--json", "--offline").stdout)
+    assert status["forked"] == 1 and status["pending_upserts"] == 0
+    # alice's own decision is unchanged, and her next SessionStart shows bob's text as bob's.
+    a.cli("team", "sync")
+    assert [tuple(r) for r in a.rows("SELECT author, machine, content FROM memories WHERE uid = ?", uid)] == [
+        (None, None, "We decided the API gateway terminates TLS")]
+    a.hooks.session = "sess-a-after-edit"
+    context = a.hooks.start()
+    (own,) = [x for x in context.splitlines() if "terminates TLS" in x]
+    assert "saved by the user" in own and "teammate" not in own, own
+    for line in context.splitlines():
+        if "TLS is off" in line:
+            assert "teammate bob on " in line and "saved by the user" not in line, line
+    # A pin of alice's memory on bob's machine is bob's alone: nothing is sent, nothing forked.
+    from memory.store.db import connect
+    from memory.store.edit import set_pinned
+
+    (folder,) = (b.home / "projects").iterdir()
+    db = connect(str(folder / "memory.db"))
+    set_pinned(db, b.rows("SELECT id FROM memories WHERE uid = ?", uid)[0][0], True)
+    db.close()
+    b.cli("team", "sync")
+    assert pg.sql(database, "SELECT count(*) FROM memory.memories") == [(2,)]
+    assert json.loads(b.cli("team", "status", "--json", "--offline").stdout)["not_ours"] == 1
+    # `memory team forget` of alice's memory on bob's machine: here only; the server keeps it.
+    (alices,) = b.rows("SELECT id FROM memories WHERE uid = ?", uid)
+    out = b.cli("team", "forget", str(alices[0]))
+    assert "here only" in out.stderr and "alice" in out.stderr
+    assert pg.sql(database, f"SELECT deleted, author::text FROM memory.memories WHERE uid = '{uid}'") == [
+        (False, "alice")]
+
+
+def test_a_pulled_row_whose_author_changed_under_its_id_is_dropped_and_counted(
+        pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    """A server that does not enforce authorship (older schema, or changed by its superuser): the client
+    keeps the memory as its author wrote it."""
+    database, a, b = team
+    b.init()
+    a.save("We decided every migration is reviewed by two people")
+    a.cli("team", "sync")
+    b.cli("team", "sync")
+    pg.sql(database, "UPDATE memory.memories SET content = 'We decided migrations need no review', "
+                     "machine = 'elsewhere'")  # the superuser: the trigger names it the author
+    assert pg.sql(database, "SELECT author::text FROM memory.memories") == [("postgres",)]
+    for machine, author in ((a, None), (b, "alice")):
+        out = json.loads(machine.cli("team", "pull", "--json").stdout)
+        assert out["pull"]["dropped"] == 1, out
+        assert [tuple(r) for r in machine.rows("SELECT author, content FROM memories WHERE content LIKE "
+                                                "'%migration%'")] == [(author, "We decided every migration is "
+                                                                                "reviewed by two people")]
+        assert json.loads(machine.cli("team", "status", "--json", "--offline").stdout)["dropped_author"] == 1
+        assert "1 pulled change dropped" in machine.cli("team", "status", "--offline").stdout
+
+
+SECRETS = ("ghp_Zx8Qw2Lm4Np6Rt8Vx0Bz2Dc4Fg6Hj8Kl0Mn2Pq", "AKIAQ3EGRIXLMWZ7TSYE", "Corr3ct-H0rse-Battery-9")
+
+
+def test_a_secret_planted_in_a_shared_row_never_reaches_a_teammates_disk(
+        pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    import psycopg
+
+    database, a, b = team
+    b.init()
+    text = (f"We decided deploys use the token {SECRETS[0]} with key {SECRETS[1]} and password={SECRETS[2]} "
+            "<private>the vault is behind the kitchen door</private>")
+    with psycopg.connect(b.url, autocommit=True) as conn:  # not through bob's client, whose filter is his
+        _insert(conn, _row("c" * 32, text, title=f"Deploy token {SECRETS[0]}", tags=f"deploy,{SECRETS[1]}",
+                           files=f"deploy.env\npassword={SECRETS[2]}", machine=f"bob-laptop {SECRETS[1]}"))
+    a.cli("team", "sync")
+    (row,) = a.rows("SELECT * FROM memories WHERE uid = ?", "c" * 32)
+    assert "We decided deploys use the token" in row["content"] and row["author"] == "bob"
+    a.hooks.session = "sess-a-secret"
+    context = a.hooks.start()
+    assert "deploys use the token" in context
+    shown = a.cli("team", "search", "deploys", "token", "--json").stdout
+    assert "deploys use the token" in shown
+    a.cli("worker", "run", MEMORY_WORKER_IDLE_SECONDS="1")  # the vector index and the logs too
+    for out in (context, shown):
+        for secret in (*SECRETS, "kitchen door"):
+            assert secret not in out
+    for path in a.home.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for secret in (*SECRETS, "kitchen door"):
+                assert secret.encode() not in data, (path, secret)
+
+
+def _hook_cpu(machine: Machine, session: str) -> tuple[float, str]:
+    """CPU seconds (user + system) of one real SessionStart hook process, and its context."""
+    import resource
+
+    machine.hooks.session = session
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    context = machine.hooks.start()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), context
+
+
+def test_huge_rows_are_cut_on_pull_and_session_start_stays_cheap(
+        pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+    """Five 20 MB rows on a server from before the size check (which now refuses them): the pull keeps 16 KB
+    of each, and SessionStart's CPU stays near that of a project without them (it was 4.7-6.4 s)."""
+    import psycopg
+
+    from memory.team.outbox import PULLED_MAX_CHARS
+
+    database, a, b = team
+    b.init()
+    for i in range(3):
+        a.save(f"We decided rule {i} of the release checklist")
+    a.cli("team", "sync")
+    baseline, _ = _hook_cpu(a, "sess-a-base")
+    pg.sql(database, "ALTER TABLE memory.memories DROP CONSTRAINT row_size")  # as before the size check
+    with psycopg.connect(b.url, autocommit=True) as conn:
+        for i in range(5):
+            _insert(conn, _row(f"d{i}" * 16, f"We decided huge row {i} " + "word " * (4 * 1024 * 1024),
+                               importance=1.0))
+    a.cli("team", "sync")
+    sizes = [r[0] for r in a.rows("SELECT length(content) FROM memories WHERE author = 'bob'")]
+    assert len(sizes) == 5 and max(sizes) <= PULLED_MAX_CHARS + 100, sizes
+    assert max(r[0] for r in a.rows("SELECT importance FROM memories WHERE author = 'bob'")) <= 0.5
+    cpu, context = _hook_cpu(a, "sess-a-huge")
+    assert "huge row" in context  # they were read, cut
+    assert len(context) < 20_000
+    assert cpu < max(1.5, 3 * baseline), (cpu, baseline)
+    print(f"SessionStart CPU: {baseline:.3f} s without, {cpu:.3f} s with five 20 MB team rows pulled")

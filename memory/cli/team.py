@@ -98,6 +98,10 @@ def status(offline: bool, project: str | None, as_json: bool) -> None:
     click.echo(f"pending   {count(data['pending_upserts'], 'change')} and {count(data['pending_deletes'], 'deletion')} "
                "in the outbox")
     click.echo(f"last push {_when(data['last_push_at'])}, last pull {_when(data['last_pull_at'])}")
+    if data["dropped_author"] or data["forked"] or data["not_ours"]:
+        click.echo(f"authors   {count(data['dropped_author'], 'pulled change')} dropped (its author changed under "
+                   f"the same id); {count(data['forked'], 'edit')} of teammates' memories sent as new memories "
+                   f"of yours; {count(data['not_ours'], 'change')} to teammates' memories kept here only")
     if data["last_error"]:
         click.echo(f"last error ({_when(data['last_error_at'])}): {data['last_error']}")
     view = data.get("server_view")
@@ -124,7 +128,8 @@ def _run(project: str | None, as_json: bool, **which: bool) -> None:
     if "pull" in out:
         p = out["pull"]
         click.echo(f"pulled {p['pulled']}: {p['inserted']} new, {p['updated']} updated, {p['deleted']} deleted"
-                   + (f", {p['kept_local']} kept (newer here)" if p["kept_local"] else ""))
+                   + (f", {p['kept_local']} kept (newer here)" if p["kept_local"] else "")
+                   + (f", {p['dropped']} dropped (author changed)" if p.get("dropped") else ""))
 
 
 @team.command()
@@ -163,12 +168,15 @@ def forget(ids: tuple[int, ...], no_push: bool, project: str | None) -> None:
     if outbox.link_row(ws.db) is None:
         raise click.ClickException("this project is not linked to a team server: `memory forget` deletes "
                                    "locally; `memory team init URL` first to delete for everyone")
-    gone = outbox.forget_for_everyone(ws.db, list(ids))
+    gone, theirs = outbox.forget_for_everyone(ws.db, list(ids))
+    for mid, author in theirs.items():
+        click.echo(f"forgot #{mid} here only: it is {author}'s memory, and only its author can delete it for "
+                   "everyone", err=True)
     if gone:
         click.echo(f"forgot {', '.join(f'#{i}' for i in gone)} for everyone")
         if not no_push:
             _try_push(ws)
-    fail_on_missing(ids, gone)
+    fail_on_missing(ids, [*gone, *theirs])
 
 
 def _try_push(ws: Any) -> None:

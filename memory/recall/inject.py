@@ -60,6 +60,20 @@ def is_repo_doc(row: sqlite3.Row | None) -> bool:
     return row is not None and (row["origin"] == "repo-doc" or (not row["origin"] and row["source"] == "markdown"))
 
 
+def _few_from_teammates(hits: list[Hit], prov: dict[int, sqlite3.Row], most: int) -> list[Hit]:
+    """The hits with no more than `most` rows pulled from the team server (they carry a machine): however
+    many a member pushes, teammates' rows take at most half the startup places and cost the hook no more."""
+    out: list[Hit] = []
+    for h in hits:
+        row = prov.get(h.id)
+        if row is not None and row["machine"]:
+            if most <= 0:
+                continue
+            most -= 1
+        out.append(h)
+    return out
+
+
 def _hit_line(h: Hit, width: int = 240, row: sqlite3.Row | None = None) -> str:
     body = " ".join(h.content.split())
     title = " ".join(h.title.split())
@@ -179,7 +193,7 @@ def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) 
     # Repository docs nobody read are not memories of earlier sessions (prompt recall shows them, labelled),
     # and instruction-shaped memories are never injected on their own.
     prov = provenance(ws, [x.id for x in hits])
-    shown = [x for x in hits if not is_repo_doc(prov.get(x.id))]
+    shown = _few_from_teammates([x for x in hits if not is_repo_doc(prov.get(x.id))], prov, want // 2)
     left_out, hits = _unflagged(shown, prov, want)
     withheld += left_out
     if hits:

@@ -122,10 +122,67 @@ def cursor(db: sqlite3.Connection) -> tuple[str, int]:
     return (str(xid), int(seq))
 
 
+# A teammate's row is data from elsewhere: cleaned by the privacy filter as a local save is, then cut to
+# these sizes, so the rows SessionStart reads stay small whatever a member pushed (a 20 MB row cost the
+# hook ~1 s of CPU). The pull reads at most PULL_READ_CHARS of a row from the server (sync.PULL).
+PULLED_MAX_CHARS = 16384
+PULL_READ_CHARS = 4 * PULLED_MAX_CHARS
+# A row the pull had to cut may end in half a secret no rule matches: that much of its tail is dropped.
+SPLIT_MARGIN = 8192
+FIELD_MAX_CHARS = {"title": 200, "tags": 1024, "files": 4096, "source": 64, "session_id": 128, "author": 64,
+                   "machine": 80}
+_MACHINE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_/@:+")
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit} characters of a teammate's row cut ...]"
+
+
+def admit(r: dict[str, Any], now: float) -> dict[str, Any]:
+    """A pulled row as this machine keeps it: every text through the privacy filter, then cut; the type
+    one this plugin knows; no date later than now; importance and confidence no higher than what recorded
+    text from elsewhere gets (memory/capture/deciders.py): a teammate's decision is shown as theirs, never
+    ranked as one of the user's own."""
+    from memory.base.classify import TYPES
+    from memory.base.privacy import clean
+    from memory.capture.deciders import DEMOTED_MAX_IMPORTANCE, MODEL_MAX_CONFIDENCE
+
+    out = dict(r)
+    content = clean(str(r.get("content") or ""))
+    if r.get("content_cut"):  # read cut short by the pull: half a secret may end it
+        content = content[:-SPLIT_MARGIN]
+    out["content"] = _cut(content.strip(), PULLED_MAX_CHARS)
+    for key, limit in FIELD_MAX_CHARS.items():
+        value = " ".join(clean(str(r.get(key) or "")).split())
+        out[key] = value[:limit]
+    out["machine"] = "".join(c for c in out["machine"] if c in _MACHINE_CHARS) or "unknown"
+    out["session_id"] = out["session_id"] or None
+    out["type"] = r.get("type") if r.get("type") in TYPES else "observation"
+    out["importance"] = min(_number(r.get("importance"), 0.5), DEMOTED_MAX_IMPORTANCE)
+    out["confidence"] = min(_number(r.get("confidence"), 0.5), MODEL_MAX_CONFIDENCE)
+    out["created_at"] = min(_number(r.get("created_at"), now), now)
+    out["updated_at"] = min(_number(r.get("updated_at"), now), now)
+    out["expires_at"] = _number(r.get("expires_at"), 0.0) or None
+    return out
+
+
+def _number(value: Any, default: float) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return default
+    return x if x == x and abs(x) != float("inf") else default  # NaN and infinities: the default
+
+
 def apply_pulled(db: sqlite3.Connection, project: str, rows: list[dict[str, Any]], new_cursor: tuple[str, int],
-                 machine: str) -> dict[str, int]:
-    """Write a page of the team's changes and the cursor after it, in one transaction."""
-    counts = {"inserted": 0, "updated": 0, "deleted": 0, "kept_local": 0, "own": 0}
+                 machine: str, me: str | None = None) -> dict[str, int]:
+    """Write a page of the team's changes and the cursor after it, in one transaction. `me`: this
+    machine's role on the server (the author of the rows written here). A row whose author is not the
+    author of the local row with its uid is dropped and counted: the server refuses such a change, so
+    it comes from a server that does not (an older schema, or one tampered with)."""
+    counts = {"inserted": 0, "updated": 0, "deleted": 0, "kept_local": 0, "own": 0, "dropped": 0}
     touched: list[int] = []
     now = time.time()
     with Tx(db):
@@ -134,67 +191,125 @@ def apply_pulled(db: sqlite3.Connection, project: str, rows: list[dict[str, Any]
             if r["machine"] == machine:
                 counts["own"] += 1  # our own change coming back: the local copy has it
                 continue
+            local = db.execute("SELECT id, author FROM memories WHERE uid = ?", (r["uid"],)).fetchone()
+            if local is not None and (local["author"] or me) != r["author"]:
+                counts["dropped"] += 1
+                continue
             waiting = db.execute("SELECT id, at FROM team_outbox WHERE uid = ?", (r["uid"],)).fetchone()
             if waiting is not None:
                 if (waiting["at"], machine) >= (r["version"], r["machine"]):
                     counts["kept_local"] += 1  # ours is later: it wins when pushed
                     continue
                 db.execute("DELETE FROM team_outbox WHERE id = ?", (waiting["id"],))
-            local = db.execute("SELECT id FROM memories WHERE uid = ?", (r["uid"],)).fetchone()
             if r["deleted"]:
                 if local is not None:
-                    db.execute("DELETE FROM memories WHERE id = ?", (local["id"],))
-                    store.scrub_injections(db, local["id"])
-                    db.execute("DELETE FROM access_log WHERE memory_id = ?", (local["id"],))
+                    _delete_local(db, local["id"])
                     touched.append(local["id"])
                     counts["deleted"] += 1
                 continue
-            title = r["title"]
-            # Suffixed with the uid: a teammate's memory never merges into one of ours by title or content.
-            tkey = f"{store.normalise(title)}\x00team:{r['uid']}"
-            chash = f"{store.content_hash(store.normalise(title) + chr(0) + store.normalise(r['content']))}:{r['uid']}"
-            values = (project, r["session_id"], r["type"], title, tkey, r["content"], chash, r["importance"],
-                      r["confidence"], r["tags"], r["files"], "team", r["created_at"], r["updated_at"],
-                      r["expires_at"], r["uid"], "team", r["author"], r["machine"])
-            if local is None:
-                cur = db.execute(
-                    """INSERT INTO memories (project, session_id, type, title, title_key, content, content_hash,
-                       importance, confidence, tags, files, source, created_at, updated_at, expires_at, uid,
-                       scope, author, machine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                    values)
-                touched.append(int(cur.lastrowid or 0))
-                counts["inserted"] += 1
-            else:
-                db.execute(
-                    """UPDATE memories SET project = ?, session_id = ?, type = ?, title = ?, title_key = ?,
-                       content = ?, content_hash = ?, importance = ?, confidence = ?, tags = ?, files = ?,
-                       source = ?, created_at = ?, updated_at = ?, expires_at = ?, uid = ?, scope = ?,
-                       author = ?, machine = ? WHERE id = ?""", (*values, local["id"]))
-                touched.append(local["id"])
-                counts["updated"] += 1
+            mid = _write_pulled(db, project, admit(r, now), local["id"] if local else None)
+            touched.append(mid)
+            counts["updated" if local else "inserted"] += 1
         store.queue_vector_jobs(db, touched)  # the local semantic index follows
         db.execute("DELETE FROM team_state WHERE key = 'applying'")
         db.executemany("INSERT INTO team_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
                        "value = excluded.value",
                        [("cursor", json.dumps(list(new_cursor))), ("last_pull_at", str(now))])
+        if counts["dropped"]:
+            add_count(db, "dropped_author", counts["dropped"])
     if touched:
         store.mark_dirty(db, project)
     return counts
 
 
-def forget_for_everyone(db: sqlite3.Connection, ids: list[int]) -> list[int]:
-    """Tombstones in the outbox, then the local rows deleted: one transaction."""
-    gone = []
+def _delete_local(db: sqlite3.Connection, mid: int) -> None:
+    db.execute("DELETE FROM memories WHERE id = ?", (mid,))
+    store.scrub_injections(db, mid)
+    db.execute("DELETE FROM access_log WHERE memory_id = ?", (mid,))
+
+
+def _write_pulled(db: sqlite3.Connection, project: str, r: dict[str, Any], local_id: int | None) -> int:
+    """Insert or update the local copy of a teammate's row (already admitted): the teammate's, by origin."""
+    from memory.base.fence import flags_for
+
+    title = r["title"]
+    # Suffixed with the uid: a teammate's memory never merges into one of ours by title or content.
+    tkey = f"{store.normalise(title)}\x00team:{r['uid']}"
+    chash = f"{store.content_hash(store.normalise(title) + chr(0) + store.normalise(r['content']))}:{r['uid']}"
+    values = (project, r["session_id"], r["type"], title, tkey, r["content"], chash, r["importance"],
+              r["confidence"], r["tags"], r["files"], "team", r["created_at"], r["updated_at"],
+              r["expires_at"], r["uid"], "team", r["author"], r["machine"], "teammate", r["author"],
+              flags_for(title, r["content"]))
+    if local_id is None:
+        cur = db.execute(
+            """INSERT INTO memories (project, session_id, type, title, title_key, content, content_hash,
+               importance, confidence, tags, files, source, created_at, updated_at, expires_at, uid,
+               scope, author, machine, origin, origin_detail, flags)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", values)
+        return int(cur.lastrowid or 0)
+    db.execute(
+        """UPDATE memories SET project = ?, session_id = ?, type = ?, title = ?, title_key = ?,
+           content = ?, content_hash = ?, importance = ?, confidence = ?, tags = ?, files = ?,
+           source = ?, created_at = ?, updated_at = ?, expires_at = ?, uid = ?, scope = ?,
+           author = ?, machine = ?, origin = ?, origin_detail = ?, flags = ? WHERE id = ?""",
+        (*values, local_id))
+    return local_id
+
+
+def add_count(db: sqlite3.Connection, key: str, n: int) -> None:
+    """Add to a running count kept in team_state (shown by `memory team status`)."""
+    with Tx(db):
+        db.execute("INSERT INTO team_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
+                   "value = CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)", (key, str(n)))
+
+
+def fork(db: sqlite3.Connection, uid: str, theirs: dict[str, Any] | None) -> str:
+    """A local change to a teammate's memory becomes a new memory of this machine's: the local row takes
+    a new uid (its outbox row follows it, so the push sends it as new), drops the teammate as author, and
+    says whose memory it was edited from; the teammate's row, `theirs` as the server has it, comes back
+    as their memory. Returns the new uid."""
+    new_uid = secrets.token_hex(16)
+    with Tx(db):
+        row = db.execute("SELECT id, project, title, content, author FROM memories WHERE uid = ?",
+                         (uid,)).fetchone()
+        if row is None:
+            return uid
+        owner = (theirs or {}).get("author") or row["author"] or "a teammate"
+        db.execute("INSERT OR REPLACE INTO team_state (key, value) VALUES ('applying', '1')")
+        chash = store.content_hash(f"{store.normalise(row['title'])}\x00{store.normalise(row['content'])}")
+        db.execute("UPDATE memories SET uid = ?, author = NULL, machine = NULL, origin = 'user', "
+                   "origin_detail = ?, title_key = ?, content_hash = ? WHERE id = ?",
+                   (new_uid, f"edited from {owner}'s team memory", f"{store.normalise(row['title'])}\x00edit:"
+                    f"{new_uid}", f"{chash}:{new_uid}", row["id"]))
+        db.execute("UPDATE team_outbox SET uid = ? WHERE uid = ?", (new_uid, uid))
+        if theirs is not None and not theirs.get("deleted"):
+            _write_pulled(db, row["project"], admit(theirs, time.time()), None)
+        db.execute("DELETE FROM team_state WHERE key = 'applying'")
+        add_count(db, "forked", 1)
+    return new_uid
+
+
+def forget_for_everyone(db: sqlite3.Connection, ids: list[int]) -> tuple[list[int], dict[int, str]]:
+    """Tombstones in the outbox, then the local rows deleted: one transaction. A teammate's memory is only
+    its author's to delete for everyone (the server refuses anyone else): it is deleted here only.
+    Returns (deleted for everyone, {deleted here only: its author})."""
+    gone: list[int] = []
+    theirs: dict[int, str] = {}
+    me = get_state(db, "role")
     with Tx(db):
         now = time.time()
         for mid in ids:
-            row = db.execute("SELECT uid FROM memories WHERE id = ?", (mid,)).fetchone()
+            row = db.execute("SELECT uid, author FROM memories WHERE id = ?", (mid,)).fetchone()
             if row is None:
                 continue
-            db.execute("INSERT OR REPLACE INTO team_outbox (uid, op, at) VALUES (?, 'delete', ?)", (row["uid"], now))
-            gone.append(mid)
-        store.forget(db, gone)
-    return gone
+            if row["author"] and row["author"] != me:
+                theirs[mid] = row["author"]
+            else:
+                db.execute("INSERT OR REPLACE INTO team_outbox (uid, op, at) VALUES (?, 'delete', ?)",
+                           (row["uid"], now))
+                gone.append(mid)
+        store.forget(db, [*gone, *theirs])
+    return gone, theirs
 
 
 def share(db: sqlite3.Connection, ids: list[int], scope: str) -> list[int]:
@@ -238,5 +353,11 @@ def status(db: sqlite3.Connection) -> dict[str, Any]:
         "last_error": state.get("last_error") or None,
         "last_error_at": when("last_error_at"),
         "cursor": state.get("cursor"),
+        # What this machine would not take or send as it was: pulled rows whose author changed under the
+        # same id (dropped), its own edits of teammates' memories (sent as new memories of its own), and
+        # changes to teammates' memories it may not make for everyone (kept here only).
+        "dropped_author": int(state.get("dropped_author") or 0),
+        "forked": int(state.get("forked") or 0),
+        "not_ours": int(state.get("not_ours") or 0),
     }
 

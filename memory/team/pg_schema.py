@@ -5,7 +5,8 @@ Tables live in the schema `memory`. Row-level security keeps each role to its pr
 `memory.team_members (project_id, role)` makes a role a member of a project, and every policy compares
 with `current_user`. Table privileges go to PUBLIC, since the rows are what is guarded: a role that is no
 member of any project sees nothing and can write nothing. Who wrote a row is the server's to say (m002: a
-trigger sets author, written_at and the pull cursor; clients may write the other columns only). The owner
+trigger sets author, written_at and the pull cursor; clients may write the other columns only), and only
+the author changes or deletes a row (m003: policies compare author with `session_user`). The owner
 (who ran `memory team init` first) adds members (`memory team grant ROLE`); superusers and BYPASSRLS roles
 see everything, as always. FORCE ROW LEVEL SECURITY applies the policies to the owner too (the owner is
 made a member of the projects it links)."""
@@ -193,7 +194,59 @@ def m002_server_sets_the_writer(cur: Any) -> None:
         """)
 
 
-MIGRATIONS = [m001_initial, m002_server_sets_the_writer]
+# How far ahead of the server's clock a write's version may be: a client clock a few minutes fast still
+# syncs, and a version pinned further ahead (so that no later edit could win) is brought back to this.
+MAX_SKEW_S = 300
+# The most a row may hold, in bytes (octet_length), checked by the server on every write: a member's
+# 20 MB row would otherwise land on every machine. The client cuts its own rows to these before a push
+# (sync.fit_for_server) and cuts pulled rows much shorter (outbox.PULLED_MAX_CHARS).
+MAX_BYTES = {
+    "memories": {"type": 64, "title": 2048, "content": 65536, "tags": 4096, "files": 16384, "source": 256,
+                 "session_id": 256, "machine": 256, "embed_model": 256},
+    "sessions": {"id": 256, "machine": 256},
+    "handoffs": {"uid": 1024, "session_id": 256, "trigger": 64, "content": 65536, "machine": 256},
+}
+AUTHOR = "author = session_user"
+
+
+def m003_authors_own_their_rows(cur: Any) -> None:
+    """A teammate's row stays theirs: row-level security lets a member UPDATE (and so tombstone, a
+    tombstone being an update of `deleted`) or DELETE only the rows whose author is the connecting login,
+    for every role the policies bind (the tables' owner included: FORCE ROW LEVEL SECURITY). An edit of
+    someone else's memory is a new row of its editor's (the client makes it, sync.push). Versions are
+    bounded by the server's clock (at most MAX_SKEW_S ahead, a trigger brings a later one back), and each
+    text column by MAX_BYTES (CHECK constraints, NOT VALID: rows already stored stay, new writes are
+    checked)."""
+    cur.execute(f"""
+        CREATE FUNCTION memory.bound_times() RETURNS trigger LANGUAGE plpgsql
+        SET search_path = pg_catalog, pg_temp AS $fn$
+        DECLARE
+            horizon double precision := extract(epoch FROM now()) + {MAX_SKEW_S};
+        BEGIN
+            -- least() also brings back NaN and Infinity, which PostgreSQL orders above every number
+            NEW.version := least(NEW.version, horizon);
+            NEW.created_at := least(NEW.created_at, horizon);
+            NEW.updated_at := least(NEW.updated_at, horizon);
+            RETURN NEW;
+        END
+        $fn$;
+        CREATE TRIGGER bound_times BEFORE INSERT OR UPDATE ON memory.memories
+            FOR EACH ROW EXECUTE FUNCTION memory.bound_times();
+    """)
+    for table, limits in MAX_BYTES.items():
+        cur.execute(f"DROP POLICY members ON memory.{table}")
+        cur.execute(f"""
+            CREATE POLICY members_read ON memory.{table} FOR SELECT USING ({MEMBER});
+            CREATE POLICY members_insert ON memory.{table} FOR INSERT WITH CHECK ({MEMBER});
+            CREATE POLICY authors_update ON memory.{table} FOR UPDATE USING ({MEMBER} AND {AUTHOR})
+                WITH CHECK ({MEMBER} AND {AUTHOR});
+            CREATE POLICY authors_delete ON memory.{table} FOR DELETE USING ({MEMBER} AND {AUTHOR});
+        """)
+        checks = " AND ".join(f"octet_length({col}) <= {n}" for col, n in limits.items())
+        cur.execute(f"ALTER TABLE memory.{table} ADD CONSTRAINT row_size CHECK ({checks}) NOT VALID")
+
+
+MIGRATIONS = [m001_initial, m002_server_sets_the_writer, m003_authors_own_their_rows]
 
 
 def up_to_date(conn: Any) -> bool:

@@ -37,21 +37,32 @@ ON CONFLICT (project_id, uid) DO UPDATE SET type = excluded.type, title = exclud
     created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at,
     deleted = excluded.deleted, version = excluded.version, machine = excluded.machine,
     embedding = excluded.embedding, embed_dim = excluded.embed_dim, embed_model = excluded.embed_model
-WHERE (excluded.version, excluded.machine) > (m.version, m.machine)
+WHERE (excluded.version, excluded.machine) > (m.version, m.machine) AND m.author = session_user
 """
 
 SESSION = """
 INSERT INTO memory.sessions (project_id, id, machine, started_at, ended_at)
 SELECT %(project_id)s, %(id)s, %(machine)s, %(started_at)s, %(ended_at)s
-ON CONFLICT (project_id, id) DO UPDATE SET ended_at = excluded.ended_at
+ON CONFLICT (project_id, id) DO UPDATE SET ended_at = excluded.ended_at WHERE memory.sessions.author = session_user
 """
 
-PULL = """
-SELECT uid, type, title, content, tags, files, importance, confidence, source, session_id, created_at,
-       updated_at, expires_at, deleted, version, machine, author::text AS author, xid::text AS xid, seq
+# A row as a client reads it: no more of its text than outbox.PULL_READ_CHARS (the server's size check
+# binds new writes only; a row from before it may be any size), cleaned and cut further by outbox.admit.
+ROW = f"""uid, type, left(title, 4096) AS title, left(content, {outbox.PULL_READ_CHARS}) AS content,
+    length(content) > {outbox.PULL_READ_CHARS} AS content_cut, left(tags, 4096) AS tags, left(files, 16384) AS files,
+    importance, confidence, left(source, 256) AS source, left(session_id, 256) AS session_id, created_at,
+    updated_at, expires_at, deleted, version, left(machine, 256) AS machine, author::text AS author"""
+
+PULL = f"""
+SELECT {ROW}, xid::text AS xid, seq
 FROM memory.memories
 WHERE project_id = %s AND (xid, seq) > (%s::xid8, %s) AND xid < pg_snapshot_xmin(pg_current_snapshot())
 ORDER BY xid, seq LIMIT %s
+"""
+
+# The rows of a push's batch that are someone else's on the server (sync.push decides what to do).
+THEIRS = f"""
+SELECT {ROW} FROM memory.memories WHERE project_id = %s AND uid = ANY(%s) AND author <> session_user
 """
 
 
@@ -180,10 +191,12 @@ def push(conn: Any, db: Any, *, max_batches: int | None = None, on_batch: Any = 
         recs = outbox.pending(db, batch_size())
         if not recs:
             break
+        _theirs(conn, db, link, recs)
         live = [r for r in recs if not r.get("skip")]
         for r in live:
             r.update(project_id=link["project_id"], machine=link["machine"],
                      title=clean(r["title"]), content=clean(r["content"]))  # again, in case
+            fit_for_server(r)
         _embed(live)
         sessions = _sessions(db, live, link)
         with conn.transaction(), conn.cursor() as cur:
@@ -208,8 +221,51 @@ HANDOFF = """
 INSERT INTO memory.handoffs (project_id, uid, session_id, trigger, content, created_at, machine)
 VALUES (%(project_id)s, %(uid)s, %(session_id)s, %(trigger)s, %(content)s, %(created_at)s, %(machine)s)
 ON CONFLICT (project_id, uid) DO UPDATE SET content = excluded.content, created_at = excluded.created_at
-WHERE excluded.created_at > memory.handoffs.created_at
+WHERE excluded.created_at > memory.handoffs.created_at AND memory.handoffs.author = session_user
 """
+
+
+def _theirs(conn: Any, db: Any, link: Any, recs: list[dict[str, Any]]) -> None:
+    """The batch's changes to memories that are someone else's on the server, which refuses them (row-level
+    security, pg_schema m003): an edit of the text becomes a new memory of this machine's (outbox.fork:
+    the teammate's row comes back as theirs); a change of the local copy only (tags, a pin, the type, the
+    importance) or a deletion stays here. Counted in `memory team status`."""
+    uids = [r["uid"] for r in recs if not r.get("skip")]
+    if not uids:
+        return
+    with conn.cursor() as cur:
+        cur.execute(THEIRS, (link["project_id"], uids))
+        cols = [d.name for d in cur.description]
+        theirs = {row[0]: dict(zip(cols, row, strict=True)) for row in cur.fetchall()}
+    kept = 0
+    for r in recs:
+        other = theirs.get(r["uid"])
+        if other is None or r.get("skip"):
+            continue
+        if r["deleted"] or _same_text(r, other):
+            r["skip"] = True
+            kept += 1
+        else:
+            r["uid"] = outbox.fork(db, r["uid"], other)
+    if kept:
+        outbox.add_count(db, "not_ours", kept)
+
+
+def _same_text(mine: dict[str, Any], other: dict[str, Any]) -> bool:
+    """Whether the local copy still says what the server's row says, as this machine keeps it."""
+    kept = outbox.admit(other, time.time())
+    return (mine["title"], mine["content"]) == (kept["title"], kept["content"])
+
+
+def fit_for_server(r: dict[str, Any]) -> None:
+    """Cut a record's texts to what the server takes (pg_schema.MAX_BYTES, in bytes): a long local memory
+    is sent cut rather than refused with its whole batch."""
+    from memory.team.pg_schema import MAX_BYTES
+
+    for col, limit in MAX_BYTES["memories"].items():
+        value = r.get(col)
+        if isinstance(value, str) and len(value.encode("utf-8")) > limit:
+            r[col] = value.encode("utf-8")[:limit].decode("utf-8", "ignore")
 
 
 def push_handoffs(conn: Any, db: Any) -> int:
@@ -234,11 +290,22 @@ def push_handoffs(conn: Any, db: Any) -> int:
 
 def team_handoffs(conn: Any, project_id: str, limit: int = 5) -> list[dict[str, Any]]:
     with conn.cursor() as cur:
-        cur.execute("""SELECT author::text AS author, machine, session_id, trigger, content, created_at
-                       FROM memory.handoffs WHERE project_id = %s ORDER BY created_at DESC LIMIT %s""",
+        cur.execute(f"""SELECT author::text AS author, left(machine, 256) AS machine, left(session_id, 256)
+                        AS session_id, left(trigger, 64) AS trigger, left(content, {outbox.PULL_READ_CHARS})
+                        AS content, length(content) > {outbox.PULL_READ_CHARS} AS content_cut, created_at
+                        FROM memory.handoffs WHERE project_id = %s ORDER BY created_at DESC LIMIT %s""",
                     (project_id, limit))
         names = [d.name for d in cur.description]
-        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        return [shown(dict(zip(names, r, strict=True))) for r in cur.fetchall()]
+
+
+def shown(row: dict[str, Any]) -> dict[str, Any]:
+    """A row read from the server as it may be shown here (a team search hit, a shared handoff): its texts
+    through the privacy filter and cut as a pulled row's are (outbox.admit)."""
+    kept = outbox.admit({**row, "session_id": row.get("session_id") or "", "machine": row.get("machine") or ""},
+                        time.time())
+    return {k: kept[k] if k in ("title", "content", "author", "machine", "session_id") else v
+            for k, v in row.items() if k != "content_cut"}
 
 
 def _sessions(db: Any, recs: list[dict[str, Any]], link: Any) -> list[dict[str, Any]]:
@@ -257,8 +324,13 @@ def pull(conn: Any, db: Any, project_key: str, *, max_pages: int | None = None) 
     link = outbox.link_row(db)
     if link is None:
         raise TeamError("this project is not linked to a team server: run `memory team init URL`")
-    totals = {"pulled": 0, "inserted": 0, "updated": 0, "deleted": 0, "kept_local": 0, "own": 0, "pages": 0}
+    totals = {"pulled": 0, "inserted": 0, "updated": 0, "deleted": 0, "kept_local": 0, "own": 0, "dropped": 0,
+              "pages": 0}
     limit = batch_size()
+    with conn.cursor() as cur:
+        cur.execute("SELECT session_user::text")  # the author the server gives this machine's rows
+        me = str(cur.fetchone()[0])
+    outbox.set_state(db, role=me)  # whose rows are this machine's (outbox.forget_for_everyone reads it)
     while max_pages is None or totals["pages"] < max_pages:
         xid, seq = outbox.cursor(db)
         with conn.cursor() as cur:
@@ -269,7 +341,7 @@ def pull(conn: Any, db: Any, project_key: str, *, max_pages: int | None = None) 
             outbox.set_state(db, last_pull_at=time.time())
             break
         counts = outbox.apply_pulled(db, project_key, rows, (rows[-1]["xid"], int(rows[-1]["seq"])),
-                                     link["machine"])
+                                     link["machine"], me)
         for k, v in counts.items():
             totals[k] += v
         totals["pulled"] += len(rows)
@@ -295,7 +367,9 @@ def remote_search(conn: Any, project_id: str, query: str, limit: int = 10, emb: 
     loaded (the worker's), else the configured one."""
     emb = emb or embedder()
     lists: list[list[dict[str, Any]]] = []
-    cols = ("uid, type, title, content, author::text AS author, machine, created_at")
+    cols = (f"uid, type, left(title, 4096) AS title, left(content, {outbox.PULL_READ_CHARS}) AS content, "
+            f"length(content) > {outbox.PULL_READ_CHARS} AS content_cut, author::text AS author, "
+            "left(machine, 256) AS machine, created_at")
     with conn.cursor() as cur:
         cur.execute(f"""SELECT {cols}, ts_rank_cd(tsv, q) AS score FROM memory.memories,
                         websearch_to_tsquery('english', %s) q
@@ -322,7 +396,7 @@ def remote_search(conn: Any, project_id: str, query: str, limit: int = 10, emb: 
         for rank, h in enumerate(hits):
             f = fused.setdefault(h["uid"], {**h, "score": 0.0})
             f["score"] += 1.0 / (60 + rank + 1)
-    return sorted(fused.values(), key=lambda h: -h["score"])[:limit]
+    return [shown(h) for h in sorted(fused.values(), key=lambda h: -h["score"])[:limit]]
 
 
 def search_for(home: str, project_key: str, query: str, limit: int, emb: Any = None) -> dict[str, Any]:
