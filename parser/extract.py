@@ -57,6 +57,14 @@ SIGNATURE_CAP = 200
 VALUE_CAP = 100  # constants and other body-less definitions
 DOC_CAP = 80
 _SCAN_CAP = 2000  # bytes of a body-less node looked at for its signature
+# A filter for a definition's text as written, before it is joined onto one line and cut (the memory plugin
+# sets the privacy filter: memory/outline/screen.py): a value flattened or cut first can hide a secret from it.
+# None: text as it is (benchmarks, other callers).
+SCREEN: Callable[[str], str] | None = None
+
+
+def screened(text: str) -> str:
+    return text if SCREEN is None else SCREEN(text)
 
 
 def _function_name(decl: Node | None) -> Node | None:
@@ -641,14 +649,14 @@ def _head_text(node: Node, kind: str, body: Node | None, start: int, end: int, s
 def _joined(source: bytes, start: int, end: int, cuts: list[tuple[int, int, bytes]]) -> str:
     """`source[start:end]` with the cuts (sorted, disjoint) made, on one line: whitespace runs as one space."""
     if not cuts:  # most heads
-        return " ".join(source[start:end].decode("utf-8", errors="replace").split())
+        return " ".join(screened(source[start:end].decode("utf-8", errors="replace")).split())
     parts, pos = [], start
     for c_start, c_end, replacement in cuts:
         parts.append(source[pos:max(pos, c_start)])
         parts.append(replacement)
         pos = max(pos, c_end)
     parts.append(source[pos:end])
-    return " ".join(b"".join(parts).decode("utf-8", errors="replace").split())
+    return " ".join(screened(b"".join(parts).decode("utf-8", errors="replace")).split())
 
 
 def _tightened(text: str) -> str:

@@ -905,7 +905,8 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
         elif kind == "variable" and node.type == "declaration":  # a C/C++ file's variable: its name only
             signature, doc = name, None
         elif kind == "field":  # shown by name only: its declaration as written, no doc (signatures: C++ ~10% slower)
-            signature, doc = " ".join(_node_text(node, text).split()).rstrip(";")[:extract.VALUE_CAP], None
+            signature = " ".join(extract.screened(_node_text(node, text)).split()).rstrip(";")[:extract.VALUE_CAP]
+            doc = None
         else:
             after = name_node.end_byte if name_node.type not in _KEYWORD_NAMES else start_byte
             body = extract.find_body(node, after)

@@ -97,15 +97,6 @@ def _big_code_file(path: Path) -> list[str]:
     return needles
 
 
-def _read_event(hooks: HookRunner, path: Path) -> dict:
-    text = path.read_text()
-    lines = text.count("\n") + 1
-    return hooks.event("PostToolUse", tool_name="Read", tool_input={"file_path": str(path)},
-                       tool_response={"type": "text", "file": {"filePath": str(path), "content": text,
-                                                               "numLines": lines, "startLine": 1,
-                                                               "totalLines": lines}})
-
-
 def _leaks(home: Path, needles: list[str]) -> dict[str, list[str]]:
     """Every needle found in any byte of any file under the data dir."""
     blobs = {str(p): p.read_bytes() for p in home.rglob("*") if p.is_file()}
@@ -140,7 +131,7 @@ def test_no_secret_sent_through_any_hook_reaches_the_data_dir(home: Path, projec
         hooks.stop(f"Done. I used these values:\n{text}\nWe decided to keep them in .env.")
     code = project / "settings.py"
     needles += _big_code_file(code)
-    read = hooks.run("post_tool_use", _read_event(hooks, code))
+    read = hooks.run("post_tool_use", hooks.read_event(code))
     assert read["json"] and "updatedToolOutput" in read["json"]["hookSpecificOutput"], read  # the outline path
     outline = read["json"]["hookSpecificOutput"]["updatedToolOutput"]["file"]["content"]
     assert "[REDACTED:" in outline

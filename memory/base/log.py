@@ -11,18 +11,15 @@ from memory.base.config import env, log_path
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 MAX_BYTES = 5 * 1024 * 1024
+MAX_MESSAGE = 2000  # characters of one entry kept, once filtered: callers pass the whole text, never a cut one
 
 
 def log(level: str, message: str, *, event: str = "") -> None:
     if _LEVELS.get(level, 30) < _LEVELS.get(env("MEMORY_LOG_LEVEL").lower(), 30):
         return
     try:
-        # Imported here: a hook that logs nothing (PreToolUse on almost every Read) does not load the filter,
-        # ~3.7 M instructions (10% of that hook).
-        from memory.base.privacy import clean
-
         path = log_path()
-        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {level.upper()} {event} pid={os.getpid()} {clean(message)}"
+        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {level.upper()} {event} pid={os.getpid()} {filtered(message)}"
         fd = open_append(path)
         try:
             if os.fstat(fd).st_size > MAX_BYTES:  # rotated: renaming moves the file, never a link's target
@@ -38,6 +35,23 @@ def log(level: str, message: str, *, event: str = "") -> None:
 
         notices.add("unwritable", f"cannot write to the data dir ({exc.strerror or exc}): the hook log is not "
                                   f"written, and events only where a spool can keep them. Run `memory doctor`.")
+
+
+def filtered(text: str, limit: int = MAX_MESSAGE) -> str:
+    """A text as the data dir may keep it: through the privacy filter whole, then cut to `limit` characters
+    (a cut first could split a secret so that no rule matched what is left)."""
+    # Imported here: a hook that logs nothing (PreToolUse on almost every Read) does not load the filter,
+    # ~3.7 M instructions (10% of that hook).
+    from memory.base.privacy import clean
+
+    text = clean(text)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def described(exc: BaseException) -> str:
+    """An error as text: its type and message (never repr(), whose escaped `\\n` hides a line's start from
+    the privacy filter)."""
+    return f"{type(exc).__name__}: {exc}"
 
 
 def open_append(path: str) -> int:
@@ -79,4 +93,4 @@ def log_exception(event: str, exc: BaseException) -> None:
 
     frames = traceback.extract_tb(exc.__traceback__)
     where = " <- ".join(f"{os.path.basename(f.filename)}:{f.lineno}:{f.name}" for f in reversed(frames[-6:]))
-    log("error", f"{type(exc).__name__}: {str(exc)[:300]} at {where}", event=event)
+    log("error", f"{described(exc)} at {where}", event=event)

@@ -319,7 +319,7 @@ def save(text: tuple[str, ...], title: str | None, type_: str, importance: float
     ws = open_project(project)
     agent = author.agent_saving(ws)
     saved = store.save(ws.db, ws.project.key, author.settle_cli(store.NewMemory(
-        title=title or content.splitlines()[0][:120], content=content, type=type_, importance=importance,
+        title=title or "", content=content, type=type_, importance=importance,
         tags=list(tags), source="cli", expires_at=expires_at), agent), filter_low_value=False)
     if saved.id is None:
         raise click.ClickException("nothing left to save once private text and secrets were removed")

@@ -38,7 +38,8 @@ def workspace(event: dict[str, Any], call: Call | None = None) -> Workspace:
     except OSError as exc:  # the process's own cwd was removed
         raise NotAProject(f"no folder: {exc}") from None
     if real == "/" or not os.path.isdir(real):
-        raise NotAProject(f"cwd {real[:200]!r} is not a project folder: nothing recorded")
+        # The folder as the event gave it (the log filters it, then cuts): realpath may have changed the text.
+        raise NotAProject(f"cwd {folder or os.getcwd()} is not a project folder: nothing recorded")
     ws = Workspace.for_dir(real)
     if not _OPENED:
         at_exit(close_workspaces)

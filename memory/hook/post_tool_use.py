@@ -4,6 +4,7 @@ Read of a large code file gets its outline instead of its body (memory/outline/r
 from __future__ import annotations
 
 from memory.capture import tools
+from memory.capture.screen import screened
 from memory.hook.common import apply, session_id, touch_session, workspace
 from memory.store.db import Tx
 
@@ -19,7 +20,7 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
         return None
     ws = workspace(event, call)
     sid = session_id(event)
-    cap = tools.tool_event(event, ws.project.root)
+    cap = tools.tool_event(screened(event), ws.project.root)  # filter first: capture cuts what it keeps
     out = None
     if event.get("tool_name") == "Read" and event.get("hook_event_name") == "PostToolUse":
         from memory.outline.read import maybe_outline

@@ -3,6 +3,7 @@ Never blocks compaction."""
 
 from __future__ import annotations
 
+from memory.base.privacy import clean
 from memory.capture import handoff
 from memory.hook.common import queue_extraction, session_id, touch_session, wake_worker, workspace
 from memory.store import state as session_state
@@ -23,7 +24,8 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
         st = session_state.load(ws, sid)
         instructions = event.get("custom_instructions")
         if isinstance(instructions, str) and instructions.strip():
-            st["compact_instructions"] = instructions.strip()[:300]  # what the user asked /compact to keep
+            # What the user asked /compact to keep: filtered, then cut.
+            st["compact_instructions"] = clean(instructions.strip())[:300]
         handoff.write(ws, st, "compact")
         handoff.mark_compact_pending(ws, sid)  # until SessionStart(compact) or the next prompt delivers it
         queue_extraction(ws, event, sid, "compact", dedup_key=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memory import capture
+from memory.base.privacy import clean
 from memory.capture import handoff
 from memory.hook.common import apply, session_id, touch_session, workspace
 from memory.store import state as session_state
@@ -21,6 +22,7 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     message = event.get("last_assistant_message")
     with Tx(ws.db):  # one commit for the whole turn end
         touch_session(ws, event)
-        apply(ws, sid, capture.stop_event(message if isinstance(message, str) else "", sid))
+        # Filter first: capture keeps the message's first 400 characters in the state.
+        apply(ws, sid, capture.stop_event(clean(message) if isinstance(message, str) else "", sid))
         handoff.write(ws, session_state.load(ws, sid), "stop")
     return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from memory import capture
 from memory.base import fence
 from memory.base.config import env_int
+from memory.base.privacy import clean
 from memory.hook.common import apply, session_id, touch_session, workspace
 from memory.hook.run import Answered, context_output
 from memory.recall import inject
@@ -46,7 +47,7 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     try:
         with Tx(ws.db):  # one commit for the session row and the capture
             touch_session(ws, event, source="prompt", prompts=1)
-            apply(ws, sid, capture.prompt_event(prompt, sid))
+            apply(ws, sid, capture.prompt_event(clean(prompt), sid))  # filter first: capture cuts what it keeps
     except Exception as exc:  # the recall still goes out; memory/hook/run.py keeps the event (or logs the error)
         raise Answered(answer, exc) from exc
     return answer

@@ -18,8 +18,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from memory import capture, store
+from memory.base.bounds import bound
+from memory.base.privacy import clean
 from memory.capture import summary, tools, transcript
 from memory.capture.deciders import settle
+from memory.capture.screen import screened
 from memory.hook import replay
 from memory.store import state as session_state
 from memory.store.db import Tx
@@ -61,7 +64,9 @@ def _ts(event: dict[str, Any]) -> float | None:
 
 
 def _capture_for(event: dict[str, Any], sid: str, root: str) -> tuple[capture.Capture | None, int, int]:
-    """The capture of one event, and how it counts (prompts, tool calls); None when the hooks ignore it."""
+    """The capture of one event, and how it counts (prompts, tool calls); None when the hooks ignore it. The
+    event is bounded and its texts filtered first, as the hooks do (memory/capture/screen.py)."""
+    event = screened(bound(event)[0])
     name = event.get("hook_event_name")
     if name == "UserPromptSubmit" and isinstance(event.get("prompt"), str):
         return capture.prompt_event(event["prompt"], sid), 1, 0
@@ -172,7 +177,8 @@ def _apply_events(ws: Workspace, path: str, sid: str, d: transcript.Digest, even
         ws.db.execute(
             """INSERT INTO sessions (id, project, source, cwd, transcript_path, started_at, last_event_at, status)
                VALUES (?, ?, 'import', ?, ?, ?, ?, 'active') ON CONFLICT(id) DO NOTHING""",
-            (sid, ws.project.key, d.cwd, path, d.started_at or st.st_mtime, d.ended_at or st.st_mtime),
+            (sid, ws.project.key, clean(d.cwd) if d.cwd else d.cwd, clean(path), d.started_at or st.st_mtime,
+             d.ended_at or st.st_mtime),
         )
         ws.db.execute(
             """INSERT INTO imports (path, session_id, size, mtime, events_done, status, updated_at)

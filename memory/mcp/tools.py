@@ -308,7 +308,7 @@ def save(places: Places, content: str, title: str | None = None, type: str = "le
         text = content.strip()
         # The model's own save: recorded as the model's, never a decision (memory/capture/deciders.py).
         saved = store.save(ws.db, ws.project.key, settle(store.NewMemory(
-            title=(title or text.splitlines()[0])[:200], content=text, type=type, importance=importance,
+            title=title or "", content=text, type=type, importance=importance,
             tags=list(tags or []), files=rel_files, source="mcp", expires_at=until)), filter_low_value=False)
         if saved.id is None:
             raise ToolInputError("nothing left to save once private text and secrets were removed")

@@ -23,10 +23,11 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 _OPENSSL_HASH_ABOVE = 1 << 20
 # The rendered outline's format, stored with the content hash: bumped when parser/render.py changes what it
 # prints, so that a row cached by an older version is a miss (rendered again), not served as it was.
-OUTLINE_FORMAT = "7"  # 3: the outline passes the privacy filter; 4: broken code repaired, every name shown;
+OUTLINE_FORMAT = "8"  # 3: the outline passes the privacy filter; 4: broken code repaired, every name shown;
 # 5: Python/JavaScript/PHP variables, class attributes and properties on names-only rows; 6: TypeScript's too,
 # with interface properties and a declared object type's members; 7: definitions after a syntax error recovered,
 # C/C++ file variables, Rust associated types, a function's local types in test files too
+# 8: each definition's text filtered as written, before it is flattened and cut (memory/outline/screen.py)
 
 
 class Cached:
@@ -97,6 +98,9 @@ def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_re
         from parser.grammars import GrammarUnavailable, get_language
     except ImportError:  # stdlib-only fallback interpreter: no outline, the Read passes through
         return None
+    from memory.outline.screen import install
+
+    install()  # the privacy filter on each definition's text as written, before the parser flattens and cuts it
     if partial:
         from memory.outline.partial import outline_within
 

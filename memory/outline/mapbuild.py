@@ -138,8 +138,10 @@ _NAMES_ONLY = frozenset({"variable", "field"})
 
 def file_symbols(data: bytes, path: str) -> tuple[str | None, list[list[Any]], dict[str, Any]]:
     """(language, definitions as [name, kind, line, depth, signature], its uses of names) of one file."""
+    from memory.outline.screen import install
     from parser import outline_source
 
+    install()  # the privacy filter on each definition's text before the parser flattens and cuts it
     outline = outline_source(data, path)
     # Variables the outline lists by name only (parser/variables.py: `first`, `port`, `name`) are a file's
     # state, not definitions to rank: common words, they outranked the functions.

@@ -143,7 +143,9 @@ def jsonl_fields(obj: dict[str, Any]) -> dict[str, Any]:
     if title is not None and not isinstance(title, str):
         raise ValueError("\"title\" must be a string")
     content = str(content or title)
-    out: dict[str, Any] = {"content": content, "title": title or content.splitlines()[0][:120]}
+    # No title: the store makes one from the content's first line once it is filtered (a cut first could split
+    # a secret so that no rule matched).
+    out: dict[str, Any] = {"content": content, "title": title or ""}
     out["type"] = obj.get("type", "observation")
     if out["type"] not in TYPES:
         raise ValueError(f"type must be one of {', '.join(TYPES)}")

@@ -58,6 +58,9 @@ def remaining(home: str | None = None) -> int:
 def record(db: sqlite3.Connection, *, session_id: str, trigger: str, provider: str, model: str, status: str,
            paid: bool, input_tokens: int = 0, output_tokens: int = 0, learnings: int = 0, offset_from: int = 0,
            offset_to: int = 0, progress: int = 0, error: str | None = None, summary: str | None = None) -> None:
+    from memory.base.log import filtered
+
+    error = filtered(error, 500) if error else None  # it may quote what the provider read: filtered, then cut
     now = time.time()
     with Tx(db):
         db.execute(
@@ -65,7 +68,7 @@ def record(db: sqlite3.Connection, *, session_id: str, trigger: str, provider: s
                output_tokens, learnings, offset_from, offset_to, progress, summary, error, day, at)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (session_id, trigger, provider, model, status, int(paid), input_tokens, output_tokens, learnings,
-             offset_from, offset_to, progress, summary or None, (error or "")[:500] or None, today(now), now),
+             offset_from, offset_to, progress, summary or None, error, today(now), now),
         )
 
 

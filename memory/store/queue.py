@@ -57,13 +57,17 @@ def claim(db: sqlite3.Connection, worker: str | None = None, kinds: tuple[str, .
 
 
 def finish(db: sqlite3.Connection, job_id: int, error: str | None = None, retry_in: float | None = None) -> None:
+    if error:  # an error may quote what the job read: filtered, then cut
+        from memory.base.log import filtered
+
+        error = filtered(error, 500)
     with Tx(db):
         if error and retry_in is not None:
             db.execute("UPDATE queue SET status = 'pending', error = ?, run_after = ?, locked_by = NULL WHERE id = ?",
-                       (error[:500], time.time() + retry_in, job_id))
+                       (error, time.time() + retry_in, job_id))
         else:
             db.execute("UPDATE queue SET status = ?, error = ?, finished_at = ? WHERE id = ?",
-                       ("failed" if error else "done", error[:500] if error else None, time.time(), job_id))
+                       ("failed" if error else "done", error or None, time.time(), job_id))
 
 
 def claim_batch(db: sqlite3.Connection, kind: str, limit: int, worker: str | None = None) -> list[sqlite3.Row]:

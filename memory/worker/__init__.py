@@ -43,6 +43,7 @@ from typing import Any
 
 from memory import store
 from memory.base.config import data_home, env_int
+from memory.base.log import described, filtered
 from memory.base.progress import Rate
 from memory.base.project import Project
 from memory.base.worker_client import failed_path, lock_path, socket_path
@@ -78,10 +79,10 @@ OWN_VECTORS = 1024
 
 
 def _log(message: str) -> None:
-    """One line of logs/worker.log (the worker's stderr), through the privacy filter like every write."""
-    from memory.base.privacy import clean
-
-    sys.stderr.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} worker pid={os.getpid()} {clean(message)}\n")
+    """One line of logs/worker.log (the worker's stderr), through the privacy filter like every write (then
+    cut, long enough for a traceback)."""
+    text = filtered(message, 16_000)
+    sys.stderr.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} worker pid={os.getpid()} {text}\n")
     sys.stderr.flush()
 
 
@@ -327,7 +328,7 @@ class ProjectIndex:
             finally:
                 db.close()
         except Exception as exc:  # noqa: BLE001 - searches keep using SQLite and LanceDB
-            _log(f"{self.key}: warm index failed: {exc!r}")
+            _log(f"{self.key}: warm index failed: {described(exc)}")
             with self._warm_lock:
                 self._warm_building, self._warm_failed, self._warm_pending = False, True, []
             return
@@ -399,7 +400,7 @@ class ProjectIndex:
         try:
             done = self.vectors.maintain(force=force)
         except Exception as exc:  # noqa: BLE001 - upkeep can wait for the next burst
-            _log(f"{self.key}: vector upkeep failed: {exc!r}")
+            _log(f"{self.key}: vector upkeep failed: {described(exc)}")
             return
         if done and done != "optimized":
             _log(f"{self.key}: {done}")
@@ -558,10 +559,10 @@ class Worker:
                     p.index(ids, [j["id"] for j in jobs])
                     p.rate.add(len(jobs), time.perf_counter() - t0)
                 except Exception as exc:  # noqa: BLE001 - one bad batch must not stop the worker
-                    _log(f"{p.key}: vector batch failed: {exc!r}\n{traceback.format_exc()}")
+                    _log(f"{p.key}: vector batch failed: {described(exc)}\n{traceback.format_exc()}")
                     for j in jobs:
                         retry = 30.0 * j["attempts"] if j["attempts"] < MAX_ATTEMPTS else None
-                        queue.finish(p.db, j["id"], error=repr(exc), retry_in=retry)
+                        queue.finish(p.db, j["id"], error=described(exc), retry_in=retry)
                     return done  # failures are not activity: a worker that only fails still goes idle
                 done += len(jobs)
                 self.last_activity = time.monotonic()
@@ -605,11 +606,11 @@ class Worker:
                 finally:
                     ws.close()
             queue.finish(p.db, job["id"])
-            _log(f"{p.key}: {job['kind']} job {job['id']} done: {str(result)[:200]}")
+            _log(f"{p.key}: {job['kind']} job {job['id']} done: {result}")
         except Exception as exc:  # noqa: BLE001
             retry = 60.0 * job["attempts"] if job["attempts"] < MAX_ATTEMPTS else None
-            queue.finish(p.db, job["id"], error=repr(exc), retry_in=retry)
-            _log(f"{p.key}: {job['kind']} job {job['id']} failed: {exc!r}")
+            queue.finish(p.db, job["id"], error=described(exc), retry_in=retry)
+            _log(f"{p.key}: {job['kind']} job {job['id']} failed: {described(exc)}")
 
     # -- the socket ---------------------------------------------------------------------------------
 
@@ -748,7 +749,7 @@ class Worker:
             except Exception as exc:
                 # Hooks read this and stop starting workers from this interpreter for a while.
                 self._failed(exc)
-                _log(f"cannot run: {exc!r}")
+                _log(f"cannot run: {described(exc)}")
                 return 1
             if not self.light:
                 self.serve()
@@ -832,7 +833,7 @@ class Worker:
         except OSError as exc:
             os.set_inheritable(self.lock_fd, False)
             self.server = None
-            _log(f"re-exec failed: {exc!r}")
+            _log(f"re-exec failed: {described(exc)}")
             self.serve()
 
     def _inherit(self) -> bool:
@@ -872,7 +873,7 @@ class Worker:
         from memory.store.workspace import write_private
 
         write_private(failed_path(self.home), json.dumps({"python": sys.executable, "at": time.time(),
-                                                          "error": repr(exc)[:500]}))
+                                                          "error": filtered(described(exc), 500)}))
 
     def close(self) -> None:
         self.stopping.set()

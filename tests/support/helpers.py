@@ -78,6 +78,15 @@ class HookRunner:
             ev = self.event("PostToolUse", tool_name=tool, tool_input=tool_input, tool_response=response, **extra)
         return self.run("post_tool_use", ev)
 
+    def read_event(self, path: Path) -> dict[str, Any]:
+        """The PostToolUse event of a full Read of a file, as Claude Code sends it."""
+        text = path.read_text()
+        lines = text.count("\n") + 1
+        return self.event("PostToolUse", tool_name="Read", tool_input={"file_path": str(path)},
+                          tool_response={"type": "text", "file": {"filePath": str(path), "content": text,
+                                                                  "numLines": lines, "startLine": 1,
+                                                                  "totalLines": lines}})
+
     def stop(self, message: str = "") -> dict[str, Any]:
         return self.run("stop", self.event("Stop", stop_hook_active=False, last_assistant_message=message))
 
