@@ -79,8 +79,10 @@ _REF_HEADS = ("self.", "this.", "cls.", "os.", "sys.", "env.", "settings.", "con
 
 
 _WORD_PARTS = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
-_WORD = r"(?:[A-Z]?[a-z]+|[A-Z]{2,}(?![a-z]))"
-_JOINED_WORDS = rf"{_WORD}(?:[ _.\-/:]?{_WORD})*"
+# Atomic words, a possessive repeat: one way to read a run ("abc" was "a"+"bc", "ab"+"c", ... with the separator
+# optional: 2^n ways to fail on "token=abcdefghijklmnopqrstuvwxy1", 2.2 CPU-s at 25 letters).
+_WORD = r"(?>[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]++)"
+_JOINED_WORDS = rf"{_WORD}(?:[ _.\-/:]?{_WORD})*+"
 _DOTTED_NAME = r"[A-Za-z_][A-Za-z0-9_.]*"
 _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
 _PORT = r"\d{1,5}(?:/|$)"
@@ -271,21 +273,21 @@ def _wrapped(m: re.Match[str]) -> bool:
 _PASSWORD_FLAG_CMDS = (
     # (triggers, source): mysql -pX, sshpass -p X, docker login -p X, redis-cli -a X, curl -u user:pass, ...
     (("mysql", "mariadb"), r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb|"
-     r"mariadb-dump)\b[^\n|;&]*?[ \t]-p(?P<value>[^\s'\"-][^\s'\"]*|'[^'\n]*'|\"[^\"\n]*\")"),
-    (("sshpass",), r"\bsshpass\b[^\n|;&]*?[ \t]-p[ \t]*(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
-    (("login",), r"\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl|az)\b[^\n|;&]*?\blogin\b"
-     r"[^\n|;&]*?[ \t](?:-p|--password)(?:[ \t]+|=)(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
-    (("redis-cli",), r"\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
-    (("ldap",), r"\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)\b[^\n|;&]*?[ \t]-w[ \t]+"
+     r"mariadb-dump)\b[^\n|;&]{0,256}?[ \t]-p(?P<value>[^\s'\"-][^\s'\"]*|'[^'\n]*'|\"[^\"\n]*\")"),
+    (("sshpass",), r"\bsshpass\b[^\n|;&]{0,256}?[ \t]-p[ \t]*(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
+    (("login",), r"\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl|az)\b[^\n|;&]{0,256}?\blogin\b"
+     r"[^\n|;&]{0,256}?[ \t](?:-p|--password)(?:[ \t]+|=)(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
+    (("redis-cli",), r"\bredis-cli\b[^\n|;&]{0,256}?[ \t]-a[ \t]+(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
+    (("ldap",), r"\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)\b[^\n|;&]{0,256}?[ \t]-w[ \t]+"
      r"(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
-    (("sqlcmd", "bcp", "zip", "lftp"), r"\b(?:sqlcmd|bcp|zip|unzip|lftp)\b[^\n|;&]*?[ \t]-P[ \t]*"
+    (("sqlcmd", "bcp", "zip", "lftp"), r"\b(?:sqlcmd|bcp|zip|unzip|lftp)\b[^\n|;&]{0,256}?[ \t]-P[ \t]*"
      r"(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
     (("mongo",), r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop)\b"
-     r"[^\n|;&]*?[ \t]-p[ \t]+(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
-    (("7z", "rar"), r"\b(?:7z|7za|rar|unrar)\b[^\n|;&]*?[ \t]-p(?P<value>[^\s'\"-]\S*)"),
-    (("curl", "wget", "lftp"), r"\b(?:curl|wget|lftp)\b[^\n|;&]*?[ \t](?:-u|--user|--proxy-user|-U)[ \t=]*['\"]?"
+     r"[^\n|;&]{0,256}?[ \t]-p[ \t]+(?P<value>[^\s'\"-]\S*|'[^'\n]*'|\"[^\"\n]*\")"),
+    (("7z", "rar"), r"\b(?:7z|7za|rar|unrar)\b[^\n|;&]{0,256}?[ \t]-p(?P<value>[^\s'\"-]\S*)"),
+    (("curl", "wget", "lftp"), r"\b(?:curl|wget|lftp)\b[^\n|;&]{0,256}?[ \t](?:-u|--user|--proxy-user|-U)[ \t=]*['\"]?"
      r"[^\s:'\"]+:(?P<value>[^\s'\"]+)"),
-    (("smbclient",), r"\bsmbclient\b[^\n|;&]*?[ \t]-U[ \t]*['\"]?[^\s%'\"]+%(?P<value>[^\s'\"]+)"),
+    (("smbclient",), r"\bsmbclient\b[^\n|;&]{0,256}?[ \t]-U[ \t]*['\"]?[^\s%'\"]+%(?P<value>[^\s'\"]+)"),
     (("sqlplus",), r"\bsqlplus\b[ \t]+['\"]?[^\s/'\"]+/(?P<value>[^\s@'\"]+)"),
     (("pass:",), r"[ \t]-(?:passin|passout|pass|kpass|password)[ \t]+pass:(?P<value>\S+)"),
     (("storepass", "keypass", "/p:"), r"[ \t](?:-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|"
@@ -347,7 +349,7 @@ _ANCHOR_SPAN = 256  # characters of text per occurrence of the literal, at least
 # lines -> 7, the rule 0.55 -> 0.15 ms). A flag: a dash and the start of its name (`--db-`); `Basic` and
 # `Bearer`: a blank (an LLVM outline's `BasicBlock` on 54 lines; a Ruby one's `token` 0.09 -> 0.02 ms).
 _LINE_AROUND = {
-    _ASSIGNED: (None, r"[A-Za-z0-9_.\-]{0,50}\\?[\"']?\]?[ \t]*[:=]"),
+    _ASSIGNED: (None, r"(?<=[A-Za-z])[A-Za-z0-9_.\-]{0,50}\\?[\"']?\]?[ \t]*[:=]"),
     _FLAG: (r"-[A-Za-z0-9\-]{0,30}\Z", None),
     _BASIC: (None, r"[ \t]"),
     _BEARER: (None, r"[ \t]"),
@@ -418,14 +420,16 @@ _RULES: list[tuple] = [
      _I, None),
     ("basic-auth", ("basic",), _BASIC, "value", 0, _basic),
     ("sql-password", ("password '", 'password "', "identified by", "password('", 'password("'),
-     r"\b(?:password|identified[ \t]+by)[ \t]*\(?[ \t]*(?P<q>['\"])(?P<value>[^'\"\n]+)(?P=q)", "value", _I, _real),
-    ("netrc-password", ("machine",), r"\bmachine\b(?s:.*?)\b(?:password|passwd)[ \t]+(?P<value>\S+)", "value", 0,
+     r"\b(?:password|identified[ \t]+by)[ \t]*+\(?[ \t]*+(?P<q>['\"])(?P<value>[^'\"\n]+)(?P=q)", "value", _I, _real),
+    ("netrc-password", ("machine", "login"),
+     r"\b(?:machine|login|account)[ \t\r\n]+\S+[ \t\r\n]+(?:password|passwd)[ \t]+(?P<value>\S+)", "value", 0,
      lambda m: not placeholder(m.group("value")), ("password", "passwd")),
     ("password-sentence", _SENTENCE_TRIGGERS,
      r"\b(?:(?P<owner>my|our|your|his|her|their)[ \t]+)?(?:(?:new|old|admin|root|wifi|wi-fi|db|database|default|"
      r"temporary|temp|current|account|user|login|master|api|vault|sudo)[ \t]+)?(?:password|passwd|passphrase|"
      r"passcode|pw|secret|key|token) (?:is now|is|was|will be|should be|has been (?:set|changed) to|set to|"
-     r"changed to)[ \t]*:?[ \t]*(?P<q>[\"'`]?)(?P<value>[^\s\"'`]+?)(?P=q)(?=[.,;!?)\]\"'`]*(?:\s|$))", "value", _I,
+     r"changed to)[ \t]*+(?::[ \t]*+)?(?P<q>[\"'`]?)(?P<value>(?:[^\s\"'`.,;!?)\]]++|[.,;!?)\]]++"
+     r"(?=[^\s\"'`.,;!?)\]]))++)(?P=q)(?=[.,;!?)\]\"'`]*+(?:\s|$))", "value", _I,
      _sentence),
     # CLI flags: --password X, --db-password=X, --token X (the name decides, as for assignments)
     ("cli-password", _FLAG_TRIGGERS, _FLAG, "value", _M, lambda m: name_tier(m.group("name")) >= 2 and _named(m),
