@@ -66,17 +66,17 @@ def test_pulled_changes_never_echo_and_a_later_local_change_wins(tmp_path: Path)
            "files": "", "importance": 0.7, "confidence": 0.5, "source": "cli", "session_id": "s-remote",
            "created_at": 1.0, "updated_at": 1.0, "expires_at": None, "deleted": False, "version": 100.0,
            "machine": "other", "author": "bob"}
-    counts = outbox.apply_pulled(db, "k", [row], ("10", 1), "mine")
+    counts = outbox.apply_pulled(db, "k", [row], ("10", 1), "mine", "bob")
     assert counts["inserted"] == 1 and outbox.outbox_size(db) == 0
-    assert outbox.apply_pulled(db, "k", [row], ("10", 1), "mine")["updated"] == 1  # replayed: same row
+    assert outbox.apply_pulled(db, "k", [row], ("10", 1), "mine", "bob")["updated"] == 1  # replayed: same row
     assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 1
-    # A local edit made after the remote version stays, and will be pushed.
+    # A local edit made after the remote version stays, and will be pushed (this machine is another of bob's).
     db.execute("UPDATE memories SET content = 'We decided to use uv and pip-tools' WHERE uid = ?", (row["uid"],))
     older = {**row, "content": "We decided to use poetry", "version": 50.0}
-    assert outbox.apply_pulled(db, "k", [older], ("11", 2), "mine")["kept_local"] == 1
+    assert outbox.apply_pulled(db, "k", [older], ("11", 2), "mine", "bob")["kept_local"] == 1
     assert db.execute("SELECT content FROM memories").fetchone()[0] == "We decided to use uv and pip-tools"
     newer = {**row, "deleted": True, "version": 4e9}
-    assert outbox.apply_pulled(db, "k", [newer], ("12", 3), "mine")["deleted"] == 1
+    assert outbox.apply_pulled(db, "k", [newer], ("12", 3), "mine", "bob")["deleted"] == 1
     assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0 and outbox.outbox_size(db) == 0
     assert outbox.cursor(db) == ("12", 3)
 
@@ -96,3 +96,60 @@ def test_a_version_4_database_migrates_with_uids_and_scopes(tmp_path: Path) -> N
     rows = db.execute("SELECT type, scope, length(uid) FROM memories ORDER BY id").fetchall()
     assert [tuple(r) for r in rows] == [("decision", "team", 32), ("observation", "personal", 32),
                                         ("bugfix", "team", 32)]
+
+
+def _pulled(**extra: object) -> dict[str, object]:
+    return {"uid": "f" * 32, "type": "decision", "title": "Use uv", "content": "We decided to use uv", "tags": "",
+            "files": "", "importance": 0.7, "confidence": 0.5, "source": "cli", "session_id": "s-remote",
+            "created_at": 1.0, "updated_at": 1.0, "expires_at": None, "deleted": False, "version": 100.0,
+            "machine": "other", "author": "bob", **extra}
+
+
+def test_a_pulled_row_is_admitted_as_data_from_elsewhere() -> None:
+    token = "ghp_Zx8Qw2Lm4Np6Rt8Vx0Bz2Dc4Fg6Hj8Kl0Mn2Pq"
+    huge = "We decided " + "word " * 100_000 + token
+    row = outbox.admit(_pulled(title=f"Token {token}\n\n  spaced", content=huge, tags=f"a,{token}",
+                               machine=f"bob's <laptop>\n{token}", type="no-such-type", importance=float("nan"),
+                               confidence=9.0, created_at=1e15, updated_at=float("inf"), expires_at=float("nan")),
+                       now=1000.0)
+    for key in ("title", "content", "tags", "machine"):
+        assert token not in str(row[key]), key
+    assert len(row["content"]) <= outbox.PULLED_MAX_CHARS + 100 and row["content"].startswith("We decided word")
+    assert row["title"] == "Token [REDACTED:github-token] spaced"
+    assert set(row["machine"]) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_/@:+")
+    assert row["type"] == "observation" and row["importance"] <= 0.5 and row["confidence"] <= 0.3
+    assert row["created_at"] == row["updated_at"] == 1000.0 and row["expires_at"] is None
+    # A read the pull cut short loses its tail, where half a secret could end it.
+    cut = outbox.admit(_pulled(content="x " * 20_000 + token[:20], content_cut=True), now=1000.0)
+    assert token[:20] not in cut["content"]
+
+
+def test_a_pulled_row_whose_author_changed_is_dropped_and_an_unsent_edit_is_kept_as_ours(tmp_path: Path) -> None:
+    from memory.store.edit import edit
+
+    db = _db(tmp_path)
+    outbox.link(db, "p", "x", ["decision"])
+    assert outbox.apply_pulled(db, "k", [_pulled()], ("10", 1), "mine", "alice")["inserted"] == 1
+    (mid,) = [r[0] for r in db.execute("SELECT id FROM memories")]
+    # carol's row under bob's uid: a server that let her change it. Dropped, counted.
+    assert outbox.apply_pulled(db, "k", [_pulled(author="carol", content="We decided poetry", version=200.0)],
+                               ("11", 2), "mine", "alice")["dropped"] == 1
+    assert db.execute("SELECT author, content FROM memories").fetchall()[0][:] == ("bob", "We decided to use uv")
+    assert outbox.status(db)["dropped_author"] == 1
+    # alice edits bob's memory here; before her push, bob's own newer edit arrives: both are kept, hers as hers.
+    edit(db, mid, "Use uv", "We decided to use uv with a lock file")
+    assert outbox.outbox_size(db) == 1
+    counts = outbox.apply_pulled(db, "k", [_pulled(content="We decided to use uv 0.5", version=4e9)],
+                                 ("12", 3), "mine", "alice")
+    assert counts["forked"] == 1
+    rows = {r["content"]: (r["author"], r["uid"]) for r in db.execute("SELECT * FROM memories")}
+    assert rows["We decided to use uv 0.5"] == ("bob", "f" * 32)
+    mine_author, mine_uid = rows["We decided to use uv with a lock file"]
+    assert mine_author is None and mine_uid != "f" * 32
+    assert [r[0] for r in db.execute("SELECT uid FROM team_outbox")] == [mine_uid]
+    assert not db.execute("SELECT 1 FROM team_state WHERE key = 'applying'").fetchone()
+    # Deleting bob's memory "for everyone" here deletes it here only.
+    (theirs,) = [r[0] for r in db.execute("SELECT id FROM memories WHERE author = 'bob'")]
+    gone, kept = outbox.forget_for_everyone(db, [theirs])
+    assert gone == [] and kept == {theirs: "bob"}
+    assert [r[0] for r in db.execute("SELECT uid FROM team_outbox")] == [mine_uid]

@@ -89,10 +89,10 @@ def pending(db: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
     out = []
     for ob in db.execute("SELECT * FROM team_outbox ORDER BY id LIMIT ?", (limit,)).fetchall():
         rec: dict[str, Any] = {"outbox_id": ob["id"], "uid": ob["uid"], "version": ob["at"]}
-        row = db.execute(f"SELECT {', '.join(COLUMNS)}, scope FROM memories WHERE uid = ?",
+        row = db.execute(f"SELECT {', '.join(COLUMNS)}, scope, content_hash FROM memories WHERE uid = ?",
                          (ob["uid"],)).fetchone() if ob["op"] == "upsert" else None
         if row is not None and row["scope"] == "team":
-            rec.update({k: row[k] for k in COLUMNS}, deleted=False)
+            rec.update({k: row[k] for k in COLUMNS}, deleted=False, content_hash=row["content_hash"])
         elif ob["op"] == "upsert":
             rec["skip"] = True  # deleted here only (eviction, `memory forget`): nothing to tell the team
         else:
@@ -182,7 +182,7 @@ def apply_pulled(db: sqlite3.Connection, project: str, rows: list[dict[str, Any]
     machine's role on the server (the author of the rows written here). A row whose author is not the
     author of the local row with its uid is dropped and counted: the server refuses such a change, so
     it comes from a server that does not (an older schema, or one tampered with)."""
-    counts = {"inserted": 0, "updated": 0, "deleted": 0, "kept_local": 0, "own": 0, "dropped": 0}
+    counts = {"inserted": 0, "updated": 0, "deleted": 0, "kept_local": 0, "own": 0, "dropped": 0, "forked": 0}
     touched: list[int] = []
     now = time.time()
     with Tx(db):
@@ -196,6 +196,18 @@ def apply_pulled(db: sqlite3.Connection, project: str, rows: list[dict[str, Any]
                 counts["dropped"] += 1
                 continue
             waiting = db.execute("SELECT id, at FROM team_outbox WHERE uid = ?", (r["uid"],)).fetchone()
+            if waiting is not None and local is not None and local["author"] and local["author"] != me:
+                # this machine's change to a teammate's row, not pushed yet: an edit of its text is kept as
+                # a memory of ours, the teammate's row taken as they sent it; any other change is local
+                edited = db.execute("SELECT title, content, content_hash, uid FROM memories WHERE id = ?",
+                                    (local["id"],)).fetchone()
+                if edited_here(edited) and not r["deleted"]:
+                    fork(db, r["uid"], r)
+                    touched.append(local["id"])
+                    counts["forked"] += 1
+                    continue
+                db.execute("DELETE FROM team_outbox WHERE id = ?", (waiting["id"],))
+                waiting = None
             if waiting is not None:
                 if (waiting["at"], machine) >= (r["version"], r["machine"]):
                     counts["kept_local"] += 1  # ours is later: it wins when pushed
@@ -235,7 +247,7 @@ def _write_pulled(db: sqlite3.Connection, project: str, r: dict[str, Any], local
     title = r["title"]
     # Suffixed with the uid: a teammate's memory never merges into one of ours by title or content.
     tkey = f"{store.normalise(title)}\x00team:{r['uid']}"
-    chash = f"{store.content_hash(store.normalise(title) + chr(0) + store.normalise(r['content']))}:{r['uid']}"
+    chash = pulled_hash(title, r["content"], r["uid"])
     values = (project, r["session_id"], r["type"], title, tkey, r["content"], chash, r["importance"],
               r["confidence"], r["tags"], r["files"], "team", r["created_at"], r["updated_at"],
               r["expires_at"], r["uid"], "team", r["author"], r["machine"], "teammate", r["author"],
@@ -254,6 +266,17 @@ def _write_pulled(db: sqlite3.Connection, project: str, r: dict[str, Any], local
            author = ?, machine = ?, origin = ?, origin_detail = ?, flags = ? WHERE id = ?""",
         (*values, local_id))
     return local_id
+
+
+def pulled_hash(title: str, content: str, uid: str) -> str:
+    """The content_hash a pulled row is stored with: an edit here (memory/store/edit.py hashes the new text
+    its own way, a plain UPDATE leaves the hash of the old one) no longer matches it."""
+    return f"{store.content_hash(store.normalise(title) + chr(0) + store.normalise(content))}:{uid}"
+
+
+def edited_here(row: Any) -> bool:
+    """Whether the text of a teammate's row (title, content, content_hash, uid) was changed on this machine."""
+    return bool(row["content_hash"] != pulled_hash(row["title"], row["content"], row["uid"]))
 
 
 def add_count(db: sqlite3.Connection, key: str, n: int) -> None:
@@ -275,6 +298,7 @@ def fork(db: sqlite3.Connection, uid: str, theirs: dict[str, Any] | None) -> str
         if row is None:
             return uid
         owner = (theirs or {}).get("author") or row["author"] or "a teammate"
+        applying = get_state(db, "applying")  # set when a pull forks: it stays set for the rest of its page
         db.execute("INSERT OR REPLACE INTO team_state (key, value) VALUES ('applying', '1')")
         chash = store.content_hash(f"{store.normalise(row['title'])}\x00{store.normalise(row['content'])}")
         db.execute("UPDATE memories SET uid = ?, author = NULL, machine = NULL, origin = 'user', "
@@ -283,8 +307,9 @@ def fork(db: sqlite3.Connection, uid: str, theirs: dict[str, Any] | None) -> str
                     f"{new_uid}", f"{chash}:{new_uid}", row["id"]))
         db.execute("UPDATE team_outbox SET uid = ? WHERE uid = ?", (new_uid, uid))
         if theirs is not None and not theirs.get("deleted"):
-            _write_pulled(db, row["project"], admit(theirs, time.time()), None)
-        db.execute("DELETE FROM team_state WHERE key = 'applying'")
+            store.queue_vector_jobs(db, [_write_pulled(db, row["project"], admit(theirs, time.time()), None)])
+        if applying is None:
+            db.execute("DELETE FROM team_state WHERE key = 'applying'")
         add_count(db, "forked", 1)
     return new_uid
 

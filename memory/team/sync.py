@@ -252,7 +252,10 @@ def _theirs(conn: Any, db: Any, link: Any, recs: list[dict[str, Any]]) -> None:
 
 
 def _same_text(mine: dict[str, Any], other: dict[str, Any]) -> bool:
-    """Whether the local copy still says what the server's row says, as this machine keeps it."""
+    """Whether the local copy's text is as it was pulled, or as the server's row is now, as this machine
+    keeps it: then only the local copy changed."""
+    if mine.get("content_hash") and not outbox.edited_here(mine):
+        return True
     kept = outbox.admit(other, time.time())
     return (mine["title"], mine["content"]) == (kept["title"], kept["content"])
 
@@ -325,7 +328,7 @@ def pull(conn: Any, db: Any, project_key: str, *, max_pages: int | None = None) 
     if link is None:
         raise TeamError("this project is not linked to a team server: run `memory team init URL`")
     totals = {"pulled": 0, "inserted": 0, "updated": 0, "deleted": 0, "kept_local": 0, "own": 0, "dropped": 0,
-              "pages": 0}
+              "forked": 0, "pages": 0}
     limit = batch_size()
     with conn.cursor() as cur:
         cur.execute("SELECT session_user::text")  # the author the server gives this machine's rows
