@@ -646,6 +646,39 @@ def test_a_version_1_schema_is_migrated_and_its_machines_stay_with_their_authors
                       "bob-again": ("bob", "bob-laptop"), "bob-as-alice": ("bob", "bob/alice-laptop")}
 
 
+def test_a_version_2_schema_is_migrated_to_rows_only_their_authors_change(
+        pg: PgServer, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A team server as the previous release left it: rows of any size, any member changing any row. The
+    owner's next `memory team init` (or sync) migrates it; rows already stored stay as they are."""
+    import psycopg
+
+    from memory.team import pg_schema, sync
+
+    database = pg.new_database(owner="alice")
+    a, b = Machine(tmp_path, "a", pg.url("alice", database)), Machine(tmp_path, "b", pg.url("bob", database))
+    with monkeypatch.context() as m:
+        m.setattr(pg_schema, "MIGRATIONS", pg_schema.MIGRATIONS[:2])
+        with sync.connect(a.url) as conn:
+            pg_schema.migrate(conn)
+            for role in ("alice", "bob"):
+                sync.add_member(conn, PROJECT_ID, role)
+    with psycopg.connect(a.url, autocommit=True) as conn:
+        _insert(conn, {**_row("a" * 32, "We decided alice's rule"), "machine": "alice-laptop"})
+        _insert(conn, {**_row("h" * 32, "We decided a long one " + "x" * 200_000), "machine": "alice-laptop"})
+    with psycopg.connect(b.url, autocommit=True) as conn:  # allowed under version 2
+        assert conn.execute("UPDATE memory.memories SET importance = 0.9 WHERE uid = %s", ("h" * 32,)).rowcount == 1
+    assert a.init()["migrations_applied"] == 1
+    with psycopg.connect(b.url, autocommit=True) as conn:
+        assert conn.execute("UPDATE memory.memories SET content = 'x' WHERE uid = %s", ("a" * 32,)).rowcount == 0
+        with pytest.raises(psycopg.errors.CheckViolation):
+            _insert(conn, _row("i" * 32, "We decided another long one " + "x" * 200_000))
+    assert dict((r[0], r[1:]) for r in pg.sql(database, "SELECT uid, author::text, length(content) "
+                                                       "FROM memory.memories")) == {
+        "a" * 32: ("alice", 23), "h" * 32: ("bob", 200_022)}  # the old rule's last writer stays its author
+    b.init()
+    assert b.rows("SELECT max(length(content)) FROM memories")[0][0] < 20_000  # cut on pull
+
+
 def test_a_sync_migrates_a_schema_the_owner_linked_under_the_previous_release(
         pg: PgServer, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Pushes without the server's stamps would keep an old cursor: the next sync of the owner migrates
