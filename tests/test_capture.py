@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import string
 from pathlib import Path
@@ -69,3 +70,94 @@ def test_an_edit_is_labelled_by_its_tool_not_by_its_text(hooks: HookRunner, home
     assert row_label(rows["Modified new.py"]) == "tool output of Write"
     assert row_label(rows["Looked up https://docs.example.com/limits"]) == \
         "tool output of WebFetch https://docs.example.com/limits"
+
+
+def _memory_cli(home: Path, project: Path, *args: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MEMORY_HOME": str(home), "MEMORY_WORKER": "off"}
+    done = subprocess.run([sys.executable, "-m", "memory", *args], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_two_sessions_editing_one_file_keep_two_change_records(home: Path, project: Path) -> None:
+    path = str(project / "app.py")
+    for session, (old, new) in (("sess-a", ("return 1", "return 2")), ("sess-b", ("return 2", "return 3"))):
+        hooks = HookRunner(project, session=session)
+        hooks.start()
+        hooks.prompt(f"change the value returned by main in app.py to {new[-1]}")
+        hooks.tool("Edit", {"file_path": path, "old_string": old, "new_string": new}, {"filePath": path})
+        hooks.end()
+    # Within one session, a second edit of the file updates that session's record.
+    HookRunner(project, session="sess-b").tool("Edit", {"file_path": path, "old_string": "return 3",
+                                                        "new_string": "return 4"}, {"filePath": path})
+    rows = db_for(home, project).execute("SELECT session_id, content FROM memories WHERE type = 'change' "
+                                         "ORDER BY id").fetchall()
+    assert [(r["session_id"], r["content"]) for r in rows] == [
+        ("sess-a", "replaced:\nreturn 1\nwith:\nreturn 2"), ("sess-b", "replaced:\nreturn 3\nwith:\nreturn 4")]
+    # The same change again in a third session is a duplicate (identical content), not a third record.
+    HookRunner(project, session="sess-c").tool("Edit", {"file_path": path, "old_string": "return 3",
+                                                        "new_string": "return 4"}, {"filePath": path})
+    assert db_for(home, project).execute("SELECT count(*) FROM memories WHERE type = 'change'").fetchone()[0] == 2
+    listed = _memory_cli(home, project, "recent", "--type", "change")
+    assert listed.count("Modified app.py") == 2, listed
+
+
+def test_the_plugins_own_output_is_not_captured_again(hooks: HookRunner, home: Path) -> None:
+    hooks.start()
+    hooks.tool("Bash", {"command": "pytest -q tests/test_app.py"}, {"stdout": "3 passed", "stderr": ""})
+    listed = _memory_cli(home, hooks.project, "recent")
+    assert "pytest -q tests/test_app.py" in listed
+    for command in ("memory recent", "bin/memory recent --type change", ".venv/bin/memory search pytest",
+                    "cd src && python -m memory recent | head -20"):
+        hooks.tool("Bash", {"command": command}, {"stdout": listed, "stderr": ""})
+    hooks.tool("mcp__plugin_memory_memory__search", {"query": "pytest"},
+               [{"type": "text", "text": listed}])
+    rows = db_for(home, hooks.project).execute("SELECT title, content FROM memories").fetchall()
+    assert [r["title"] for r in rows] == ["Ran `pytest -q tests/test_app.py` (ok)"]
+    state = db_for(home, hooks.project).execute("SELECT state FROM session_state").fetchone()[0]
+    assert "memory recent" not in state  # not a command of the work either
+
+
+def test_slash_commands_of_the_plugin_are_not_requests_of_the_work(hooks: HookRunner, home: Path) -> None:
+    hooks.start()
+    hooks.prompt("Add rate limiting to api/limits.py")
+    hooks.prompt("/memory:search rate limit")
+    hooks.prompt("/memory:why 150")
+    hooks.prompt("also cover the burst case in tests/test_limits.py")
+    hooks.stop("Added the burst test.")
+    handoff = db_for(home, hooks.project).execute("SELECT content FROM handoffs ORDER BY id DESC").fetchone()[0]
+    assert "Task: Add rate limiting to api/limits.py" in handoff
+    assert "Later requests: also cover the burst case in tests/test_limits.py" in handoff
+    assert "/memory:" not in handoff
+
+
+def test_a_prompt_is_a_memory_only_when_it_carries_content(hooks: HookRunner, home: Path) -> None:
+    hooks.start()
+    trivial = ["hello 14", "ok", "thanks!", "continue", "yes do it", "Good morning", "go ahead please"]
+    meant = ["We decided to keep argparse vendored", "the login fails in auth/session.py",
+             "rename getUser to fetch_user", "Migrate the session store to Redis"]
+    for text in [*trivial, *meant]:
+        hooks.prompt(text)
+    db = db_for(home, hooks.project)
+    asked = {r[0] for r in db.execute("SELECT content FROM memories WHERE type = 'prompt'")}
+    assert asked == set(meant)
+    state = json.loads(db.execute("SELECT state FROM session_state").fetchone()[0])
+    assert "go ahead please" in state["prompts"]  # still the session's context
+    assert state["task"] == "We decided to keep argparse vendored"  # the first prompt with content
+    assert db.execute("SELECT prompt_count FROM sessions").fetchone()[0] == len(trivial) + len(meant)
+
+
+def test_a_command_is_spelled_once_in_its_memory(hooks: HookRunner, home: Path) -> None:
+    long = "grep -rn 'def handle' memory/hook | sort"
+    hooks.tool("Bash", {"command": long}, {"stdout": "memory/hook/stop.py:17: def handle(...)", "stderr": ""})
+    hooks.tool("Bash", {"command": "make build"}, failed="Exit code 2\nerror: missing header foo.h")
+    hooks.tool("Bash", {"command": "make dist"}, {"stdout": "", "stderr": ""})
+    rows = {r["title"]: r["content"] for r in db_for(home, hooks.project).execute("SELECT * FROM memories")}
+    assert rows[f"Ran `{long}` (ok)"] == "memory/hook/stop.py:17: def handle(...)"
+    assert rows["Command failed: `make build`"] == "Exit code 2\nerror: missing header foo.h"
+    assert rows["Ran `make dist` (ok)"] == "`make dist`"  # no output: the command is the text

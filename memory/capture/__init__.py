@@ -82,19 +82,13 @@ def rel(path: str, root: str) -> str:
 
 
 def prompt_event(prompt: str, session: str | None) -> Capture:
+    """A user's prompt: the session's task (its first prompt with content of its own), one of its requests,
+    its last action; a recallable memory only when it carries content (carries_content), and each decision
+    it states. The plugin's own slash commands (`/memory:search ...`) are none of these."""
     cap = Capture()
     text = prompt.strip()
     if not text:
         return cap
-
-    def set_task(s: State) -> None:
-        # The first substantial prompt is the task; later ones are follow-ups.
-        if not s.get("task") and len(text) > 3 and not text.startswith("/"):
-            s["task"] = text[:500]
-        push_unique(s, "prompts", text[:500])
-        s["last_action"] = f"User asked: {text[:200]}"
-
-    cap.change(set_task)
     from memory.capture import deciders
 
     arguments = deciders.slash_arguments(text)
@@ -103,17 +97,75 @@ def prompt_event(prompt: str, session: str | None) -> Capture:
 
         now = time.time()
         cap.change(lambda s: deciders.add_grant(s, arguments, now))
-    if not text.startswith("/"):
+    if text.startswith(OWN_SLASH):
+        return cap
+    meant = carries_content(text) and not text.startswith("/")
+
+    def set_task(s: State) -> None:
+        # The first prompt with content is the task; later ones are follow-ups.
+        if not s.get("task") and meant:
+            s["task"] = text[:500]
+        push_unique(s, "prompts", text[:500])
+        s["last_action"] = f"User asked: {text[:200]}"
+
+    cap.change(set_task)
+    if meant:
         first = text.splitlines()[0][:150]
         cap.memories.append(NewMemory(title=f"Asked: {first}", content=text, type="prompt", importance=0.3,
                                       session_id=session, tags=["prompt"], source="prompt", origin="user",
                                       origin_detail="prompt"))
+    if not text.startswith("/"):
         for decision in decisions_in(text):
             cap.memories.append(NewMemory(title=decision[:150], content=decision, type="decision",
                                           importance=0.8, session_id=session, tags=["user"], source="prompt",
                                           origin="user", origin_detail="prompt"))
             cap.change(lambda s, d=decision: push_unique(s, "decisions", d))
     return cap
+
+
+# The plugin's slash commands as the prompt hook sees them (commands/*.md of the plugin named "memory").
+OWN_SLASH = "/memory:"
+# Words that carry no content of their own in a request: English function words, and the greetings,
+# thanks and go-aheads of a chat. A prompt needs two words besides these (or one specific token).
+_EMPTY_WORDS = frozenset("""a an the and or but if then so to of in on at by for with from into onto about as is
+are was were be been am do does did done have has had will would shall should can could may might must it its
+this that these those there here i me my we us our you your he she they them their what which who whom how why
+when where not no yes yeah yep nope ok okay sure please thanks thank thx ty hi hello hey morning evening good
+great nice cool fine perfect right go ahead proceed continue keep going let lets let's now just also too very
+really well again more next one all any some same other else still then""".split())
+
+
+def carries_content(text: str) -> bool:
+    """Whether a prompt holds something worth recalling on its own: a stated decision, a specific token
+    (a path or file name, an identifier in snake_case, camelCase, dotted or call form, a code span, an
+    error code or a name in capitals), or at least two content words. A greeting, a thanks, a go-ahead or
+    a number ("hello 14", "ok", "yes do it", "continue") is not: it stays the session's context only."""
+    words = 0
+    for token in text.split()[:400]:
+        if _specific(token.strip(".,;:!?\"'()[]{}<>")):
+            return True
+        word = token.lower().strip(".,;:!?\"'()[]{}<>")
+        if len(word) >= 3 and word.isalpha() and word not in _EMPTY_WORDS:
+            words += 1
+            if words >= 2:
+                return True
+    return bool(decisions_in(text))
+
+
+def _specific(token: str) -> bool:
+    """A token that names something: app.py, src/app, format_usage, getUser, os.path, main(), `x`, E501,
+    ENOENT, HTTP."""
+    if len(token) < 2 or not any(c.isalpha() for c in token):
+        return False
+    if any(mark in token for mark in ("/", "\\", "_", "::", "()", "`", "#", "=")):
+        return True
+    if "." in token.strip(".") and all(part[:1].isalnum() for part in token.split(".")):
+        return True  # app.py, os.path, v2.1
+    if any(c.isdigit() for c in token):
+        return True  # E501, sha256, py311 (a bare number has no letter)
+    if any(c.isupper() for c in token[1:]) and any(c.islower() for c in token):
+        return True  # getUser, ValueError
+    return len(token) >= 3 and token.isupper() and token.lower() not in _EMPTY_WORDS  # ENOENT, HTTP; not "HELLO"
 
 
 # Pasted text (docs/capture.md "Whose words"): told by its form, never by what it says. A prompt this long

@@ -8,6 +8,7 @@ import sqlite3
 import time
 
 from memory.base.privacy import clean
+from memory.capture import OWN_SLASH
 from memory.store import state as session_state
 from memory.store.db import Tx
 from memory.store.state import State
@@ -31,9 +32,11 @@ def render(state: State, root: str, notes: list[sqlite3.Row] | None = None) -> s
     lines: list[str] = []
     if state.get("task"):
         lines.append(f"Task: {state['task']}")
-    if len(state.get("prompts", [])) > 1:
-        lines.append("Later requests: " + " | ".join(p[:160] for p in state["prompts"][-4:]
-                                                      if p != state.get("task")))
+    # The plugin's own slash commands are no requests of the work (states recorded before they were
+    # left out of the prompts may hold them).
+    later = [p for p in state.get("prompts", []) if p != state.get("task") and not p.startswith(OWN_SLASH)]
+    if len(state.get("prompts", [])) > 1 and later:
+        lines.append("Later requests: " + " | ".join(p[:160] for p in later[-4:]))
     if state.get("compact_instructions"):
         lines.append(f"Compaction focus asked by the user: {state['compact_instructions']}")
     if state.get("last_action"):

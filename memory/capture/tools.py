@@ -90,7 +90,7 @@ def _read(call: ToolCall, cap: Capture) -> None:
 
 
 def _edit(call: ToolCall, cap: Capture) -> None:
-    """Edit, MultiEdit and NotebookEdit: what changed, as text."""
+    """Edit, MultiEdit and NotebookEdit: what changed, as text (the memory's title names the file)."""
     if not call.path:
         return
     r = rel(call.path, call.root)
@@ -98,12 +98,12 @@ def _edit(call: ToolCall, cap: Capture) -> None:
         from memory.base.words import count
 
         edits = call.tin.get("edits") if isinstance(call.tin.get("edits"), list) else []
-        summary, lines = f"Edited {r} ({count(len(edits), 'edit')})", [summary_of(e) for e in edits[:3]]
-        text = "\n".join([summary, *(ln for ln in lines if ln)])
+        n = count(len(edits), "edit")
+        summary, text = f"Edited {r} ({n})", "\n".join([f"{n}:", *filter(None, map(summary_of, edits[:3]))])
     else:
         summary = f"Edited {r}"
-        change = edit_text(call.tin.get("old_string"), call.tin.get("new_string"), 300)
-        text = f"{summary}:\n{change}" if change else summary
+        new = call.tin.get("new_string") if call.tool == "Edit" else call.tin.get("new_source")
+        text = edit_text(call.tin.get("old_string"), new, 300) or "edited"
     _changed(call, cap, summary, text)
 
 
@@ -117,9 +117,11 @@ def _write(call: ToolCall, cap: Capture) -> None:
         return
     from memory.base.words import count
 
-    lines = count(len(str(call.tin.get("content", "")).splitlines()), "line")
-    summary = f"Wrote {rel(call.path, call.root)} ({lines})"
-    _changed(call, cap, summary, summary)
+    content = str(call.tin.get("content", ""))
+    lines = count(len(content.splitlines()), "line")
+    written = _filtered(content, 300)
+    _changed(call, cap, f"Wrote {rel(call.path, call.root)} ({lines})",
+             f"wrote {lines}:\n{written}" if written else f"wrote {lines}")
 
 
 def _changed(call: ToolCall, cap: Capture, summary: str, text: str) -> None:
@@ -154,7 +156,7 @@ def _filtered(value: object, limit: int) -> str:
 
 def _shell(call: ToolCall, cap: Capture) -> None:
     cmd = str(call.tin.get("command") or "").strip()
-    if not cmd:
+    if not cmd or runs_memory_cli(cmd):  # the plugin's own output is never captured again
         return
     key = command_key(cmd)
     out = call.resp if isinstance(call.resp, dict) else {}
@@ -169,7 +171,15 @@ def _shell(call: ToolCall, cap: Capture) -> None:
     cap.change(lambda s: _resolve(s, key, short, cap, call))
     call.last_action(cap, f"Ran `{short}`")
     body = (stdout + ("\n" + stderr if stderr.strip() else "")).strip()
-    cap.memories.append(call.memory(f"Ran `{short}` (ok)", f"`{cmd[:500]}`\n{body}", "observation", 0.15, call.tool))
+    cap.memories.append(call.memory(f"Ran `{short}` (ok)", _said_once(cmd, short, "", body), "observation", 0.15,
+                                    call.tool))
+
+
+def _said_once(cmd: str, short: str, after: str, body: str) -> str:
+    """A command's memory text: its output, after the command itself only when the title (which holds
+    `short`) does not hold all of it, so that a recalled line spells the command once."""
+    head = f"`{cmd[:500]}`{after}" if cmd != short or not body else ""
+    return f"{head}\n{body}".strip()
 
 
 def _shell_failed(call: ToolCall, cap: Capture, cmd: str, key: str, short: str, output: str) -> None:
@@ -184,7 +194,7 @@ def _shell_failed(call: ToolCall, cap: Capture, cmd: str, key: str, short: str, 
             s["last_action"] = f"`{short}` failed: {error[:200]}"
 
     cap.change(record_error)
-    cap.memories.append(call.memory(f"Command failed: `{short}`", f"`{cmd[:500]}` failed:\n{output.strip()}",
+    cap.memories.append(call.memory(f"Command failed: `{short}`", _said_once(cmd, short, " failed:", output.strip()),
                                     "bugfix" if classify(error) == "bugfix" else "observation", 0.45, call.tool))
 
 
@@ -252,13 +262,62 @@ def _search(call: ToolCall, cap: Capture) -> None:
     call.last_action(cap, f"Searched for {pattern[:100]!r}")
 
 
+def _mcp(call: ToolCall, cap: Capture) -> None:
+    """An MCP tool: counted, nothing recorded; the results of this plugin's own tools (OWN_MCP_PREFIX: a
+    search, a recalled memory) are never captured again, whatever is recorded of other servers' tools."""
+
+
 def _nothing(call: ToolCall, cap: Capture) -> None:
-    """MCP and other tools: counted, nothing recorded."""
+    """Other tools: counted, nothing recorded."""
 
 
 HANDLERS: dict[str, Callable[[ToolCall, Capture], None]] = {
     "read": _read, "edit": _edit, "write": _write, "shell": _shell, "search": _search, "fetch": _fetch,
-    "todo": _todo, "task": _task, "mcp": _nothing, "other": _nothing}
+    "todo": _todo, "task": _task, "mcp": _mcp, "other": _nothing}
+
+# The plugin's MCP tools as Claude Code names them: mcp__plugin_<plugin>_<server>__<tool> (plugin.json).
+OWN_MCP_PREFIX = "mcp__plugin_memory_memory__"
+# What may stand before a command's program: wrappers that run the rest of the line.
+_WRAPPERS = frozenset("sudo env exec time nohup command nice builtin stdbuf timeout xargs".split())
+# Shell operators that start another simple command; each is split on (quoting is not parsed: a quoted
+# operator only makes one more segment to look at).
+_SEPARATORS = ("&&", "||", "|", ";", "&", "\n", "$(", "`", "(", ")", "{", "}")
+
+
+def runs_memory_cli(command: str) -> bool:
+    """Whether a shell command runs this plugin's CLI (`memory ...`, a path ending in bin/memory such as
+    .venv/bin/memory, `python -m memory`) in any of its simple commands: then its output is the
+    plugin's own, already recorded or recalled."""
+    if "memory" not in command:  # nearly every command: no split
+        return False
+    for sep in _SEPARATORS:
+        command = command.replace(sep, "\0")
+    return any(_program_is_memory(part.split()) for part in command.split("\0"))
+
+
+def _program_is_memory(words: list[str]) -> bool:
+    i = 0
+    while i < len(words) and ("=" in words[i] and not words[i].startswith("=") or words[i] in _WRAPPERS
+                              or words[i].startswith("-") and i > 0):
+        i += 1  # VAR=value, sudo, env -i, timeout 10 ...
+    if i < len(words) and words[i].isdigit():
+        i += 1  # the duration of `timeout 10`
+    if i >= len(words):
+        return False
+    program = words[i].strip("'\"").rsplit("/", 1)[-1]
+    if program == "memory":
+        return True
+    if not program.startswith("python"):
+        return False
+    rest = words[i + 1:]
+    for j, word in enumerate(rest):
+        module = (rest[j + 1] if j + 1 < len(rest) else "") if word == "-m" else word[2:] if word.startswith("-m") \
+            else None
+        if module is not None:
+            return module == "memory" or module.startswith("memory.")
+        if not word.startswith("-"):
+            return False  # python runs a script
+    return False
 
 
 def _text(value: Any) -> str:

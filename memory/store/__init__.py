@@ -181,10 +181,11 @@ class _Row:
         self.title, self.content = title, content
         # The title and the content are hashed apart (a NUL between them), so moving words across the
         # boundary makes a different memory.
-        self.tkey = normalise(title)
-        # = content_hash(f"{tkey}\x00{normalise(content)}"): both halves are normalised already (lower() is
+        ntitle = normalise(title)
+        self.tkey = title_key(ntitle, m.type, m.origin, m.session_id)
+        # = content_hash(f"{ntitle}\x00{normalise(content)}"): both halves are normalised already (lower() is
         # idempotent, NUL is no whitespace), so normalising them joined again would change nothing.
-        self.chash = sha256(f"{self.tkey}\x00{normalise(content)}".encode("utf-8", "replace")).hexdigest()
+        self.chash = sha256(f"{ntitle}\x00{normalise(content)}".encode("utf-8", "replace")).hexdigest()
         self.importance, self.confidence = float(m.importance), float(m.confidence)
         self.tags = ",".join(sorted({c for t in m.tags if (c := screen.clean(t).strip().lower())}))
         self.files = "\n".join(dict.fromkeys(screen.clean(f) for f in m.files if f))
@@ -247,6 +248,19 @@ class _Row:
         return getattr(self, name)
 
 
+# What a session did to the code, as the hooks record it (memory/capture/tools.py): a file changed, a
+# failing command fixed. Another session's edit of the same file is another event, not a newer version.
+SESSION_EVENTS = ("change", "bugfix")
+
+
+def title_key(normalised_title: str, type_: str, origin: str | None, session_id: str | None) -> str:
+    """What a memory is updated by when a newer one has its title: the title, and for a session's event
+    (SESSION_EVENTS recorded from a tool) also the session, so that each session keeps its own record."""
+    if origin == "tool" and type_ in SESSION_EVENTS and session_id:
+        return f"{normalised_title}\x00session:{session_id}"
+    return normalised_title
+
+
 def _row(project: str, m: NewMemory, filter_low_value: bool, now: float, screen: Screen = SINGLE,
          lazy_flags: bool = False) -> _Row | None:
     """The memory to store, or None when nothing is left of it (all private) or it is low value."""
@@ -273,8 +287,8 @@ def _save_row(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_
 
 
 def _in_store(db: sqlite3.Connection, r: _Row) -> Saved | None:
-    """A stored memory with the same content (touched: a duplicate) or the same title (updated with this
-    one's content), or None: then the memory is new."""
+    """A stored memory with the same content (touched: a duplicate) or the same title key (updated with
+    this one's content: title_key), or None: then the memory is new."""
     row = db.execute("SELECT id FROM memories WHERE project = ? AND content_hash = ?", (r.project, r.chash)).fetchone()
     if row:
         db.execute("UPDATE memories SET updated_at = ? WHERE id = ?", (r.now, row["id"]))

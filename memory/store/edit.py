@@ -12,7 +12,7 @@ import time
 
 from memory.base.classify import TYPES
 from memory.base.fence import flags_for
-from memory.store import NewMemory, _prepare, content_hash, mark_dirty, normalise, queue_vector_jobs
+from memory.store import NewMemory, _prepare, content_hash, mark_dirty, normalise, queue_vector_jobs, title_key
 from memory.store.db import Tx
 
 PIN_TAG = "pinned"  # a tag, not a column: visible in `memory get`, searchable, and no migration
@@ -40,7 +40,8 @@ def edit(db: sqlite3.Connection, memory_id: int, title: str, content: str) -> No
         with Tx(db):
             db.execute("UPDATE memories SET title = ?, title_key = ?, content = ?, content_hash = ?, flags = ?, "
                        "updated_at = ? WHERE id = ?",
-                       (title, normalise(title), content, chash, flags_for(title, content), time.time(), memory_id))
+                       (title, title_key(normalise(title), row["type"], row["origin"], row["session_id"]), content,
+                        chash, flags_for(title, content), time.time(), memory_id))
             queue_vector_jobs(db, [memory_id])
     except sqlite3.IntegrityError:
         raise EditError("another memory has this title or this text already") from None
