@@ -105,3 +105,57 @@ def test_symbol_names_from_outline_rows() -> None:
     outline = "1-4 apply_limit(amount, cap)\n7-8 round_cents(value)\n  7-7 inner()"
     assert symbols_at(outline, 7) == ["inner", "round_cents"]
     assert symbols_at(outline, 5) == []
+
+
+def _memory(project: Path, *args: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.helpers import ROOT
+
+    out = subprocess.run([sys.executable, "-m", "memory", *args], cwd=project, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def _change_id(project: Path, session: str, name: str) -> int:
+    import json
+
+    rows = json.loads(_memory(project, "recent", "--type", "change", "--json", "-n", "50"))
+    for r in rows:
+        if r["session_id"] == session:
+            got = json.loads(_memory(project, "get", str(r["id"]), "--json"))[0]
+            if name in got["content"] or name in got["title"]:
+                return int(r["id"])
+    raise AssertionError(f"no change memory of {session} about {name}: {rows}")
+
+
+def test_staleness_after_a_signature_change_and_a_rename(hooks: HookRunner, project: Path) -> None:
+    import json
+
+    path = project / "limits.py"
+    path.write_text(LIMITS)
+    hooks.session = "s-one"
+    _edit(hooks, path, "if amount > cap:", "if amount >= cap:")  # in apply_limit
+    hooks.session = "s-two"
+    _edit(hooks, path, "return round(value, 2)", "return round(value, 3)")  # in round_cents
+    first, second = _change_id(project, "s-one", "amount"), _change_id(project, "s-two", "round")
+    assert json.loads(_memory(project, "get", str(first), "--json"))[0]["stale"] is None
+    # A later session changes apply_limit's signature: the first memory is stale, the second is not.
+    hooks.session = "s-three"
+    _edit(hooks, path, "def apply_limit(amount, cap):", "def apply_limit(amount, cap, floor=0):")
+    got = {m["id"]: m for m in json.loads(_memory(project, "get", str(first), str(second), "--json"))}
+    assert got[first]["stale"] == "apply_limit: signature changed" and got[second]["stale"] is None
+    assert "stale: the code changed since" in _memory(project, "get", str(first))
+    assert "is stale" in _memory(project, "why", str(first))
+    # A rename, seen when the file is next read (another tool changed it): round_cents is gone.
+    path.write_text(path.read_text().replace("def round_cents(value):", "def round_money(value):"))
+    hooks.session = "s-four"
+    hooks.tool("Read", {"file_path": str(path)}, {"type": "text", "file": {"filePath": str(path),
+                                                                          "content": path.read_text()}})
+    assert json.loads(_memory(project, "get", str(second), "--json"))[0]["stale"] == "round_cents: gone"
+    # Stale memories are labelled where they are injected, and ranked after the others.
+    note = _pre_edit(hooks, path, "return amount", "return amount + 0")
+    assert "code changed since: apply_limit: signature changed" in note

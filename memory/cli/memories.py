@@ -128,12 +128,16 @@ def get(ids: tuple[int, ...], project: str | None, as_json: bool) -> None:
     rows = store.get_many(ws.db, list(ids))
     store.log_access(ws.db, [r["id"] for r in rows], "get")
     from memory.base import fence
+    from memory.store import symbols
 
+    old = symbols.stale(ws.db, [r["id"] for r in rows])
     if as_json:
-        emit([dict(r) for r in rows])
+        emit([{**dict(r), "stale": old.get(r["id"])} for r in rows])
     else:
         for r in rows:
             click.echo(f"#{r['id']} [{r['type']}] {r['title']}")
+            if r["id"] in old:
+                click.echo(f"  stale: the code changed since it was recorded ({old[r['id']]})")
             click.echo(f"  date: {minute(r['created_at'])}  importance: {r['importance']:.2f}  "
                        f"session: {r['session_id'] or '-'}  tags: {r['tags'] or '-'}")
             if r["files"]:

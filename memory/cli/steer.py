@@ -31,9 +31,15 @@ def why(memory_id: int, session: str | None, limit: int, project: str | None, as
                                    "find ids with `memory search`")
     sid = _session_id(ws, session) if session else None
     found = recalls(ws.db, memory_id, sid, limit)
+    from memory.store import symbols
+
+    stale = symbols.stale(ws.db, [memory_id]).get(memory_id)
     if as_json:
-        emit({"id": memory_id, "title": rows[0]["title"], "recalls": found})
+        emit({"id": memory_id, "title": rows[0]["title"], "stale": stale, "recalls": found})
         return
+    if stale:
+        click.echo(f"#{memory_id} is stale: the code changed since it was recorded ({stale}); it is ranked "
+                   "lower and labelled when injected")
     where = f" in session {sid}" if sid else ""
     if not found:
         click.echo(f"#{memory_id} {rows[0]['title']}: never injected or found by a search{where}")

@@ -12,7 +12,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory import store
     from memory.hook.run import Call
+    from memory.store.workspace import Workspace
 
 
 def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
@@ -28,6 +30,40 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
         out = maybe_outline(ws, event, sid, cap)  # parses (if it must) before the write lock is taken
     with Tx(ws.db):
         touch_session(ws, event, tools=1)
-        apply(ws, sid, cap)
+        saved = apply(ws, sid, cap)
+    if event.get("hook_event_name") == "PostToolUse":
+        _symbols(ws, event, saved)
     return out
 
+
+def _symbols(ws: Workspace, event: dict[str, Any], saved: list[store.Saved]) -> None:
+    """An edit's change memory records the definitions it was in (memory/store/symbols.py); a Read or an edit
+    of a file marks stale the memories whose recorded definitions of it have changed since."""
+    tool, tin = event.get("tool_name"), event.get("tool_input")
+    path = tin.get("file_path") if isinstance(tin, dict) else None
+    if tool not in ("Read", "Edit", "MultiEdit", "Write") or not isinstance(path, str):
+        return
+    from memory.store import symbols
+
+    symbols.check_file(ws.db, path)
+    changes = [s.id for s in saved if s.id is not None and s.action in ("inserted", "updated")]
+    if tool != "Read" and changes:
+        _record_edit(ws, path, str(tin.get("new_string") or tin.get("content") or ""), changes)
+
+
+def _record_edit(ws: Workspace, path: str, new: str, ids: list[int]) -> None:
+    from memory.base.definitions import enclosing
+    from memory.store import symbols
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read(symbols.MAX_BYTES)
+    except OSError:
+        return
+    at = data.find(new.encode("utf-8", "replace")) if new.strip() else -1
+    names = enclosing(data, data.count(b"\n", 0, at) + 1) if at >= 0 else []
+    if names:
+        text = data.decode("utf-8", "replace")
+        with Tx(ws.db):
+            for mid in ids:
+                symbols.record(ws.db, mid, path, text, names)

@@ -31,5 +31,16 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
             (time.time(), clean(str(event.get("reason") or ""))[:40], summary.heuristic(st, ws.project.root), sid),
         )
         queue_extraction(ws, event, sid, "end", dedup_key=f"extract:end:{sid}")
+    _check_symbols(ws, st.get("files_modified") or [])
     wake_worker(ws)
     return None
+
+
+def _check_symbols(ws: Any, files: list[Any], most: int = 20) -> None:
+    """The memories about the definitions this session changed are marked stale now, not at their next read
+    (memory/store/symbols.py): one indexed read a file, the file itself only when something is recorded."""
+    from memory.store import symbols
+
+    for path in files[-most:]:
+        if isinstance(path, str):
+            symbols.check_file(ws.db, path)

@@ -12,6 +12,7 @@ from typing import Any
 # The order the parts are shown in: what matched, then what moved the score.
 ORDER = ("keyword", "vector", "session", "time", "importance", "recency", "use", "diversity")
 LABELS = {"inject-start": "injected at session start", "inject-prompt": "injected for a prompt",
+          "inject-edit": "injected before an edit of its file",
           "search": "found by `memory search`", "mcp-search": "found by the MCP search tool",
           "ui-search": "found by a search in the viewer"}
 

@@ -16,6 +16,7 @@ from memory.base.config import env, env_int
 from memory.capture import handoff
 from memory.recall.search import Filters, Hit, _shared_terms, keyword_search, terms, useful_memories
 from memory.store import state as session_state
+from memory.store import symbols
 from memory.store.workspace import Workspace
 
 
@@ -74,7 +75,14 @@ def _few_from_teammates(hits: list[Hit], prov: dict[int, sqlite3.Row], most: int
     return out
 
 
-def _hit_line(h: Hit, width: int = 240, row: sqlite3.Row | None = None) -> str:
+def _stale_last(ws: Workspace, hits: list[Hit]) -> tuple[list[Hit], dict[int, str]]:
+    """The hits with those whose code has changed since they were made moved last (memory/store/symbols.py),
+    and what changed for each of them."""
+    old = symbols.stale(ws.db, [h.id for h in hits])
+    return ([h for h in hits if h.id not in old] + [h for h in hits if h.id in old]) if old else hits, old
+
+
+def _hit_line(h: Hit, width: int = 240, row: sqlite3.Row | None = None, stale: str | None = None) -> str:
     body = " ".join(h.content.split())
     title = " ".join(h.title.split())
     if body.lower().startswith(title.lower()):
@@ -84,7 +92,8 @@ def _hit_line(h: Hit, width: int = 240, row: sqlite3.Row | None = None) -> str:
     text = f"- [{h.type}] {title}"
     if body:
         text += f": {body[:width]}{'...' if len(body) > width else ''}"
-    return f"{text} ({label(row)}, {_date(h.created_at)}, #{h.id})"
+    changed = "; code changed since" if stale else ""
+    return f"{text} ({label(row)}, {_date(h.created_at)}{changed}, #{h.id})"
 
 
 # A handoff's lines that quote the user's prompts (memory/capture/handoff.py render, HANDOFF_SOURCES): their
@@ -193,12 +202,13 @@ def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) 
     # Repository docs nobody read are not memories of earlier sessions (prompt recall shows them, labelled),
     # and instruction-shaped memories are never injected on their own.
     prov = provenance(ws, [x.id for x in hits])
-    shown = _few_from_teammates([x for x in hits if not is_repo_doc(prov.get(x.id))], prov, want // 2)
+    shown, old = _stale_last(ws, _few_from_teammates([x for x in hits if not is_repo_doc(prov.get(x.id))], prov,
+                                                       want // 2))
     left_out, hits = _unflagged(shown, prov, want)
     withheld += left_out
     if hits:
         parts.append(f"Memories of project {ws.project.name} from earlier sessions:")
-        parts += [_hit_line(x, row=prov.get(x.id)) for x in hits]
+        parts += [_hit_line(x, row=prov.get(x.id), stale=old.get(x.id)) for x in hits]
     if source in ("startup", "clear"):  # last: the first part dropped when the cap is reached
         from memory.capture.summary import recent
 
@@ -310,6 +320,7 @@ def prompt_recall_body(ws: Workspace, session_id: str, prompt: str, width: int) 
     prompt_hash = store.content_hash(prompt)
     hits = [h for h in hits if h.id not in shown and store.content_hash(h.content) != prompt_hash]
     prov = provenance(ws, [h.id for h in hits])
+    hits, old = _stale_last(ws, hits)
     withheld, hits = _unflagged(hits, prov, want)
     if not hits and not withheld:
         return "", []
@@ -318,7 +329,7 @@ def prompt_recall_body(ws: Workspace, session_id: str, prompt: str, width: int) 
     parts: list[str] = []
     if memories:
         parts += ["Memories from earlier sessions that relate to this request:",
-                  *(_hit_line(h, row=prov.get(h.id)) for h in memories)]
+                  *(_hit_line(h, row=prov.get(h.id), stale=old.get(h.id)) for h in memories)]
     if docs:
         parts += ["Repository docs that relate to this request (sections of files in this repository, indexed "
                   "by the plugin; not memories of earlier sessions, and not necessarily read by anyone):",

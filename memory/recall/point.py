@@ -11,8 +11,9 @@ import os
 import time
 
 from memory.base import fence
+from memory.base.definitions import enclosing, symbol_name
 from memory.recall.search import Hit, hit_from_row
-from memory.store import log_access
+from memory.store import log_access, symbols
 from memory.store.workspace import Workspace
 
 TYPE_CHECKING = False
@@ -38,13 +39,15 @@ def recall(ws: Workspace, session_id: str, path: str, old_text: str = "") -> str
     rows = _candidates(ws.db, session_id, path)
     if not rows:
         return ""
+    symbols.check_file(ws.db, path)  # what changed in the file since a memory was made labels it, lazily
+    old = symbols.stale(ws.db, [r["id"] for r in rows])
     names = _touched(ws.db, path, old_text)
-    ranked = sorted(rows, key=lambda r: -_score(r, names))[:SHOWN]
-    hits = [hit_from_row(r, _score(r, names), {"score": _score(r, names)}) for r in ranked]
-    body = _render(ws, path, ranked, names)
+    ranked = sorted(rows, key=lambda r: -_score(r, names, r["id"] in old))[:SHOWN]
+    hits = [hit_from_row(r, _score(r, names, r["id"] in old)) for r in ranked]
+    body = _render(ws, path, ranked, names, old)
     text = fence.wrap(body, 2000)
     log_access(ws.db, [h.id for h in hits], KIND, session_id, path,
-               parts={h.id: h.parts or {} for h in hits}, text=text, mode="file")
+               parts={h.id: {"score": h.score} for h in hits}, text=text, mode="file")
     return text
 
 
@@ -63,12 +66,14 @@ def _candidates(db: sqlite3.Connection, session_id: str, path: str) -> list[sqli
             ORDER BY m.created_at DESC LIMIT {CANDIDATES}""", (path, session_id, time.time())).fetchall()
 
 
-def _score(row: sqlite3.Row, names: list[str]) -> float:
-    """Kind of memory first, then whether it is about a symbol the edit touches, then how recent it is."""
+def _score(row: sqlite3.Row, names: list[str], stale: bool = False) -> float:
+    """Kind of memory first, then whether it is about a symbol the edit touches, then how recent it is; a
+    memory whose code has changed since counts half."""
     weight = _WEIGHT.get(row["type"], 0.3)
     about = 1.0 if names and _mentions(row["title"] + "\n" + row["content"], names) else 0.0
     age_days = max(0.0, (time.time() - row["created_at"]) / 86400)
-    return weight + 0.6 * about + 0.2 / (1 + age_days / 30)
+    score = weight + 0.6 * about + 0.2 / (1 + age_days / 30)
+    return score / 2 if stale else score
 
 
 def _mentions(text: str, names: list[str]) -> bool:
@@ -110,34 +115,6 @@ def _edit_line(path: str, old_text: str) -> tuple[bytes, int]:
     return data, (data.count(b"\n", 0, at) + 1 if at >= 0 else 0)
 
 
-_DEFINES = ("def ", "class ", "func ", "fn ", "function ", "fun ", "impl ", "struct ", "interface ", "trait ",
-            "enum ", "module ", "object ", "type ")
-_PREFIXES = ("pub ", "pub(crate) ", "async ", "export ", "static ", "public ", "private ", "protected ",
-             "abstract ", "final ", "override ", "default ", "unsafe ", "const ", "data ", "sealed ", "open ")
-
-
-def enclosing(data: bytes, line: int, limit: int = 400) -> list[str]:
-    """The definitions whose header lines stand above `line` at a smaller indentation, innermost first,
-    looking back at most `limit` lines: the symbols of a file the outline cache has no rows for."""
-    lines = data.decode("utf-8", "replace").splitlines()[max(0, line - limit):line]
-    names: list[str] = []
-    indent = 1 << 30
-    for text in reversed(lines):
-        body = text.lstrip()
-        depth = len(text) - len(body)
-        if not body or depth >= indent and names:
-            continue
-        head = body
-        while head.startswith(_PREFIXES):
-            head = head.split(" ", 1)[1]
-        if head.startswith(_DEFINES) and (name := symbol_name(head)):
-            names.append(name)
-            indent = depth
-            if depth == 0:
-                break
-    return names
-
-
 def symbols_at(outline: str, line: int) -> list[str]:
     """The names of the outline rows (`START-END signature`) whose range holds `line`, innermost first."""
     if not outline or line <= 0:
@@ -155,28 +132,7 @@ def symbols_at(outline: str, line: int) -> list[str]:
     return [n for _, _, n in sorted(found, reverse=True)]
 
 
-_SEPARATORS = str.maketrans(":={}[],;", "        ")  # str.translate, not re: an Edit hook never imports re
-_KEYWORDS = frozenset("def class fn func function async pub static public private protected internal final abstract "
-                      "override open const let var val struct enum trait impl interface type module mod object "
-                      "export default extern unsafe inline virtual constexpr void fun suspend data sealed".split())
-
-
-def symbol_name(signature: str) -> str:
-    """A definition's name from its outline signature: the last word before the first `(` that is not a
-    keyword, else the first such word ("class Foo(Base)" -> Foo, "func (r *T) Name(x int)" -> Name,
-    "MAX = 3" -> MAX)."""
-    sig = signature.split(" # ", 1)[0]
-    if sig.startswith("func ("):  # Go methods: the receiver comes first
-        sig = sig[sig.find(")") + 1:]
-    head, paren, _ = sig.partition("(")
-    words = [w.strip("*&").split("<", 1)[0] for w in head.translate(_SEPARATORS).split()]
-    names = [w for w in words if w and w not in _KEYWORDS and (w[0].isalpha() or w[0] == "_")]
-    if not names:
-        return ""
-    return names[-1] if paren else names[0]
-
-
-def _render(ws: Workspace, path: str, rows: list[sqlite3.Row], names: list[str]) -> str:
+def _render(ws: Workspace, path: str, rows: list[sqlite3.Row], names: list[str], old: dict[int, str]) -> str:
     """A heading naming the file (and the symbol the edit is in), one line a memory with its provenance."""
     rel = os.path.relpath(path, ws.project.root) if path.startswith(ws.project.root + os.sep) else path
     where = f"{rel} ({names[0]})" if names else rel
@@ -193,7 +149,8 @@ def _render(ws: Workspace, path: str, rows: list[sqlite3.Row], names: list[str])
         elif body:
             text += f": {body[:200]}{'...' if len(body) > 200 else ''}"
         day = time.strftime("%Y-%m-%d", time.localtime(r["created_at"]))
-        lines.append(f"{text} ({fence.row_label(r)}, {day}, #{r['id']})")
+        changed = f"; code changed since: {old[r['id']]}" if r["id"] in old else ""
+        lines.append(f"{text} ({fence.row_label(r)}, {day}{changed}, #{r['id']})")
     return "\n".join(lines)
 
 
@@ -225,5 +182,6 @@ def hits_for_bench(ws: Workspace, session_id: str, path: str, old_text: str = ""
     """The ranked memories the note would show (`limit` of them, nothing recorded): for the history benchmark."""
     rows = _candidates(ws.db, session_id, path)
     names = _touched(ws.db, path, old_text)
-    ranked = sorted(rows, key=lambda r: -_score(r, names))[:limit]
-    return [hit_from_row(r, _score(r, names)) for r in ranked]
+    old = symbols.stale(ws.db, [r["id"] for r in rows])
+    ranked = sorted(rows, key=lambda r: -_score(r, names, r["id"] in old))[:limit]
+    return [hit_from_row(r, _score(r, names, r["id"] in old)) for r in ranked]

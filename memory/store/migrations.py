@@ -413,6 +413,30 @@ def m009_memory_files(db: sqlite3.Connection) -> None:
     )
 
 
+def m010_memory_symbols(db: sqlite3.Connection) -> None:
+    # The definitions a memory is about, with their headers when it was made (memory/store/symbols.py); a
+    # header that changed or a definition that is gone sets stale_at and why ("signature changed", "gone").
+    run_script(
+        db,
+        """
+        CREATE TABLE memory_symbols (
+            memory_id INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            name TEXT NOT NULL,
+            signature TEXT NOT NULL,
+            stale_at REAL,
+            why TEXT,
+            PRIMARY KEY (memory_id, path, name)
+        ) WITHOUT ROWID;
+        CREATE INDEX memory_symbols_path ON memory_symbols(path, stale_at);
+        CREATE TRIGGER memory_symbols_ad AFTER DELETE ON memories BEGIN
+            DELETE FROM memory_symbols WHERE memory_id = old.id;
+        END;
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_outlines, m003_semantic,
                                                           m004_extraction, m005_team, m006_provenance,
-                                                          m007_injections, m008_repo_map, m009_memory_files]
+                                                          m007_injections, m008_repo_map, m009_memory_files,
+                                                          m010_memory_symbols]

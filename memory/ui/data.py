@@ -14,6 +14,7 @@ from memory.base import fence
 from memory.base.project import Project
 from memory.present import why
 from memory.recall.search import Filters, Hit
+from memory.store import symbols
 from memory.store.edit import is_pinned
 from memory.store.workspace import Workspace, all_projects
 from memory.team.outbox import link_row
@@ -122,6 +123,7 @@ def memory(ws: Workspace, memory_id: int) -> dict[str, Any] | None:
     out["origin_label"] = fence.row_label(row)
     out["flagged"] = fence.is_flagged(row, row["title"], row["content"])
     out["pinned"] = is_pinned(row["tags"])
+    out["stale"] = symbols.stale(ws.db, [memory_id]).get(memory_id)  # the code it is about changed since
     out["team_linked"] = link_row(ws.db) is not None  # unlinked, sharing only sets the scope
     out["recalls"] = why.recalls(ws.db, memory_id, limit=200)  # injections and searches, with score parts
     out["searches"] = ws.db.execute("SELECT count(*) FROM access_log WHERE memory_id = ? AND kind NOT LIKE "
@@ -179,7 +181,8 @@ def _injections(db: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]
     return list(groups.values())
 
 
-_CONTEXT = {"inject-start": "context at session start", "inject-prompt": "context for a prompt"}
+_CONTEXT = {"inject-start": "context at session start", "inject-prompt": "context for a prompt",
+            "inject-edit": "context before an edit"}
 
 
 def _parts(raw: str | None) -> dict[str, float]:

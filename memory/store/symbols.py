@@ -1,0 +1,67 @@
+"""The symbols a memory is about (memory_symbols, m010) and whether their code has changed since: a change
+memory records the definitions its edit was in with their headers; when the file is next read, edited or
+recalled about, a header that changed or a definition that is gone marks the memory stale."""
+
+from __future__ import annotations
+
+import time
+
+from memory.base.definitions import headers
+from memory.store.db import Tx
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    import sqlite3
+
+MAX_BYTES = 2 << 20  # a file read to check its memories' symbols
+
+
+def record(db: sqlite3.Connection, memory_id: int, path: str, text: str, names: list[str]) -> int:
+    """The headers of `names` as `text` (the file now) has them, recorded for the memory; returns how many."""
+    found = headers(text, set(names))
+    rows = [(memory_id, path, n, found[n]) for n in names if n in found]
+    if rows:
+        db.executemany("INSERT OR REPLACE INTO memory_symbols (memory_id, path, name, signature, stale_at, why) "
+                       "VALUES (?, ?, ?, ?, NULL, NULL)", rows)
+    return len(rows)
+
+
+def check(db: sqlite3.Connection, path: str, text: str) -> int:
+    """Mark stale the memories whose recorded symbols of `path` changed header or are gone; returns how many
+    rows were marked. One indexed read when nothing is recorded about the file."""
+    rows = db.execute("SELECT memory_id, name, signature FROM memory_symbols WHERE path = ? AND stale_at IS NULL",
+                      (path,)).fetchall()
+    if not rows:
+        return 0
+    now = headers(text, {r[1] for r in rows})
+    marks = [(time.time(), "gone" if r[1] not in now else "signature changed", r[0], path, r[1])
+             for r in rows if now.get(r[1]) != r[2]]
+    if marks:
+        with Tx(db):
+            db.executemany("UPDATE memory_symbols SET stale_at = ?, why = ? WHERE memory_id = ? AND path = ? "
+                           "AND name = ?", marks)
+    return len(marks)
+
+
+def check_file(db: sqlite3.Connection, path: str) -> int:
+    """check() against the file on disk (a file that is gone: its symbols are gone too)."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(MAX_BYTES).decode("utf-8", "replace")
+    except FileNotFoundError:
+        text = ""
+    except OSError:
+        return 0
+    return check(db, path, text)
+
+
+def stale(db: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
+    """Which of these memories are stale, each with what changed ("apply_limit: signature changed")."""
+    if not ids:
+        return {}
+    out: dict[int, str] = {}
+    for mid, name, why in db.execute(
+            f"SELECT memory_id, name, why FROM memory_symbols WHERE stale_at IS NOT NULL AND memory_id IN "
+            f"({','.join('?' * len(ids))}) ORDER BY stale_at", ids):
+        out.setdefault(mid, f"{name}: {why}")
+    return out

@@ -1,0 +1,435 @@
+"""The coding-memory benchmark on a real repository history (issue 26).
+
+    python -m scripts.bench.history --repo GIT_DIR_OR_BUNDLE [--commits N] [--embedder hashing|auto|...] [--json]
+
+Each non-merge first-parent commit (the last N, oldest first) is replayed as one session of one project through
+the real hook processes, at the commit's author date: SessionStart; UserPromptSubmit with the commit's subject;
+a Read of each touched source file (at most 5) with its content at the parent; one Edit per hunk (at most 10,
+old and new text from the diff), each file's first Edit preceded by its PreToolUse; Stop with the commit's body
+(or subject) as the last assistant message; SessionEnd. The hooks date what they store now; the benchmark then
+moves a session's rows to its commit's date.
+
+The questions are the commits of the last 20% whose changed symbols (tree-sitter: functions, classes, methods)
+were changed by earlier replayed commits, the gold sessions. For each, measured before its own events are
+stored (the hooks recall before they record): (a) at UserPromptSubmit with its subject, (b) at the point-of-action
+hook before its first Edit, (c) at SessionStart: recall@5 (a gold session's memory among the injected items, or
+among the top 5 of a search), precision (the share of injected items from gold sessions), characters injected,
+and a 95% bootstrap interval of recall@5. Baselines in the same run: plain FTS5 BM25 over the memories, the
+plugin's keyword search, hybrid search (the worker's ProjectIndex with --embedder), and at the point of action
+"the last sessions that touched this file" (what `git log -- FILE` gives).
+
+Staleness: each memory that recorded a symbol's signature (memory_symbols) is marked stale or not by the
+plugin; the truth is whether that symbol's signature (tree-sitter) changed or it disappeared in a later
+replayed commit. Recall = stale-marked among changed; false_stale = stale-marked among unchanged.
+
+`--json` prints one JSON object as its last line. Development data: ../shared/data/git/*.bundle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from memory.recall.search import Filters, keyword_search  # noqa: E402
+from memory.store.workspace import Workspace  # noqa: E402
+from parser import language_for_path, outline_source  # noqa: E402
+from scripts.bench.common import machine, machine_line  # noqa: E402
+
+LAUNCHER = str(ROOT / "hooks" / "run")
+MAX_READS, MAX_EDITS, EDIT_CHARS = 5, 10, 4000
+SYMBOL_KINDS = {"function", "method", "class", "struct", "interface", "trait", "impl", "enum", "type",
+                "constructor", "module"}
+_ID = re.compile(r"#(\d+)\)")
+
+
+class Commit:
+    def __init__(self, sha: str, parent: str, date: float, subject: str, body: str) -> None:
+        self.sha, self.parent, self.date, self.subject, self.body = sha, parent, date, subject, body
+        self.session = f"h-{sha[:12]}"
+        self.files: list[str] = []  # source files touched (repository paths)
+        self.hunks: list[tuple[str, str, str]] = []  # (path, old, new)
+        self.symbols: set[tuple[str, str]] = set()  # (path, qualified name) changed
+
+
+def git(repo: Path, *args: str, check: bool = True) -> str:
+    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=check)
+    return out.stdout.decode("utf-8", "replace")
+
+
+def clone(source: str, into: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", source, str(into)], check=True, capture_output=True)
+    git(into, "config", "user.email", "bench@example.invalid")
+    git(into, "config", "user.name", "bench")
+    return into
+
+
+def commits(repo: Path, n: int) -> list[Commit]:
+    """The last n non-merge first-parent commits that have a parent, oldest first."""
+    shas = git(repo, "rev-list", "--first-parent", "--no-merges", "HEAD").split()
+    out: list[Commit] = []
+    for sha in shas:
+        meta = git(repo, "show", "-s", "--format=%P%x00%at%x00%s%x00%b", sha).split("\x00")
+        parents = meta[0].split()
+        if len(parents) != 1:
+            continue
+        out.append(Commit(sha, parents[0], float(meta[1]), meta[2].strip(), meta[3].strip()))
+        if len(out) == n:
+            break
+    return out[::-1]
+
+
+def source_file(path: str) -> bool:
+    return language_for_path(path) is not None and "vendor/" not in path and "node_modules/" not in path
+
+
+def diff(repo: Path, c: Commit) -> None:
+    """The commit's touched source files, its hunks (1 line of context) and the symbols it changed."""
+    names = [p for p in git(repo, "diff", "--name-only", "--no-renames", c.parent, c.sha).split("\n") if p]
+    c.files = [p for p in names if source_file(p)]
+    for path in c.files:
+        text = git(repo, "diff", "-U1", "--no-color", "--no-renames", c.parent, c.sha, "--", path)
+        old_lines: set[int] = set()
+        new_lines: set[int] = set()
+        for old, new, o_at, n_at in hunks(text):
+            if len(c.hunks) < MAX_EDITS and (old.strip() or new.strip()):
+                c.hunks.append((path, old[:EDIT_CHARS], new[:EDIT_CHARS]))
+            old_lines |= o_at
+            new_lines |= n_at
+        c.symbols |= changed_symbols(repo, c.parent, path, old_lines)
+        c.symbols |= changed_symbols(repo, c.sha, path, new_lines)
+
+
+def hunks(text: str) -> Iterator[tuple[str, str, set[int], set[int]]]:
+    """(old text, new text, removed line numbers, added line numbers) of each hunk of a unified diff."""
+    head = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+    old: list[str] = []
+    new: list[str] = []
+    o_at: set[int] = set()
+    n_at: set[int] = set()
+    o = n = 0
+    started = False
+    for line in text.split("\n"):
+        m = head.match(line)
+        if m:
+            if started:
+                yield "\n".join(old), "\n".join(new), o_at, n_at
+            old, new, o_at, n_at = [], [], set(), set()
+            o, n, started = int(m[1]), int(m[2]), True
+        elif started and line.startswith("-"):
+            old.append(line[1:])
+            o_at.add(o)
+            o += 1
+        elif started and line.startswith("+"):
+            new.append(line[1:])
+            n_at.add(n)
+            n += 1
+        elif started and line.startswith(" "):
+            old.append(line[1:])
+            new.append(line[1:])
+            o, n = o + 1, n + 1
+    if started:
+        yield "\n".join(old), "\n".join(new), o_at, n_at
+
+
+def file_symbols(repo: Path, rev: str, path: str) -> dict[str, tuple[int, int, str]]:
+    """qualified name -> (first line, last line, signature) of a file's definitions at a revision."""
+    data = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:{path}"], capture_output=True).stdout
+    if not data:
+        return {}
+    out = {}
+    for s in outline_source(data, path).symbols:
+        if s.kind in SYMBOL_KINDS:
+            out[s.qualified_name] = (s.start_line, s.end_line, " ".join(s.signature.split()))
+    return out
+
+
+def changed_symbols(repo: Path, rev: str, path: str, lines: set[int]) -> set[tuple[str, str]]:
+    if not lines:
+        return set()
+    syms = file_symbols(repo, rev, path)
+    return {(path, name) for name, (a, b, _) in syms.items() if any(a <= ln <= b for ln in lines)}
+
+
+# -- the replay -------------------------------------------------------------------------------------------
+
+
+class Replay:
+    def __init__(self, work: Path, home: Path, embedder: str | None) -> None:
+        self.work, self.home = work, home
+        self.env = {**os.environ, "MEMORY_HOME": str(home), "MEMORY_WORKER": "off", "MEMORY_EMBEDDER": "hashing"}
+        for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR", "MEMORY_PROJECT_DIR"):
+            self.env.pop(name, None)
+        self.base = {"transcript_path": "", "cwd": str(work), "permission_mode": "default"}
+        self.ws = Workspace.for_dir(str(work), home=str(home))
+        self.index = None
+        self.indexed = 0
+        if embedder:
+            from memory.recall import embed
+            from memory.worker import ProjectIndex
+
+            self.index = ProjectIndex(str(home), self.ws.project.key, embed.choose(embedder))
+            self.index.check_provider()
+
+    def hook(self, entry: str, session: str, **fields: Any) -> str:
+        event = {**self.base, "session_id": session, **fields}
+        proc = subprocess.run([LAUNCHER, entry], input=json.dumps(event).encode(), capture_output=True,
+                              env=self.env, timeout=60)
+        out = proc.stdout.decode("utf-8", "replace").strip()
+        if proc.returncode != 0:
+            raise SystemExit(f"history: hook {entry} exited {proc.returncode}: {proc.stderr[-500:]!r}")
+        if not out:
+            return ""
+        return str(json.loads(out).get("hookSpecificOutput", {}).get("additionalContext", ""))
+
+    def session(self, c: Commit) -> dict[str, str]:
+        """One commit as a session; returns what SessionStart, the prompt and the first Edit were given."""
+        git(self.work, "checkout", "-q", "-f", c.parent)
+        got = {"session_start": self.hook("session_start", c.session, hook_event_name="SessionStart",
+                                          source="startup"),
+               "prompt": self.hook("user_prompt_submit", c.session, hook_event_name="UserPromptSubmit",
+                                   prompt=c.subject),
+               "point_of_action": ""}
+        for path in c.files[:MAX_READS]:
+            full = self.work / path
+            if full.is_file():
+                text = full.read_text("utf-8", "replace")
+                self.hook("post_tool_use", c.session, hook_event_name="PostToolUse", tool_name="Read",
+                          tool_input={"file_path": str(full)},
+                          tool_response={"type": "text", "file": {"filePath": str(full), "content": text}})
+        seen: set[str] = set()
+        for path, old, new in c.hunks:
+            full = str(self.work / path)
+            tin = {"file_path": full, "old_string": old, "new_string": new}
+            if path not in seen:
+                seen.add(path)
+                note = self.hook("pre_tool_use", c.session, hook_event_name="PreToolUse", tool_name="Edit",
+                                 tool_input=tin)
+                if len(seen) == 1:
+                    got["point_of_action"] = note
+                    got["edit_path"] = full
+            self.hook("post_tool_use", c.session, hook_event_name="PostToolUse", tool_name="Edit",
+                      tool_input=tin, tool_response={"filePath": full})
+        git(self.work, "checkout", "-q", "-f", c.sha)
+        self.hook("stop", c.session, hook_event_name="Stop", stop_hook_active=False,
+                  last_assistant_message=c.body or c.subject)
+        self.hook("session_end", c.session, hook_event_name="SessionEnd", reason="other")
+        self.date(c)
+        return got
+
+    def date(self, c: Commit) -> None:
+        """The session's rows moved to the commit's date, in the order they were made."""
+        db = self.ws.db
+        with db:
+            db.execute("UPDATE memories SET created_at = ? + (id % 1000) / 1000.0, updated_at = ? "
+                       "WHERE session_id = ?", (c.date, c.date, c.session))
+            db.execute("UPDATE sessions SET started_at = ?, ended_at = ? WHERE id = ?", (c.date, c.date, c.session))
+            db.execute("UPDATE handoffs SET created_at = ? WHERE session_id = ?", (c.date, c.session))
+        if self.index is not None:
+            ids = [r[0] for r in db.execute("SELECT id FROM memories WHERE id > ? ORDER BY id", (self.indexed,))]
+            if ids:
+                self.index.index(ids)
+                self.indexed = ids[-1]
+
+
+# -- measures ---------------------------------------------------------------------------------------------
+
+
+def session_of(db: sqlite3.Connection, ids: list[int]) -> list[str]:
+    if not ids:
+        return []
+    rows = dict(db.execute(f"SELECT id, coalesce(session_id, '') FROM memories WHERE id IN "
+                           f"({','.join('?' * len(ids))})", ids).fetchall())
+    return [rows.get(i, "") for i in ids]
+
+
+def scored(sessions: list[str], gold: set[str], chars: int) -> dict[str, Any]:
+    hit = 1.0 if any(s in gold for s in sessions[:5]) else 0.0
+    precision = sum(1 for s in sessions if s in gold) / len(sessions) if sessions else None
+    return {"recall": hit, "precision": precision, "chars": chars}
+
+
+def plain_bm25(db: sqlite3.Connection, query: str, exclude: str, limit: int = 5) -> list[str]:
+    """FTS5 BM25 over title and content, the query's words OR-ed: the plainest keyword search."""
+    words = list(dict.fromkeys(re.findall(r"\w+", query.lower())))
+    if not words:
+        return []
+    match = " OR ".join(f'"{w}"' for w in words)
+    return [r[0] for r in db.execute(
+        "SELECT m.session_id FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
+        "AND coalesce(m.session_id, '') != ? AND m.type != 'prompt' ORDER BY bm25(memories_fts) LIMIT ?",
+        (match, exclude, limit))]
+
+
+def file_history(db: sqlite3.Connection, path: str, exclude: str, limit: int = 5) -> list[str]:
+    """The last sessions that changed the file, newest first (what `git log -- FILE` gives)."""
+    rows = db.execute("SELECT m.session_id, max(m.created_at) AS at FROM memory_files f JOIN memories m "
+                      "ON m.id = f.memory_id WHERE f.path = ? AND m.type = 'change' AND m.session_id != ? "
+                      "GROUP BY m.session_id ORDER BY at DESC LIMIT ?", (path, exclude, limit)).fetchall()
+    return [r[0] for r in rows]
+
+
+def ci95(values: list[float], seed: int = 26, rounds: int = 2000) -> list[float]:
+    if not values:
+        return [0.0, 0.0]
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choice(values) for _ in values) / len(values) for _ in range(rounds))
+    return [round(means[int(0.025 * rounds)], 3), round(means[int(0.975 * rounds) - 1], 3)]
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    recalls = [r["recall"] for r in rows]
+    precisions = [r["precision"] for r in rows if r["precision"] is not None]
+    return {"recall_at_5": round(sum(recalls) / len(recalls), 3) if recalls else None,
+            "precision": round(sum(precisions) / len(precisions), 3) if precisions else None,
+            "chars": round(sum(r["chars"] for r in rows) / len(rows), 1) if rows else None,
+            "ci95": ci95(recalls), "n": len(rows)}
+
+
+def staleness(repo: Path, db: sqlite3.Connection, commits_by_session: dict[str, Commit], last: str) -> dict[str, Any]:
+    """The plugin's stale marks against the truth: did the recorded symbol's signature change by the end?"""
+    try:
+        rows = db.execute("SELECT s.memory_id, s.path, s.name, s.stale_at, m.session_id FROM memory_symbols s "
+                          "JOIN memories m ON m.id = s.memory_id").fetchall()
+    except sqlite3.OperationalError:
+        return {"recall": None, "false_stale": None, "memories": 0, "note": "no memory_symbols table"}
+    work = str(repo)
+    cache: dict[tuple[str, str], dict[str, tuple[int, int, str]]] = {}
+
+    def sig(rev: str, rel: str, name: str) -> str | None:
+        if (rev, rel) not in cache:
+            cache[(rev, rel)] = {q.rsplit(".", 1)[-1]: v for q, v in file_symbols(repo, rev, rel).items()}
+        got = cache[(rev, rel)].get(name)
+        return got[2] if got else None
+
+    changed = unchanged = caught = false = 0
+    for _mid, path, name, stale_at, session in rows:
+        c = commits_by_session.get(session)
+        if c is None or not path.startswith(work + os.sep):
+            continue
+        rel = os.path.relpath(path, work)
+        then, now = sig(c.sha, rel, name), sig(last, rel, name)
+        if then is None:
+            continue
+        if now != then:
+            changed += 1
+            caught += stale_at is not None
+        else:
+            unchanged += 1
+            false += stale_at is not None
+    return {"recall": round(caught / changed, 3) if changed else None,
+            "false_stale": round(false / unchanged, 3) if unchanged else None,
+            "changed": changed, "unchanged": unchanged}
+
+
+def run(source: str, n: int, embedder: str | None, keep: str | None = None) -> dict[str, Any]:
+    tmp = Path(keep or tempfile.mkdtemp(prefix="bench-history-"))
+    try:
+        return _run(source, n, embedder, tmp)
+    finally:
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run(source: str, n: int, embedder: str | None, tmp: Path) -> dict[str, Any]:
+    repo = clone(source, tmp / "repo")
+    work = clone(str(repo), tmp / "work")
+    todo = commits(repo, n)
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    for c in todo:
+        diff(repo, c)
+    test_from = len(todo) - max(1, len(todo) // 5)
+    replay = Replay(work, tmp / "data", embedder)
+    changed_by: dict[tuple[str, str], list[str]] = {}
+    points: dict[str, dict[str, list[dict[str, Any]]]] = {"prompt": {}, "point_of_action": {}, "session_start": {}}
+    questions = 0
+    for i, c in enumerate(todo):
+        gold = {s for sym in c.symbols for s in changed_by.get(sym, [])}
+        measured = i >= test_from and bool(gold) and bool(c.hunks)
+        if measured:
+            questions += 1
+            measure_before(replay, c, gold, points)
+        got = replay.session(c)
+        if measured:
+            measure_hooks(replay, c, gold, got, points)
+        for sym in c.symbols:
+            changed_by.setdefault(sym, []).append(c.session)
+    result = {
+        "repo": Path(source).name.removesuffix(".bundle"), "sessions": len(todo), "questions": questions,
+        **{point: {method: summary(rows) for method, rows in by.items()} for point, by in points.items()},
+        "staleness": staleness(work, replay.ws.db, {c.session: c for c in todo}, todo[-1].sha),
+        "replay_seconds": round(time.perf_counter() - wall0, 1), "embedder": embedder,
+        "bench_cpu_seconds": round(time.process_time() - cpu0, 1),
+    }
+    replay.ws.close()
+    return result
+
+
+def measure_before(replay: Replay, c: Commit, gold: set[str], points: dict[str, dict[str, list]]) -> None:
+    """The baselines at the moment the commit's session starts (nothing of it stored yet)."""
+    db = replay.ws.db
+    add = points["prompt"].setdefault
+    add("bm25", []).append(scored(plain_bm25(db, c.subject, c.session), gold, 0))
+    hits = keyword_search(db, c.subject, limit=5, filters=Filters(exclude_session=c.session))
+    add("keyword", []).append(scored([h.session_id or "" for h in hits], gold, 0))
+    if replay.index is not None:
+        found = replay.index.search(c.subject, 5, Filters(exclude_session=c.session))
+        add("hybrid", []).append(scored(session_of(db, [s.id for s in found]), gold, 0))
+    path, old, _ = c.hunks[0]
+    points["point_of_action"].setdefault("file_history", []).append(
+        scored(file_history(db, str(replay.work / path), c.session), gold, 0))
+
+
+def measure_hooks(replay: Replay, c: Commit, gold: set[str], got: dict[str, str],
+                  points: dict[str, dict[str, list]]) -> None:
+    """What the plugin's hooks gave the commit's session, scored."""
+    db = replay.ws.db
+    for point in ("prompt", "point_of_action", "session_start"):
+        text = got.get(point, "")
+        ids = [int(x) for x in _ID.findall(text)]
+        points[point].setdefault("plugin", []).append(scored(session_of(db, ids), gold, len(text)))
+
+
+def print_table(r: dict[str, Any]) -> None:
+    print(f"{r['repo']}: {r['sessions']} sessions replayed, {r['questions']} questions "
+          f"(replay {r['replay_seconds']} s; {machine_line(machine())})")
+    for point in ("prompt", "point_of_action", "session_start"):
+        for method, s in r[point].items():
+            print(f"  {point:<16} {method:<13} recall@5 {s['recall_at_5']!s:>6} {s['ci95']!s:<16} "
+                  f"precision {s['precision']!s:>6}  chars {s['chars']!s:>7}  n={s['n']}")
+    print(f"  staleness: {r['staleness']}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repo", required=True, help="a git directory or a bundle")
+    ap.add_argument("--commits", type=int, default=200)
+    ap.add_argument("--embedder", default="auto", help="the hybrid baseline's embedder ('' for none)")
+    ap.add_argument("--keep", help="work in this folder and keep it")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    result = run(args.repo, args.commits, args.embedder or None, args.keep)
+    if args.json:
+        print_table(result)
+        print(json.dumps(result))
+    else:
+        print_table(result)
+
+
+if __name__ == "__main__":
+    main()
