@@ -370,3 +370,19 @@ def test_tally_applies_to_questions_that_count_sum_or_compare() -> None:
     for q in ("When did Melanie paint a sunrise?", "What did I order first?", "It was totally fine"):
         assert w.for_query(q) is w, q
     assert hybrid.Weights(session=0.25, tally=0.1).for_query("how many?").session == 0.1
+
+
+def test_a_query_about_nothing_stored_answers_no_match(home: Path, project: Path) -> None:
+    """No keyword match and no memory close in meaning: hybrid search answers nothing (issue 26), where fusion's
+    relative scores used to give 10 hits scored 0.82..0.69."""
+    ws = make_ws(home)
+    load(ws, SESSIONS)
+    p = indexed(home, ws)
+    assert p.search("zzqxv nonexistentword", 10, Filters()) == []
+    assert p.search("postgres connection pool", 10, Filters())  # a real query still answers
+    lines = "\n".join(json.dumps({"title": t[:60], "content": t}) for texts in SESSIONS.values() for t in texts)
+    subprocess.run([sys.executable, "-m", "memory", "save", "--jsonl"], input=lines, cwd=project, text=True,
+                   env={**os.environ, "MEMORY_HOME": str(home), "MEMORY_WORKER": "off"}, check=True)
+    assert _cli(home, project, "reindex").returncode == 0
+    out = _cli(home, project, "search", "--mode", "hybrid", "zzqxv", "nonexistentword")
+    assert out.returncode == 0 and out.stdout == "no memories match\n", out

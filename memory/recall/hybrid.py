@@ -300,6 +300,12 @@ def search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filt
         vec = pending.result()
     else:
         vec = vector_search(query, k, filters) if vector_search else {}
+    if not lex:
+        # No memory shares a word with the query: only those close in meaning answer it, so that a query about
+        # nothing stored answers "no match" rather than the least distant memories (fusion ranks, and its
+        # scores are relative: the best of unrelated memories would score as high as a real match).
+        floor = float(env("MEMORY_RECALL_MIN_SIMILARITY"))
+        vec = {i: sim for i, sim in vec.items() if sim >= floor}
     ids = list(set(lex) | set(vec))
     if not ids:
         return []

@@ -1,0 +1,57 @@
+"""The coding-memory benchmark (scripts/bench/history.py) on a small generated repository: it replays every
+commit through the real hooks and reports each point and method in the agreed JSON shape (figures checked
+for sanity only; the real figures come from ../shared/data/git, docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.helpers import ROOT
+
+FUNCS = ["parse", "render", "load", "save"]
+
+
+def _commit(repo: Path, message: str, when: int) -> None:
+    env = {"GIT_AUTHOR_DATE": f"{when} +0000", "GIT_COMMITTER_DATE": f"{when} +0000", "HOME": str(repo.parent)}
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m",
+                    message], check=True, env=env)
+
+
+def _source(version: dict[str, int]) -> str:
+    return "\n\n".join(f"def {f}(value):\n    \"\"\"{f} it.\"\"\"\n    step = {version[f]}\n    return value + step\n"
+                       for f in FUNCS)
+
+
+def make_history(repo: Path, commits: int = 14) -> Path:
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    version = dict.fromkeys(FUNCS, 0)
+    (repo / "app.py").write_text(_source(version))
+    _commit(repo, "Add the app module", 1_700_000_000)
+    for i in range(commits):
+        f = FUNCS[i % len(FUNCS)]
+        version[f] += 1
+        (repo / "app.py").write_text(_source(version))
+        _commit(repo, f"Make {f} step by {version[f]} for the report totals", 1_700_000_000 + 3600 * (i + 1))
+    return repo
+
+
+def test_the_history_benchmark_on_a_generated_repository(tmp_path: Path) -> None:
+    repo = make_history(tmp_path / "repo")
+    out = subprocess.run([sys.executable, "-m", "scripts.bench.history", "--repo", str(repo), "--commits", "14",
+                          "--embedder", "hashing", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["repo"] == "repo" and result["sessions"] == 14 and result["questions"] >= 2
+    for point, methods in (("prompt", {"plugin", "keyword", "bm25", "hybrid"}),
+                           ("point_of_action", {"plugin", "file_history"}), ("session_start", {"plugin"})):
+        assert set(result[point]) == methods
+        for m in result[point].values():
+            assert 0 <= m["recall_at_5"] <= 1 and m["ci95"][0] <= m["recall_at_5"] <= m["ci95"][1]
+            assert m["precision"] is None or 0 <= m["precision"] <= 1
+    # Each commit changes a function the commit 4 before it changed: the file's history finds the gold session.
+    assert result["point_of_action"]["file_history"]["recall_at_5"] == 1.0
+    assert set(result["staleness"]) >= {"recall", "false_stale"}
