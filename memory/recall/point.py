@@ -12,7 +12,7 @@ import time
 
 from memory.base import fence
 from memory.base.definitions import enclosing, symbol_name
-from memory.recall.search import Hit, hit_from_row
+from memory.recall.search import hit_from_row
 from memory.store import log_access, symbols
 from memory.store.workspace import Workspace
 
@@ -42,8 +42,10 @@ def recall(ws: Workspace, session_id: str, path: str, old_text: str = "") -> str
     symbols.check_file(ws.db, path)  # what changed in the file since a memory was made labels it, lazily
     old = symbols.stale(ws.db, [r["id"] for r in rows])
     names = _touched(ws.db, path, old_text)
-    ranked = sorted(rows, key=lambda r: -_score(r, names, r["id"] in old))[:SHOWN]
-    hits = [hit_from_row(r, _score(r, names, r["id"] in old)) for r in ranked]
+    about = _about(ws.db, [r["id"] for r in rows], path, names)
+    scores = {r["id"]: _score(r, names, r["id"] in old, r["id"] in about) for r in rows}
+    ranked = sorted(rows, key=lambda r: -scores[r["id"]])[:SHOWN]
+    hits = [hit_from_row(r, scores[r["id"]]) for r in ranked]
     body = _render(ws, path, ranked, names, old)
     text = fence.wrap(body, 2000)
     log_access(ws.db, [h.id for h in hits], KIND, session_id, path,
@@ -66,11 +68,20 @@ def _candidates(db: sqlite3.Connection, session_id: str, path: str) -> list[sqli
             ORDER BY m.created_at DESC LIMIT {CANDIDATES}""", (path, session_id, time.time())).fetchall()
 
 
-def _score(row: sqlite3.Row, names: list[str], stale: bool = False) -> float:
-    """Kind of memory first, then whether it is about a symbol the edit touches, then how recent it is; a
-    memory whose code has changed since counts half."""
+def _about(db: sqlite3.Connection, ids: list[int], path: str, names: list[str]) -> set[int]:
+    """Which memories recorded one of `names` of this file as a definition they are about (memory_symbols)."""
+    if not ids or not names:
+        return set()
+    return {r[0] for r in db.execute(
+        f"SELECT memory_id FROM memory_symbols WHERE path = ? AND name IN ({','.join('?' * len(names))}) "
+        f"AND memory_id IN ({','.join('?' * len(ids))})", [path, *names, *ids])}
+
+
+def _score(row: sqlite3.Row, names: list[str], stale: bool = False, recorded: bool = False) -> float:
+    """Kind of memory first, then whether it is about a definition the edit is in (recorded so, or naming it),
+    then how recent it is; a memory whose code has changed since counts half."""
     weight = _WEIGHT.get(row["type"], 0.3)
-    about = 1.0 if names and _mentions(row["title"] + "\n" + row["content"], names) else 0.0
+    about = 1.0 if recorded or names and _mentions(row["title"] + "\n" + row["content"], names) else 0.0
     age_days = max(0.0, (time.time() - row["created_at"]) / 86400)
     score = weight + 0.6 * about + 0.2 / (1 + age_days / 30)
     return score / 2 if stale else score
@@ -176,12 +187,3 @@ def _task_of(state: str) -> str:
     except ValueError:
         return ""
     return " ".join(str(task).split()) if task else ""
-
-
-def hits_for_bench(ws: Workspace, session_id: str, path: str, old_text: str = "", limit: int = 5) -> list[Hit]:
-    """The ranked memories the note would show (`limit` of them, nothing recorded): for the history benchmark."""
-    rows = _candidates(ws.db, session_id, path)
-    names = _touched(ws.db, path, old_text)
-    old = symbols.stale(ws.db, [r["id"] for r in rows])
-    ranked = sorted(rows, key=lambda r: -_score(r, names, r["id"] in old))[:limit]
-    return [hit_from_row(r, _score(r, names, r["id"] in old)) for r in ranked]
