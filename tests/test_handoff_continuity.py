@@ -115,3 +115,16 @@ def test_a_resume_that_delivers_the_handoff_settles_the_compaction(hooks: HookRu
     hooks.compact()  # SessionStart(compact) lost; the conversation is resumed later instead
     assert hooks.start("resume").count("Handoff from the memory plugin (state of the work before the resume") == 1
     assert "Handoff from the memory plugin" not in hooks.prompt("carry on with the migration")
+
+
+def test_resume_after_a_compaction_injects_one_handoff(hooks: HookRunner) -> None:
+    """The compaction's handoff is in the resumed conversation already: the newer one (written by the turns
+    after it) is not injected beside it (issue 26)."""
+    _work(hooks, "Migrate the session store to Redis")
+    hooks.compact()
+    assert hooks.start("compact").count("Handoff from the memory plugin") == 1
+    hooks.prompt("now move the TTLs to the config file")
+    hooks.stop("Moved the TTLs to config.py; next: update the docs.")
+    assert "Handoff from the memory plugin" not in hooks.start("resume")
+    # A /clear empties the context: the newest handoff comes back, once.
+    assert hooks.start("clear").count("Handoff from the memory plugin") == 1

@@ -172,10 +172,12 @@ def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) 
     withheld = 0
     if source in ("compact", "resume", "clear", "fork"):
         h = handoff.latest(ws, session_id)
-        # A resumed conversation still holds what was injected into it: the same handoff is not repeated.
-        # After compact or clear the context is gone, so the handoff always comes back.
+        # A resumed conversation still holds what was injected into it, and what happened after it: once a
+        # handoff of this session is in the conversation, a newer one would say it twice (after a compaction,
+        # the compact handoff and the next turn's: 2.7 K near-identical characters). After compact or clear
+        # the context is gone, so the handoff always comes back.
         seen = session_state.load(ws, session_id).get("injected_handoffs", []) if source in ("resume", "fork") else []
-        if h and h["content"].strip() and h["id"] not in seen:
+        if h and h["content"].strip() and not seen:
             parts.append(_own_handoff(ws, session_id, h, source))
         elif source == "compact":
             handoff.compact_delivered(ws, session_id)
