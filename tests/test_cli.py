@@ -409,3 +409,13 @@ def test_sharing_on_an_unlinked_project_says_only_the_scope_changed(cli: Cli) ->
     db = sqlite3.connect(next(cli.home.glob("projects/*/memory.db")))
     assert db.execute("SELECT scope FROM memories WHERE id = ?", (mid,)).fetchone()[0] == "team"
     assert db.execute("SELECT count(*) FROM team_outbox").fetchone()[0] == 0  # nothing queued to send
+
+
+def test_stats_report_injected_sizes_in_tokens(cli: Cli, project: Path) -> None:
+    cli.jsonl({"content": "we decided on gRPC for the billing service", "type": "decision"})
+    runner = HookRunner(project, session="sess-tokens")
+    runner.start()
+    assert all(r["exit_code"] == 0 for r in runner.results)
+    data = cli.json("stats")["injected_tokens"]["inject-start"]
+    assert data["count"] == 1 and 10 < data["median_tokens"] == data["max_tokens"] < 1000
+    assert "injected  inject-start: 1 time, median" in cli.ok("stats")

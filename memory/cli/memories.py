@@ -367,6 +367,9 @@ def stats(project: str | None, as_json: bool) -> None:
     click.echo(f"memories  {data['memories']}  " + "  ".join(f"{k}:{v}" for k, v in data["by_type"].items()))
     click.echo("sessions  " + "  ".join(f"{k}:{v}" for k, v in data["sessions"].items()))
     click.echo(f"tool calls {data['tool_calls']}  handoffs {data['handoffs']}  injections {data['injections']}")
+    for kind, v in data["injected_tokens"].items():
+        click.echo(f"injected  {kind}: {count(v['count'], 'time')}, median {count(v['median_tokens'], 'token')}, "
+                   f"largest {v['max_tokens']:,}")
     click.echo("queue     " + ("  ".join(f"{k}:{v}" for k, v in data["queue"].items()) or "empty"))
     for label, key in (("outlines (all sessions)", "outlines"), ("outlines (last session)", "outlines_last_session")):
         o = data[key]

@@ -28,12 +28,29 @@ def project_stats(ws: Workspace) -> dict[str, Any]:
         "tool_calls": db.execute("SELECT coalesce(sum(tool_call_count), 0) FROM sessions").fetchone()[0],
         "handoffs": db.execute("SELECT count(*) FROM handoffs").fetchone()[0],
         "injections": db.execute("SELECT count(*) FROM access_log WHERE kind LIKE 'inject%'").fetchone()[0],
+        "injected_tokens": injected_tokens(ws),
         "queue": queue.counts(db),
         "outlines": savings(db),
         "outlines_last_session": savings(db, _last_session(ws)),
         "outlines_cached_files": db.execute("SELECT count(*) FROM file_signatures").fetchone()[0],
         "extraction": _extraction(ws),
     }
+
+
+def injected_tokens(ws: Workspace, last: int = 200) -> dict[str, dict[str, int]]:
+    """What the hooks gave the model, by kind (session start, prompt, before an edit): how many times and the
+    median and largest size in tokens, over the last `last` injections of each kind."""
+    from parser.tokens import estimate_tokens
+
+    out: dict[str, dict[str, int]] = {}
+    kinds = [r[0] for r in ws.db.execute("SELECT DISTINCT kind FROM injections WHERE kind LIKE 'inject%'")]
+    for kind in kinds:
+        sizes = sorted(estimate_tokens(r[0] or "") for r in ws.db.execute(
+            "SELECT text FROM injections WHERE kind = ? ORDER BY id DESC LIMIT ?", (kind, last)))
+        total = ws.db.execute("SELECT count(*) FROM injections WHERE kind = ?", (kind,)).fetchone()[0]
+        out[kind] = {"count": total, "median_tokens": sizes[len(sizes) // 2] if sizes else 0,
+                     "max_tokens": sizes[-1] if sizes else 0}
+    return out
 
 
 def _extraction(ws: Workspace) -> dict[str, Any]:
