@@ -89,14 +89,14 @@ def prompt_event(prompt: str, session: str | None) -> Capture:
     text = prompt.strip()
     if not text:
         return cap
-    from memory.capture import deciders
+    from memory.capture import grants
 
-    arguments = deciders.slash_arguments(text)
+    arguments = grants.slash_arguments(text)
     if arguments is not None:  # the person typed /memory:save: its `!` block may save as theirs
         import time
 
         now = time.time()
-        cap.change(lambda s: deciders.add_grant(s, arguments, now))
+        cap.change(lambda s: grants.add_grant(s, arguments, now))
     if text.startswith(OWN_SLASH):
         return cap
     meant = carries_content(text) and not text.startswith("/")

@@ -1,5 +1,5 @@
 """Who is saving through the `memory` command: the person, or a process of the agent's
-(memory/base/provenance.py), and the person's own typed `/memory:save` (memory/capture/deciders.py grants)."""
+(memory/base/provenance.py), and the person's own typed `/memory:save` (memory/capture/grants.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 import click
 
 from memory.base.provenance import agent_reason
-from memory.capture import deciders
+from memory.capture import deciders, grants
 from memory.store import NewMemory
 from memory.store import state as session_state
 from memory.store.workspace import Workspace
@@ -29,10 +29,10 @@ def slash_typed(ws: Workspace) -> bool:
     session, raw = slash
     sid = session or os.environ.get("CLAUDE_CODE_SESSION_ID", "")
     now = time.time()
-    if not sid or not deciders.take_grant(session_state.load(ws, sid), raw, now):
+    if not sid or not grants.take_grant(session_state.load(ws, sid), raw, now):
         return False  # no write when there is nothing to take
     took: list[bool] = []
-    session_state.update(ws, sid, lambda s: took.append(deciders.take_grant(s, raw, now)), export=False)
+    session_state.update(ws, sid, lambda s: took.append(grants.take_grant(s, raw, now)), export=False)
     return bool(took and took[0])
 
 
