@@ -135,7 +135,7 @@ def _tags_read(text: str) -> str:
     starts = ["<"]
     if "&" in view:
         starts.append("&")
-    if "\\u" in view or "\\x" in view or "\\U" in view:
+    if "\\" in view:
         starts.append("\\")
     spans: list[tuple[int, int]] = []
     for s in starts:
@@ -180,17 +180,18 @@ def _opens_tag(view: str, k: int, reading: Any) -> bool:
 
 def _visible(text: str) -> str:
     """Controls shown as spaces (a carriage return as a line break); invisible characters (format
-    characters, variation selectors, fillers: memory/base/reading.py) dropped, so none splits a tag or a
-    role word from its reader."""
+    characters, fillers, tag characters: memory/base/reading.py) dropped, so nothing hides in the text a
+    person reviews; those that shape a glyph (joiners, variation selectors) stay, and the tag and role
+    checks read past them."""
     table: dict[int, str | None] = {}
     for c in set(text):
         o = ord(c)
         if (o < 32 and c not in "\t\n") or 127 <= o < 160:
             table[o] = "\n" if c == "\r" else " "
         elif o >= 160:
-            from memory.base.reading import invisible
+            from memory.base.reading import invisible, shapes
 
-            if invisible(c):
+            if invisible(c) and not shapes(c):
                 table[o] = None
     return text.translate(table) if table else text
 
@@ -520,8 +521,12 @@ _ORDERS: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
     ((("system:", "assistant:", "human:", "system :", "assistant :", "human :", "system**", "assistant**",
        "human**", "system]", "assistant]", "human]", "instruction:", "instructions:", "response:"),),
      r"(?:^|[\n.!?>\]]\s*)(?:#{1,6}\s*|\*\*|\[)?(?:S(?:ystem|YSTEM)|A(?:ssistant|SSISTANT)|H(?:uman|UMAN))\s*"
-     r"(?:\*\*|\])?\s*:(?!:)|(?:^|\n)\s*#{2,6}\s*(?:[Ii]nstructions?|INSTRUCTIONS?|[Rr]esponse|RESPONSE|"
-     r"[Ss]ystem|SYSTEM)\s*:"),
+     r"(?:\*\*|\])?\s*:(?!:)"),
+    # in any case, a role word heading a sentence (three words: `system: linux` is a setting), or a
+    # markdown heading the instruction formats use
+    ((("system", "assistant", "human", "instruction", "response"), (":",)),
+     r"(?:^|[\n.!?>\]]\s*)(?:#{1,6}\s*|\*\*|\[)?(?:system|assistant|human)\s*(?:\*\*|\])?\s*:(?!:)(?:\*\*)?"
+     r"(?:[ \t]+[a-z'\u2019]+){3}|(?:^|\n)\s*#{2,6}\s*(?:instructions?|response|system)\s*:"),
     ((("[inst]", "<<sys>>", "<< sys >>", "im_start", "start_header_id", "<|system|>", "<|user|>",
        "<|assistant|>"),),
      r"\[/?inst\]|<<\s*/?sys\s*>>|<\|im_start\|>\s*(?:system|assistant|user)|<\|start_header_id\|>|"
@@ -539,7 +544,8 @@ KINDS = ("forget-instructions", "forget-instructions", "fetch-execute", "fetch-e
          "fetch-execute", "standing-order", "standing-order", "standing-order", "standing-order", "standing-order",
          "claimed-approval",
          "exfiltration", "exfiltration", "exfiltration", "exfiltration", "disable-safeguards", "concealment",
-         "orders", "orders", "fake-system-note", "fake-system-note", "role-play", "role-play", "jailbreak")
+         "orders", "orders", "fake-system-note", "fake-system-note", "role-play", "role-play", "role-play",
+         "jailbreak")
 _CASED = frozenset((KINDS.index("role-play"),))  # the role headers: matched on the text as read, cased
 # Standing orders are the one kind the user's own words may give (a preference stated once for every later
 # session is what the plugin keeps for them); from anyone else they are orders.
@@ -610,7 +616,14 @@ def orders_in(text: str, *, own: bool = False) -> str:
     orders (USER_MAY) are their preferences, not orders."""
     if not text:
         return ""
-    read = read_text(text)
+    kind = _orders_read(read_text(text), own)
+    if not kind and not text.isascii() and any("\U000e0000" <= c <= "\U000e0fff" for c in set(text)):
+        # Tag characters read two ways: spelled out (read_text), or not at all, as a person sees the text
+        kind = _orders_read(read_text("".join(c for c in text if not "\U000e0000" <= c <= "\U000e0fff")), own)
+    return kind
+
+
+def _orders_read(read: str, own: bool) -> str:
     lower = read.lower()
     if "<" in lower and _closes_or_opens(lower):
         return "close-the-block"

@@ -6,8 +6,9 @@ memory/base/fence.py asks it about text that is not plain ASCII or holds `&` or 
 tag or end a role word, and the folded text its instruction patterns read. Each distinct character is looked
 at once (unicodedata, a C module) and the answer kept; nothing is a list of chosen code points: invisible is
 a format character (Cf), a variation selector, a filler or a tag character; lookalikes are Unicode's
-confusables (memory/base/lookalikes.py), compatibility decompositions and the names that say LESS-THAN SIGN,
-ANGLE BRACKET or SOLIDUS. Standard library only (hooks import it)."""
+confusables (memory/base/lookalikes.py), compatibility decompositions and case folds, the names that say
+LESS-THAN SIGN, ANGLE BRACKET or SOLIDUS, and a Latin letter's name (`ʙ` SMALL CAPITAL B). Standard library
+only (hooks import it)."""
 
 from __future__ import annotations
 
@@ -41,22 +42,28 @@ def invisible(c: str) -> bool:
     cat = unicodedata.category(c)
     if cat == "Cf" or 0xE0000 <= o <= 0xE0FFF or (cat == "Cn" and 0x2060 <= o <= 0x206F):
         return True
-    if cat in ("Mn", "Lo", "So"):  # the default-ignorable marks and letters, by name
-        name = unicodedata.name(c, "")
-        return ("VARIATION SELECTOR" in name or "GRAPHEME JOINER" in name or name.endswith("FILLER")
-                or "VOWEL INHERENT" in name or name == "BRAILLE PATTERN BLANK")
-    return False
+    name = unicodedata.name(c, "")  # the default-ignorable marks and letters, and the fillers, by name
+    return ("VARIATION SELECTOR" in name or "GRAPHEME JOINER" in name or name.endswith("FILLER")
+            or "VOWEL INHERENT" in name or name == "BRAILLE PATTERN BLANK")
+
+
+def shapes(c: str) -> bool:
+    """An invisible character that shapes its neighbours' glyphs (the zero-width joiner and non-joiner,
+    variation selectors: emoji sequences, Persian and Indic text): kept where text is shown, skipped where
+    it is read."""
+    return c in "\u200c\u200d" or "VARIATION SELECTOR" in unicodedata.name(c, "")
 
 
 def _by_name(c: str) -> str | None:
     """`<`, `>` or `/` for a character whose name says it is one (fullwidth, small, heavy, angle brackets,
     division and fraction slashes), whatever confusables.txt lists."""
     name = unicodedata.name(c, "")
-    if "LESS-THAN SIGN" in name or "LEFT ANGLE BRACKET" in name or "LEFT-POINTING ANGLE" in name \
-            or "LEFT ARROWHEAD" in name:
+    plain = not any(w in name for w in ("EQUAL", "NOT ", " OR ", "BESIDE", "ABOVE", "BELOW"))
+    if plain and ("LESS-THAN" in name or "LEFT ANGLE BRACKET" in name or "LEFT-POINTING ANGLE" in name
+                  or "LEFT ARROWHEAD" in name):
         return "<"
-    if "GREATER-THAN SIGN" in name or "RIGHT ANGLE BRACKET" in name or "RIGHT-POINTING ANGLE" in name \
-            or "RIGHT ARROWHEAD" in name:
+    if plain and ("GREATER-THAN" in name or "RIGHT ANGLE BRACKET" in name or "RIGHT-POINTING ANGLE" in name
+                  or "RIGHT ARROWHEAD" in name):
         return ">"
     if ("SOLIDUS" in name or "SLASH" in name) and "REVERSE" not in name and "BACK" not in name \
             and " WITH " not in name:
@@ -64,9 +71,37 @@ def _by_name(c: str) -> str | None:
     return None
 
 
+def latin_letter(c: str) -> str | None:
+    """The ASCII letter a Latin letter's name says it is at heart: `ʙ` LATIN LETTER SMALL CAPITAL B is b,
+    `ɪ` small capital I is i (a turned, reversed or ligature letter says no single letter)."""
+    name = unicodedata.name(c, "")
+    if not name.startswith("LATIN "):
+        return None
+    words = name.split()
+    if "LETTER" not in words:
+        return None
+    rest = words[words.index("LETTER") + 1:]
+    if rest[:2] == ["SMALL", "CAPITAL"]:
+        rest = rest[2:]
+    if not rest or len(rest[0]) != 1 or not rest[0].isalpha():
+        return None
+    return rest[0] if "CAPITAL" in words[:words.index("LETTER")] else rest[0].lower()
+
+
+def _small_of(c: str) -> str | None:
+    """A small letter whose capital reads as an ASCII letter reads as that letter, small: Greek `κ` (`Κ` is
+    K), Cyrillic `т` (`Т` is T): they look like the Latin letter's small capital."""
+    up = c.upper()
+    if len(up) != 1 or up == c or not c.isalpha():
+        return None
+    got = _lookalike(up) or latin_letter(up)
+    return got.lower() if got and got.isalpha() and got.isascii() else None
+
+
 def read(c: str) -> str:
     """What one character reads as: '' if invisible, the ASCII it imitates, its compatibility form (NFKC),
-    or itself."""
+    or itself. (Tag characters, invisible on screen, read as the ASCII they spell: text smuggled in them is
+    flagged, and the fence drops them from what it shows.)"""
     got = _READ.get(c)
     if got is not None:
         return got
@@ -74,11 +109,15 @@ def read(c: str) -> str:
         got = c
     elif c == MARK:
         got = c
+    elif 0xE0020 <= ord(c) <= 0xE007E:
+        got = chr(ord(c) - 0xE0000)  # a tag character spells its ASCII to a model that decodes them
     elif invisible(c):
         got = ""
     else:
         nfkc = unicodedata.normalize("NFKC", c)
-        got = nfkc if nfkc.isascii() and nfkc else _lookalike(c) or _by_name(c) or nfkc
+        folded = c.casefold()  # `ß` reads `ss`
+        got = nfkc if nfkc.isascii() and nfkc else folded if folded.isascii() else \
+            _lookalike(c) or _by_name(c) or latin_letter(c) or _small_of(c) or nfkc
         if got == "l" and c.isupper():
             got = "I"  # a capital I read as the lower-case l confusables.txt gives (Cyrillic І, Greek Ι)
         if len(got) > 1 and not got.isascii():
@@ -202,11 +241,12 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 
 def escape_at(text: str, at: int) -> tuple[str, int] | None:
     """A backslash escape at text[at] (`\\u003c`, `\\U0000003c`, `\\x3c`, `\\u{3c}`, any number of
-    backslashes) decoded, and its end."""
+    backslashes, any case) decoded, and its end."""
     k = at
     while k < len(text) and text[k] == "\\":
         k += 1
     kind = text[k:k + 1]
+    kind = "x" if kind == "X" else kind
     if kind not in ("u", "U", "x"):
         return None
     k += 1
@@ -215,6 +255,8 @@ def escape_at(text: str, at: int) -> tuple[str, int] | None:
         digits, stop = (text[k + 1:end], end + 1) if end > 0 else ("", k)
     else:
         n = {"u": 4, "U": 8, "x": 2}[kind]
+        if kind == "U" and not (len(text) >= k + 8 and _HEX.issuperset(text[k:k + 8])):
+            n = 4  # `\U003C`: a `\u` escape with its letter capitalised reads the same
         digits, stop = text[k:k + n], k + n
         if len(digits) != n:
             return None

@@ -44,7 +44,16 @@ def recall(ws: Workspace, session_id: str, path: str, old_text: str = "") -> str
     names = _touched(ws.db, path, old_text)
     about = _about(ws.db, [r["id"] for r in rows], path, names)
     scores = {r["id"]: _score(r, names, r["id"] in old, r["id"] in about) for r in rows}
-    ranked = sorted(rows, key=lambda r: -scores[r["id"]])[:SHOWN]
+    # Rows saved before the flag knew their form are read again (memory/base/fence.py is_flagged), best first,
+    # until SHOWN pass: the flag withholds a memory here as at startup and per prompt.
+    ranked: list[sqlite3.Row] = []
+    for r in sorted(rows, key=lambda r: -scores[r["id"]]):
+        if len(ranked) == SHOWN:
+            break
+        if not fence.is_flagged(r, r["title"], r["content"]):
+            ranked.append(r)
+    if not ranked:
+        return ""
     hits = [hit_from_row(r, scores[r["id"]]) for r in ranked]
     body = _render(ws, path, ranked, names, old)
     text = fence.wrap(body, 2000)
