@@ -663,11 +663,15 @@ def test_a_version_2_schema_is_migrated_to_rows_only_their_authors_change(
             for role in ("alice", "bob"):
                 sync.add_member(conn, PROJECT_ID, role)
     with psycopg.connect(a.url, autocommit=True) as conn:
-        _insert(conn, {**_row("a" * 32, "We decided alice's rule"), "machine": "alice-laptop"})
+        _insert(conn, {**_row("a" * 32, "We decided alice's rule"), "machine": "alice-laptop", "version": 1e12})
         _insert(conn, {**_row("h" * 32, "We decided a long one " + "x" * 200_000), "machine": "alice-laptop"})
     with psycopg.connect(b.url, autocommit=True) as conn:  # allowed under version 2
         assert conn.execute("UPDATE memory.memories SET importance = 0.9 WHERE uid = %s", ("h" * 32,)).rowcount == 1
+    seq = pg.sql(database, f"SELECT seq FROM memory.memories WHERE uid = '{'a' * 32}'")
     assert a.init()["migrations_applied"] == 1
+    # Pinned ahead under version 2: brought back to the server's clock, still alice's, in its place.
+    assert pg.sql(database, f"SELECT version < 1e11, author::text, seq FROM memory.memories "
+                            f"WHERE uid = '{'a' * 32}'") == [(True, "alice", seq[0][0])]
     with psycopg.connect(b.url, autocommit=True) as conn:
         assert conn.execute("UPDATE memory.memories SET content = 'x' WHERE uid = %s", ("a" * 32,)).rowcount == 0
         with pytest.raises(psycopg.errors.CheckViolation):

@@ -233,6 +233,17 @@ def m003_authors_own_their_rows(cur: Any) -> None:
         CREATE TRIGGER bound_times BEFORE INSERT OR UPDATE ON memory.memories
             FOR EACH ROW EXECUTE FUNCTION memory.bound_times();
     """)
+    # A version already pinned ahead would keep its author's own later edits out for ever: brought back
+    # (bound_times does it), the row keeping its author and place in the pull order (stamp_writer off for
+    # this one statement, and row-level security lifted for the owner, inside this transaction).
+    cur.execute(f"""
+        ALTER TABLE memory.memories DISABLE TRIGGER stamp_writer;
+        ALTER TABLE memory.memories NO FORCE ROW LEVEL SECURITY;
+        UPDATE memory.memories SET version = version
+            WHERE greatest(version, created_at, updated_at) > extract(epoch FROM now()) + {MAX_SKEW_S};
+        ALTER TABLE memory.memories ENABLE TRIGGER stamp_writer;
+        ALTER TABLE memory.memories FORCE ROW LEVEL SECURITY;
+    """)
     for table, limits in MAX_BYTES.items():
         cur.execute(f"DROP POLICY members ON memory.{table}")
         cur.execute(f"""
