@@ -92,11 +92,20 @@ def prompt_event(prompt: str, session: str | None) -> Capture:
     from memory.capture import grants
 
     arguments = grants.slash_arguments(text)
-    if arguments is not None:  # the person typed /memory:save: its `!` block may save as theirs
+    if arguments is not None:  # the person typed /memory:save: its `!` block saves as theirs, before or after
         import time
 
         now = time.time()
-        cap.change(lambda s: grants.add_grant(s, arguments, now))
+        promoted: list[Any] = []
+
+        def grant(s: State) -> None:
+            entry = grants.take_pending(s, arguments, now)
+            if entry:
+                promoted.append(entry)
+            grants.add_grant(s, arguments, now)
+
+        cap.change(grant)
+        cap.writes.append(lambda db: grants.promote(db, promoted))
     if text.startswith(OWN_SLASH):
         return cap
     meant = carries_content(text) and not text.startswith("/")

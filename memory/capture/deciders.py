@@ -93,11 +93,12 @@ def user_evidence(claim: str, evidence: str, user_texts: list[str]) -> str:
     return ""
 
 
-BY_AGENT = ("assistant", "model")  # source and origin of what a process of the agent's saves
 
 
 def as_agent(m: NewMemory, reason: str) -> NewMemory:
     """A memory a process of the agent's saved: the model's words, under the rule (settle)."""
+    from memory.capture.grants import BY_AGENT
+
     m.source, m.origin = BY_AGENT
     m.origin_detail = f"saved by a process of the agent's: {reason}"[:200]
     return settle(m)

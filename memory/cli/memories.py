@@ -322,16 +322,19 @@ def save(text: tuple[str, ...], title: str | None, type_: str, importance: float
         raise click.UsageError("nothing to save: give the text as arguments or on stdin")
     ws = open_project(project)
     agent = author.agent_saving(ws)
-    saved = store.save(ws.db, ws.project.key, author.settle_cli(store.NewMemory(
-        title=title or "", content=content, type=type_, importance=importance,
-        tags=list(tags), source="cli", expires_at=expires_at), agent), filter_low_value=False)
+    memory = store.NewMemory(title=title or "", content=content, type=type_, importance=importance,
+                             tags=list(tags), source="cli", expires_at=expires_at)
+    requested = (memory.type, memory.importance, memory.confidence)
+    saved = store.save(ws.db, ws.project.key, author.settle_cli(memory, agent), filter_low_value=False)
     if saved.id is None:
         raise click.ClickException("nothing left to save once private text and secrets were removed")
+    # A slash save without its grant yet is the person's if their typed prompt follows (older clients).
+    told = bool(agent) and not author.await_prompt(ws, saved.id, requested)
     if as_json:
-        emit({"id": saved.id, "action": saved.action, **({"by": "agent", "why": agent} if agent else {})})
+        emit({"id": saved.id, "action": saved.action, **({"by": "agent", "why": agent} if told else {})})
     else:
         click.echo(f"saved #{saved.id} ({saved.action})")
-        if agent:
+        if told:
             click.echo(author.AS_AGENT.format(reason=agent))
 
 
