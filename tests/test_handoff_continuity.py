@@ -128,3 +128,18 @@ def test_resume_after_a_compaction_injects_one_handoff(hooks: HookRunner) -> Non
     assert "Handoff from the memory plugin" not in hooks.start("resume")
     # A /clear empties the context: the newest handoff comes back, once.
     assert hooks.start("clear").count("Handoff from the memory plugin") == 1
+
+
+def test_trivial_sessions_fill_no_recent_sessions_line(project: Path, home: Path) -> None:
+    """A greeting and an "ok" leave no summary: "Recent sessions" at the next start holds the session that
+    worked, not "Asked: hello 14 | Last: ok" (issue 26)."""
+    _short_session(project, "real", "Add retries to the HTTP client in client.py", reads=1)
+    for i in range(3):
+        trivial = HookRunner(project, session=f"hello-{i}")
+        trivial.start()
+        trivial.prompt(f"hello {i}")
+        trivial.stop("ok")
+        trivial.end()
+    text = HookRunner(project, session="next").start()
+    assert "hello" not in text and "(quoted): ok" not in text
+    assert "Add retries to the HTTP client" in text

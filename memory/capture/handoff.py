@@ -109,9 +109,12 @@ def for_startup(ws: Workspace, session_id: str, max_age_s: float | None = None) 
         (ws.project.key, session_id),
     ).fetchone()
     later = 0
-    if row is None:
+    if row is None:  # no session worked: the latest that was asked something of its own, else the latest
         row = ws.db.execute(
-            "SELECT * FROM handoffs WHERE project = ? AND session_id != ? ORDER BY created_at DESC, id DESC LIMIT 1",
+            """SELECT h.* FROM handoffs h LEFT JOIN session_state s ON s.session_id = h.session_id
+               WHERE h.project = ? AND h.session_id != ?
+               ORDER BY coalesce(json_extract(s.state, '$.task'), '') != '' DESC, h.created_at DESC, h.id DESC
+               LIMIT 1""",
             (ws.project.key, session_id),
         ).fetchone()
     else:

@@ -24,8 +24,10 @@ def heuristic(state: State, root: str) -> str:
     if open_todos or state.get("errors"):
         nxt = open_todos[:3] + [f"unresolved: {e.get('command', '')}" for e in state.get("errors", [])[-2:]]
         parts.append(f"Next: {'; '.join(str(n)[:120] for n in nxt)}")
-    elif state.get("last_action"):
+    elif state.get("last_action") and parts:
         parts.append(f"Last: {state['last_action'][:160]}")
+    # A session that asked nothing with content of its own, changed, fixed and decided nothing (a greeting,
+    # "ok", a question about the plugin) has no summary: it never fills a "Recent sessions" line.
     return " | ".join(parts)[:1000]
 
 
