@@ -20,26 +20,40 @@ if TYPE_CHECKING:
 # process a few ms, and most texts hold no trigger; a test checks the values).
 _I, _M, _S = 2, 8, 16
 _TAG_SOURCE = r"<\s*(/?)\s*private\b[^<>]*>"  # [^<>]: a tag never spans another tag
+_BLANK_LINE = r"\n[ \t\r]*\n"
 
 
 def strip_private(text: str) -> str:
+    """The text without its `<private>` blocks (nested ones too). A tag never closed hides its paragraph, up
+    to the next blank line, and the text after that is read afresh (up to _PARAGRAPHS times; after that it
+    hides the rest: the bound keeps the cost linear in the text)."""
     if "private" not in text.lower():
         return text
     out: list[str] = []
-    depth = 0
-    pos = 0
-    for m in _pattern(_TAG_SOURCE, _I).finditer(text):
+    start = 0
+    for _ in range(_PARAGRAPHS):
+        depth = 0
+        pos = opened = start
+        for m in _pattern(_TAG_SOURCE, _I).finditer(text, start):
+            if depth == 0:
+                out.append(text[pos : m.start()])
+                opened = m.end()
+            if m.group(1) == "/":
+                depth = max(0, depth - 1)  # a stray closing tag at depth 0 is dropped
+            else:
+                depth += 1
+            pos = m.end()
         if depth == 0:
-            out.append(text[pos : m.start()])
-        closing = m.group(1) == "/"
-        if closing:
-            depth = max(0, depth - 1)  # a stray closing tag at depth 0 is dropped
-        else:
-            depth += 1
-        pos = m.end()
-    if depth == 0:  # an unclosed tag hides everything after it
-        out.append(text[pos:])
+            out.append(text[pos:])
+            break
+        blank = _pattern(_BLANK_LINE, 0).search(text, opened)
+        if blank is None:
+            break
+        start = blank.start()
     return "".join(out)
+
+
+_PARAGRAPHS = 64
 
 
 # --- judging names and values ------------------------------------------------------------------------
@@ -55,7 +69,7 @@ _MEDIUM_WORDS = {"token", "credential", "credentials", "creds", "cookie"}
 _WEAK_WORDS = {"key", "auth", "sig", "signature"}
 _QUALIFIERS = {"api", "access", "secret", "private", "auth", "session", "refresh", "bearer", "master", "signing",
                "encryption", "account", "shared", "app", "bot", "webhook", "client", "service", "admin", "deploy",
-               "personal", "license", "consumer", "oauth", "jwt", "hmac", "sas", "storage", "subscription", "id",
+               "personal", "license", "consumer", "oauth", "jwt", "hmac", "sas", "storage", "subscription",
                "csrf", "xsrf", "identity", "registry", "npm", "pypi", "github", "gitlab", "slack", "stripe"}
 # Fewer for a key: STORAGE_KEY = 'todos' (localStorage) and SESSION_KEY name things; their real keys are
 # random-looking and caught by entropy anyway.
@@ -72,7 +86,7 @@ _PLACEHOLDERS = {"null", "none", "nil", "true", "false", "undefined", "yes", "no
                  "tbd", "see", "the", "not", "n/a", "same", "empty", "blank", "unset", "include", "omit",
                  "same-origin", "env", "default", "text", "input", "field", "object", "dict", "list", "char",
                  "varchar", "uuid", "date", "self", "this", "is", "was", "a", "an", "it", "your", "my",
-                 "continue", "break", "return", "pass", "raise", "else", "yield"}
+                 "continue", "break", "return", "pass", "raise", "else", "yield", "value", "content"}
 _REF_HEADS = ("self.", "this.", "cls.", "os.", "sys.", "env.", "settings.", "config.", "conf.", "cfg.", "process.",
               "request.", "req.", "args.", "opts.", "options.", "params.", "ctx.", "kwargs.", "secrets.", "vault.",
               "props.", "values.", "import.meta", "context.", "app.", "st.")
@@ -82,7 +96,8 @@ _WORD_PARTS = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
 # Atomic words, a possessive repeat: one way to read a run ("abc" was "a"+"bc", "ab"+"c", ... with the separator
 # optional: 2^n ways to fail on "token=abcdefghijklmnopqrstuvwxy1", 2.2 CPU-s at 25 letters).
 _WORD = r"(?>[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]++)"
-_JOINED_WORDS = rf"{_WORD}(?:[ _.\-/:]?{_WORD})*+"
+# Leading underscores and a last capital are a type's (`_ProviderT`).
+_JOINED_WORDS = rf"_*+{_WORD}(?:[ _.\-/:]?{_WORD})*+[A-Z]?"
 _DOTTED_NAME = r"[A-Za-z_][A-Za-z0-9_.]*"
 _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
 _PORT = r"\d{1,5}(?:/|$)"
@@ -219,6 +234,19 @@ def _real(m: re.Match[str]) -> bool:
     return not placeholder(m.group("value")) and len(m.group("value")) >= 3
 
 
+def _sql(m: re.Match[str]) -> bool:
+    """`IDENTIFIED BY 'x'` in a statement that makes a user or role, or with a secret-looking value; `a row
+    identified by 'name'` in prose is not a password."""
+    if not _real(m):
+        return False
+    if not m.group(0)[:10].lower().startswith("identified"):
+        return True
+    line = m.string[m.string.rfind("\n", 0, m.start()) + 1:m.start()].lower()
+    statement = any(w in line for w in ("create ", "alter ", "grant ")) and any(
+        w in line for w in ("user", "role", "login"))
+    return statement or not _plain_words(m.group("value"))
+
+
 def _not_port(m: re.Match[str]) -> bool:
     """`https://host:8080/a@b` is a port and a path, not a password."""
     pw = m.group("value")
@@ -262,6 +290,14 @@ def _variable(m: re.Match[str]) -> bool:
     """`{_SUBSCRIPTION_KEY: rid}`, `f(token=tok)`: an identifier closing a bracket is code, not a value."""
     rest = m.string[m.end():m.end() + 1]
     return rest in (")", "}", "]") and bool(_pattern(_IDENTIFIER, 0).fullmatch(m.group("value")))
+
+
+def _annotation(m: re.Match[str]) -> bool:
+    """`auth_token: Final = os.environ[...]`: after a colon, a type that an `=` follows is no value."""
+    if m.group("sep") != ":":
+        return False
+    rest = m.string[m.end():m.end() + 64].lstrip(" \t")
+    return rest[:1] == "=" and rest[1:2] not in ("=", ">")
 
 
 def _wrapped(m: re.Match[str]) -> bool:
@@ -318,29 +354,39 @@ _BASIC = r"\bBasic[ \t]+(?P<value>[A-Za-z0-9+/]{8,}={0,2})"
 _BEARER = r"\b(?:bearer|token)[ \t]+(?P<value>[A-Za-z0-9._~+/\-]{20,}=*)"  # under IGNORECASE
 _FLAG = (r"(?:^|(?<=[\s;&|(]))--?(?P<name>[A-Za-z0-9\-]{0,30}?(?i:pass|pwd|pw|secret|token|key|credential|creds|"
          r"cookie)[A-Za-z0-9\-]{0,30})[ \t]+(?P<q>['\"]?)(?P<value>[^\s'\"-][^\s'\"]*)(?P=q)")
-_ASSIGNED = (r"(?<![A-Za-z0-9_.\-])" + _NAME + r"\\?[\"']?\]?[ \t]*(?P<sep>=>|:=|[:=])[ \t]*"
-             r"(?:\\?(?P<q>[\"'`])(?P<qvalue>[^\n]*?)\\?(?P=q)"
+# A type between the name and `=` (`TOKEN: &str =`, `apiKey: string =`, `apiKey string =`, `password As String =`).
+_TYPED = (r"(?:[ \t]*:[ \t]*[&'A-Za-z_][A-Za-z0-9_.&'\[\], |<>]{0,40}?(?=[ \t]*=[^=>])"
+          r"|[ \t]+(?:As[ \t]+)?[A-Za-z_][A-Za-z0-9_.\[\]]{0,30}(?=[ \t]*=[^=>]))?")
+_ASSIGNED = (r"(?<![A-Za-z0-9_.\-])" + _NAME + r"\\?[\"']?\]?" + _TYPED +
+             r"[ \t]*(?P<sep>=>|:=|\|\|=|\?\?=|[:=])[ \t]*"
+             r"(?:(?:@|[rRbBuUfF]{1,2})?\\?(?P<q>[\"'`])(?P<qvalue>[^\n]*?)\\?(?P=q)"
              r"|\\?[\"'`]?(?P<value>[^" + _VALUE_STOP + r"]+)(?=[" + _VALUE_END + r"]|$))")
 # Rules whose matches never span a line and need one of these words (lower case) in it: in a long text they
 # run only over the lines that hold one (an outline of a C++ header holds `key` or `sig` somewhere, and the
 # assignment rule tried at every offset of its 30 KB cost a cold Read hook ~3 ms). A line with one of the
 # non-ASCII characters IGNORECASE takes for an ASCII letter (_CASE_TWINS: `ſ` for `s`, which `str.lower` does
 # not give) is always searched.
+# `define('DB_PASSWORD', 'x')`, `setdefault("SECRET_KEY", "x")`, `headers.put("X-Api-Key", "x")`: a quoted name,
+# a comma, a quoted value without blanks (`_("password", "Your password")` is a label).
+_CALL_PAIR = (r"(?P<q1>[\"'])" + _NAME + r"(?P=q1)[ \t]*,[ \t]*(?P<q>[\"'])(?P<value>[^\"'\s\\]{1,400})(?P=q)")
+_NAME_WORDS = ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "cookie")
 _LINE_WORDS = {
     _BASIC: ("basic",),
     _BEARER: ("bearer", "token"),
     _FLAG: ("pass", "pw", "secret", "token", "key", "cred", "cookie"),
-    _ASSIGNED: ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "cookie"),
+    _ASSIGNED: _NAME_WORDS,
+    _CALL_PAIR: _NAME_WORDS,
 }
 _LINES_ABOVE = 2000  # characters: below this the whole text is searched (what the windows save is less)
-_URL_PASSWORD = (r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`]*:(?P<value>[^\s'\"<>`]*)@"
+_URL_PASSWORD = (r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`\[\]]*:(?P<value>[^\s'\"<>`]*)@"
                  r"(?=[^\s'\"<>`@]*(?:[\s'\"<>`]|$))")
-_URL_CUT = r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`]+:(?P<value>[^\s'\"<>`/@]+)(?=$|[`'\"…])"
+_URL_CUT = r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`\[\]]+:(?P<value>[^\s'\"<>`/@]+)(?=$|[`'\"…])"
 # Rules whose every match holds a literal within `reach` characters after its start (a URL's scheme and `://`;
 # their `$` is the text's end, so lines will not do): in a long text they are tried only at the positions up
 # to `reach` before each occurrence (~5 us an occurrence, where a search costs ~18 us a KB: a Ruby outline's
 # two URL rules 0.09 -> 0.015 ms each), unless the literal is too frequent for that to pay (_ANCHOR_SPAN).
-_ANCHORS = {_URL_PASSWORD: ("://", 31), _URL_CUT: ("://", 31)}
+_URL_KEY_USER = r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://(?P<value>[A-Za-z0-9_\-.~%]{16,200}):?@(?=[A-Za-z0-9\[])"
+_ANCHORS = {_URL_PASSWORD: ("://", 31), _URL_CUT: ("://", 31), _URL_KEY_USER: ("://", 31)}
 _ANCHOR_SPAN = 256  # characters of text per occurrence of the literal, at least
 # What must come before (ending at the word, within _BEFORE_CHARS) and after the word (from its end) in a line
 # these rules can match; a line whose words are not placed so is not searched. Assignment: the rest of the
@@ -349,12 +395,20 @@ _ANCHOR_SPAN = 256  # characters of text per occurrence of the literal, at least
 # lines -> 7, the rule 0.55 -> 0.15 ms). A flag: a dash and the start of its name (`--db-`); `Basic` and
 # `Bearer`: a blank (an LLVM outline's `BasicBlock` on 54 lines; a Ruby one's `token` 0.09 -> 0.02 ms).
 _LINE_AROUND = {
-    _ASSIGNED: (None, r"(?<=[A-Za-z])[A-Za-z0-9_.\-]{0,50}\\?[\"']?\]?[ \t]*[:=]"),
+    _ASSIGNED: (None, r"(?<=[A-Za-z])[A-Za-z0-9_.\-]{0,50}\\?[\"']?\]?(?:[ \t]+(?:As[ \t]+)?[A-Za-z_]"
+                r"[A-Za-z0-9_.\[\]]{0,30})?[ \t]*[:=|?]"),
+    _CALL_PAIR: (None, r"(?<=[A-Za-z])[A-Za-z0-9_.\-]{0,50}[\"'][ \t]*,"),
     _FLAG: (r"-[A-Za-z0-9\-]{0,30}\Z", None),
     _BASIC: (None, r"[ \t]"),
     _BEARER: (None, r"[ \t]"),
 }
 _BEFORE_CHARS = 32  # the longest reach of a _LINE_AROUND pattern before the word (`--` and 30 characters)
+
+# The first characters of a Discord bot id in base64 (ids 1x..., and 6x to 9x of older bots).
+_DISCORD_TRIGGERS = ("mta", "mtc", "mte", "mtg", "mti", "mtk", "mtm", "mtq", "mtu", "mty", "nja", "njc", "nje", "njg",
+                     "nji", "njk", "njm", "njq", "nju", "njy", "nza", "nzc", "nze", "nzg", "nzi", "nzk", "nzm", "nzq",
+                     "nzu", "nzy", "oda", "odc", "ode", "odg", "odi", "odk", "odm", "odq", "odu", "ody", "ota", "otc",
+                     "ote", "otg", "oti", "otk", "otm", "otq", "otu", "oty")
 
 _RULES: list[tuple] = [
     ("private-key", ("private key",),
@@ -400,15 +454,29 @@ _RULES: list[tuple] = [
      r"dp\.pt\.|lsv2_(?:pt|sk)_|tvly-|pat-na1-)[A-Za-z0-9_\-.]*" + _CONT, 0, 0,
      lambda m: len("".join(m.group(0).split())) >= 28 and random_looking("".join(m.group(0).split())[-24:])),
     ("twilio-key", ("twilio",), r"\b(?:AC|SK)?[0-9a-f]{32}\b", 0, 0, lambda m: "twilio" in m.string.lower()),
-    ("telegram-token", (":aa",), r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", 0, 0, None),
+    ("telegram-token", (":aa",), r"(?<![0-9])\d{8,10}:AA[A-Za-z0-9_\-]{30,}", 0, 0, None),
+    # A Discord bot token: the bot's id in base64 (its first characters: _DISCORD_TRIGGERS), a timestamp, an HMAC.
+    ("discord-token", _DISCORD_TRIGGERS,
+     r"(?<![A-Za-z0-9_\-.])[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])", 0,
+     0, None),
+    # A private key as bare base64 DER (PKCS#1, PKCS#8, PKCS#12: a SEQUENCE whose first element is a small
+    # INTEGER, the version; a certificate or a public key starts with a SEQUENCE), EC and Ed25519 keys.
+    ("private-key", ("mii", "mhccaqee", "mc4caqaw"),
+     r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{2}[AQgw]IBA|MHcCAQEE|MC4CAQAwBQYDK2Vw)[A-Za-z0-9+/]{20,}={0,2}"
+     r"(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]{8,}={0,2})*", 0, 0, None),
+    # .pgpass: host:port:database:user:password, one entry a line.
+    ("pgpass-password", (":5432:", ":*:", ":5433:", ":6432:", ":26257:"),
+     r"(?m)^[^\s:#][^\s:]{0,252}:(?:\d{1,5}|\*):[^\s:]{1,63}:[^\s:]{1,63}:(?P<value>\S{3,200})$", "value", 0, _real),
     ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]*\.[A-Za-z0-9_\-.]*" + _CONT, 0, 0,
      lambda m: "".join(m.group(0).split()).count(".") >= 2 and len(m.group(0)) >= 30),
-    ("password-hash", ("$2", "$5$", "$6$", "$y$", "$argon2", "$apr1$", "$1$"),
-     r"\$(?:2[abxy]?|5|6|y|argon2(?:id|i|d)|apr1|1)\$[^\s:'\"]{20,}", 0, 0, None),
+    ("password-hash", ("$2", "$5$", "$6$", "$y$", "$argon2", "$apr1$", "$1$", "{sha}", "{ssha}"),
+     r"\$(?:2[abxy]?|5|6|y|argon2(?:id|i|d)|apr1|1)\$[^\s:'\"]{20,}|\{S?SHA\}[A-Za-z0-9+/]{20,}={0,2}", 0, 0, None),
     ("url-password", ("://",), _URL_PASSWORD, "value", 0, _not_port),
     # ... and a URL cut inside its password (`psql postgres://app:Sup3rS` where a title stops): no @ is left.
     ("url-password", ("://",), _URL_CUT, "value", 0, _not_port),
     ("url-password", ("sentry",), r"(?<=://)(?P<value>[0-9a-f]{32})@[\w.\-]*sentry", "value", 0, None),
+    # ... a key as the URL's user (`https://<key>@host`, `https://<token>:@host`): only a random-looking one.
+    ("url-password", ("://",), _URL_KEY_USER, "value", 0, lambda m: random_looking(m.group("value")), ("@",)),
     ("signed-url", ("sig=", "signature="),
      r"[?&](?:sig|signature|x-amz-signature|x-goog-signature)=(?P<value>[^\s&'\"#]{16,})", "value", _I, None),
     ("auth-header", ("authorization",),
@@ -420,7 +488,7 @@ _RULES: list[tuple] = [
      _I, None),
     ("basic-auth", ("basic",), _BASIC, "value", 0, _basic),
     ("sql-password", ("password '", 'password "', "identified by", "password('", 'password("'),
-     r"\b(?:password|identified[ \t]+by)[ \t]*+\(?[ \t]*+(?P<q>['\"])(?P<value>[^'\"\n]+)(?P=q)", "value", _I, _real),
+     r"\b(?:password|identified[ \t]+by)[ \t]*+\(?[ \t]*+(?P<q>['\"])(?P<value>[^'\"\n]+)(?P=q)", "value", _I, _sql),
     ("netrc-password", ("machine", "login"),
      r"\b(?:machine|login|account)[ \t\r\n]+\S+[ \t\r\n]+(?:password|passwd)[ \t]+(?P<value>\S+)", "value", 0,
      lambda m: not placeholder(m.group("value")), ("password", "passwd")),
@@ -438,8 +506,25 @@ _RULES: list[tuple] = [
     # NAME = value / "NAME": "value" / NAME => 'value' / <NAME>value</NAME> / key="NAME" value="value"
     ("assigned-secret", _NAME_TRIGGERS, _ASSIGNED, "either", _M, None, ("=", ":")),
     ("assigned-secret", ("</",), r"<(?P<name>[A-Za-z0-9_:.\-]+)>(?P<value>[^<\n]{3,})</(?P=name)>", "value", 0, _named),
-    ("assigned-secret", ("value=",),
-     r"\bkey[ \t]*=[ \t]*\"(?P<name>[^\"\n]+)\"[ \t]+value[ \t]*=[ \t]*\"(?P<value>[^\"\n]+)\"", "value", _I, _named),
+    # #define API_KEY "x", (def api-key "x"), set -x TOKEN x, setx API_KEY x, setenv DB_PASSWORD x
+    ("assigned-secret", ("#define", "# define", "(def ", "set -", "setx ", "setenv "),
+     r"(?:^|(?<=[\s;(\"'`]))(?:#[ \t]*define|\(def|set[ \t]+-[A-Za-z]+|setx|setenv)[ \t]+" + _NAME +
+     r"[ \t]+(?P<q>[\"']?)(?P<value>[^\"'\s()]{1,400})(?P=q)", "value", _M, _named),
+    # A name and its value in two fields: <add key="Password" value="x"/>, <property name="password" value="x"/>,
+    # {"name": "DB_PASSWORD", "value": "x"}, `- name: API_TOKEN` then `value: x` (Kubernetes env).
+    ("assigned-secret", ("value", "content"),
+     r"\b(?i:key|name|id)\\?[\"']?[ \t]*[:=][ \t]*\\?(?P<q1>[\"']?)" + _NAME + r"\\?(?P=q1)[ \t]*,?[ \t]*(?:\r?\n"
+     r"[ \t]*)?(?:-[ \t]*)?\\?[\"']?(?i:value|content)\\?[\"']?[ \t]*[:=][ \t]*\\?(?P<q>[\"']?)"
+     r"(?P<value>[^\"'\s,}<>\\]{1,400})", "value", 0, _named, _NAME_WORDS),
+    ("assigned-secret", _NAME_TRIGGERS, _CALL_PAIR, "value", 0, _named, (",",)),
+    # <entry key="db.password">x</entry>
+    ("assigned-secret", ("</",), r"\b(?:key|name)[ \t]*=[ \t]*(?P<q1>[\"'])" + _NAME + r"(?P=q1)[^<>\n]{0,200}>"
+     r"(?P<value>[^<\n]{3,400})</", "value", 0, _named, _NAME_WORDS),
+    # A name whose value is a nested default: CloudFormation `DBPassword:` then `Default: x`, Terraform
+    # `variable "db_password" {` then `default = "x"`.
+    ("assigned-secret", ("default",),
+     r"(?<![A-Za-z0-9_.\-])[\"']?" + _NAME + r"[\"']?[ \t]*[:{][ \t]*(?:\r?\n[ \t]*)?(?:\{[ \t]*(?:\r?\n[ \t]*)?)?"
+     r"(?i:default)[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<value>[^\"'\s,}]{1,400})(?P=q)", "value", 0, _named, _NAME_WORDS),
     # A base64 run that decodes to a secret (echo ... | base64 -d, Kubernetes data, docker auths): the
     # triggers are the base64 forms of the common prefixes and names at each of the three alignments.
     ("base64", (
@@ -481,7 +566,8 @@ def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
         g: int | str = group
         if g == "either":
             g = "qvalue" if m.group("qvalue") is not None else "value"
-            if not value_is_secret(m.group("name"), m.group(g)) or (g == "value" and (_prose(m) or _variable(m))):
+            if not value_is_secret(m.group("name"), m.group(g)) or (
+                    g == "value" and (_prose(m) or _variable(m) or _annotation(m))):
                 return m.group(0)
         elif check is not None and not check(m):
             return m.group(0)
@@ -605,10 +691,39 @@ def _lines_found(text: str, searches: list[tuple[str, tuple[str, ...], Callable 
     return spans
 
 
-def _redact(text: str, depth: int = 0, present: set[str] | None = None,
-            lower: str | None = None) -> tuple[str, list[str]]:
+# Escapes inside a code string (`"x\\nghp_..."`, an Edit stored as repr(), JSON in a string): `\\n` glues the
+# letter n to the next word, and no rule's boundary sees a line start there. The rules read a view where
+# each escape is two blank characters (control characters that `\\s` matches and no rule names), of the
+# same length; the result is mapped back.
+_ESCAPES = (("\\n", "\x85\x1c"), ("\\t", "\x85\x1d"), ("\\r", "\x85\x1e"))
+_ESCAPE_MARKS = ("\x85", "\x1c", "\x1d", "\x1e")
+
+
+def _unescaped(text: str) -> str | None:
+    """The view of a text with escapes as blanks, or None when it holds none (or the marks themselves)."""
+    if "\\" not in text or not any(e in text for e, _ in _ESCAPES) or any(c in text for c in _ESCAPE_MARKS):
+        return None
+    for escape, blank in _ESCAPES:
+        text = text.replace(escape, blank)
+    return text
+
+
+def _escaped(view: str) -> str:
+    """The view's escapes as they were; a mark a redaction split is its character again."""
+    for escape, blank in _ESCAPES:
+        view = view.replace(blank, escape)
+    return view.replace("\x85", "\\").replace("\x1c", "n").replace("\x1d", "t").replace("\x1e", "r")
+
+
+def _redact(text: str, depth: int = 0, present: set[str] | None = None, lower: str | None = None,
+            viewed: bool = False) -> tuple[str, list[str]]:
     """The text with its secrets replaced, and their kinds. `present`: the triggers the text holds, and `lower`:
     text.lower(), when the caller knows them already (an outline's 18 KB lowered again: 0.07 ms)."""
+    view = None if viewed or depth else _unescaped(text)
+    if view is not None:
+        # the triggers found in the text are those of the view, but for ones spanning an escape (a superset)
+        out, kinds = _redact(view, depth, present, view.lower(), viewed=True)
+        return _escaped(out), kinds
     found: list[str] = []
     if lower is None:
         lower = text.lower()

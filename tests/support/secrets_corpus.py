@@ -260,6 +260,181 @@ add("assigned", "CREATE USER 'app'@'%' IDENTIFIED BY '{0}';", password())
 add("assigned", "password = \"correct horse {0} staple\"", rand(8))
 add("password-hash", "app:{0}", "$2b$12$" + rand(53, B62 + "./"))
 
+# --- issue 25: forms a review found unseen --------------------------------------------------------------
+UP = string.ascii_uppercase + string.digits
+
+
+def discord_id(first: int = 1) -> str:
+    """A Discord bot's id (a snowflake: 18 or 19 digits) in base64, as its token starts."""
+    digits = str(first) + "".join(_rng.choice(string.digits) for _ in range(18 if first == 1 else 17))
+    return base64.b64encode(digits.encode()).decode().rstrip("=")
+
+
+# chat-platform bot tokens
+for _ in range(2):
+    add("chat-discord", "DISCORD_BOT_TOKEN={0}", discord_id() + "." + rand(6, B62 + "-_") + "." + rand(38, B62 + "-_"))
+add("chat-discord", "client.run('{0}')", discord_id(8) + "." + rand(6, B62 + "-_") + "." + rand(27, B62 + "-_"))
+add("chat-discord", "bot token {0} for the guild",
+    discord_id() + "." + rand(6, B62 + "-_") + "." + rand(38, B62 + "-_"))
+add("chat-telegram", "bot = telebot.TeleBot(\"{0}\")", rand(10, string.digits) + ":AA" + rand(33, B62 + "_-"))
+add("chat-telegram", "curl https://api.telegram.org/bot{0}/getMe",
+    rand(9, string.digits) + ":AA" + rand(33, B62 + "_-"))
+add("chat-telegram", "TELEGRAM_TOKEN: {0}", rand(10, string.digits) + ":AAE" + rand(32, B62 + "_-"))
+add("chat-slack", "SLACK_APP_TOKEN=xapp-1-A{0}", rand(10, UP) + "-" + rand(13, string.digits) + "-" + rand(64, HEX))
+add("chat-slack", "refresh with {0}", "xoxe-1-" + rand(140, B62))
+add("chat-slack", "config token {0}", "xoxe.xoxp-1-" + rand(150, B62))
+add("chat-slack", "legacy {0}", "xoxa-2-" + rand(12, string.digits) + "-" + rand(32))
+add("chat-slack", "SLACK_SIGNING_SECRET={0}", rand(32, HEX))
+add("chat-mattermost", "MM_BOT_TOKEN={0}", rand(26, string.ascii_lowercase + string.digits))
+add("chat-webhook", "https://discord.com/api/webhooks/{0}/{1}", rand(18, string.digits), rand(68, B62 + "-_"))
+# provider auth tokens by prefix
+for family, value in (
+    ("provider-hf", "hf_" + rand(34)), ("provider-hf", "api_org_" + rand(34)),
+    ("provider-databricks", "dapi" + rand(32, HEX) + "-2"), ("provider-do", "dop_v1_" + rand(64, HEX)),
+    ("provider-do", "doo_v1_" + rand(64, HEX)), ("provider-shopify", "shpss_" + rand(32, HEX)),
+    ("provider-mailgun", "key-" + rand(32, HEX)), ("provider-heroku", "HRKU-AA" + rand(58, B62 + "_-")),
+    ("provider-vault", "hvs.CAESI" + rand(80, B62 + "_-")), ("provider-vault", "hvb.AAAAAQ" + rand(120, B62 + "_-")),
+    ("provider-doppler", "dp.pt." + rand(43)), ("provider-doppler", "dp.st.prd." + rand(43)),
+    ("provider-doppler", "dp.sa." + rand(43)), ("provider-linear", "lin_api_" + rand(40)),
+    ("provider-linear", "lin_oauth_" + rand(64, HEX)), ("provider-notion", "secret_" + rand(43)),
+    ("provider-notion", "ntn_" + rand(46)), ("provider-atlassian", "ATATT3xFfGF0" + rand(170, B62 + "-_") + "=" +
+                                                    rand(8, HEX).upper()),
+    ("provider-atlassian", "ATCTT3xFfGN0" + rand(170, B62 + "-_")), ("provider-gcp", "ya29.a0" + rand(150, B62 + "-_")),
+    ("provider-planetscale", "pscale_tkn_" + rand(43, B62 + "_-")), ("provider-planetscale", "pscale_pw_" + rand(43)),
+    ("provider-sentry", "sntrys_eyJpYXQiOjE3" + rand(120, B62 + "_")), ("provider-sentry", "sntryu_" + rand(64, HEX)),
+    ("provider-posthog", "phx_" + rand(47)), ("provider-resend", "re_" + rand(8) + "_" + rand(24)),
+    ("provider-brevo", "xkeysib-" + rand(64, HEX) + "-" + rand(16)), ("provider-pinecone", "pcsk_" + rand(6) + "_" +
+                                                                     rand(60)),
+    ("provider-contentful", "CFPAT-" + rand(43, B62 + "_-")), ("provider-nuget", "oy2" + rand(43, string.ascii_lowercase
+                                                                                        + string.digits)),
+    ("provider-tailscale", "tskey-auth-k" + rand(16) + "-" + rand(33)), ("provider-tailscale", "tskey-api-k" + rand(16)
+                                                                         + "-" + rand(33)),
+    ("provider-perplexity", "pplx-" + rand(48)), ("provider-nvidia", "nvapi-" + rand(64, B62 + "-_")),
+    ("provider-rubygems", "rubygems_" + rand(48, HEX)), ("provider-1password", "ops_eyJzaWduSW5BZGRyZXNzIjoi" +
+                                                         rand(200, B62 + "_-")),
+    ("provider-terraform", rand(14) + ".atlasv1." + rand(67)), ("provider-square", "sq0atp-" + rand(22, B62 + "-_")),
+    ("provider-square", "sq0csp-" + rand(43, B62 + "-_")), ("provider-shippo", "shippo_live_" + rand(40, HEX)),
+    ("provider-easypost", "EZAK" + rand(54, HEX + "ABCDEF")), ("provider-twitter", "AAAAAAAAAAAAAAAAAAAAA" + rand(60)
+                                                                   + "%3D" + rand(40)),
+    ("provider-facebook", "EAAB" + rand(180)), ("provider-grafana", "glc_eyJvIjoi" + rand(120, B62 + "=")),
+    ("provider-netlify", "nfp_" + rand(40)), ("provider-fireworks", "fw_" + rand(24)),
+    ("provider-langsmith", "lsv2_sk_" + rand(32, HEX) + "_" + rand(10, HEX)), ("provider-jfrog", "AKCp" + rand(69)),
+    ("provider-dynatrace", "dt0c01." + rand(24, UP) + "." + rand(64, UP)),
+):
+    SECRETS.append((family, f"export TOKEN={value}", [value]))
+    SECRETS.append((family, f"the token is {value}", [value]))
+# provider keys that have no prefix: the name of the variable says what they are
+UUID = f"{rand(8, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(12, HEX)}"
+for name, value in (("HEROKU_API_KEY", UUID), ("CLOUDFLARE_API_TOKEN", rand(40, B62 + "_-")),
+                    ("VERCEL_TOKEN", rand(24)), ("CIRCLECI_TOKEN", rand(40, HEX)), ("ALGOLIA_ADMIN_KEY", rand(32, HEX)),
+                    ("MAPBOX_SECRET", "sk.eyJ1Ijoi" + rand(60, B62 + ".")), ("COHERE_API_KEY", rand(40)),
+                    ("MISTRAL_API_KEY", rand(32)), ("PUSHER_APP_SECRET", rand(20, HEX)), ("NEWRELIC_LICENSE_KEY",
+                                                                                            rand(40, HEX)),
+                    ("VAULT_TOKEN", "s." + rand(24)), ("OKTA_API_TOKEN", "00" + rand(40, B62 + "-_"))):
+    add("provider-context", f"{name}={{0}}", value)
+add("provider-context", "AZURE_STORAGE_SAS_TOKEN=sv=2022-11-02&ss=b&srt=o&sp=rwdlac&se=2026-12-31&sig={0}",
+    rand(43) + "%3D")
+# constants in language-specific forms
+for template in ("define('DB_PASSWORD', '{0}');", 'define("AUTH_KEY", "{0}");', "SECRET = '{0}'",
+                 "STRIPE_SECRET_KEY = \"{0}\".freeze", 'const apiKey = "{0}"', 'const apiKey string = "{0}"',
+                 'private static final String PASSWORD = "{0}";', 'public static final String API_KEY = "{0}";',
+                 'const val API_TOKEN = "{0}"', 'private val clientSecret: String = "{0}"', '#define API_KEY "{0}"',
+                 '#define DB_PASS  "{0}"', 'const TOKEN: &str = "{0}";', 'static SECRET_KEY: &\'static str = "{0}";',
+                 'let apiKey: String = "{0}"', 'API_KEY: Final[str] = "{0}"', "export const stripeSecretKey: string = "
+                 "'{0}';", 'var dbPassword = "{0}";', 'Dim password As String = "{0}"', 'my $password = "{0}";',
+                 '(def api-key "{0}")', 'string connectionPassword = @"{0}";', "set -x AWS_SECRET_ACCESS_KEY {0}",
+                 '$env:API_TOKEN = "{0}"', "setx API_KEY {0}", 'os.environ.setdefault("SECRET_KEY", "{0}")',
+                 'System.setProperty("db.password", "{0}");', 'config.set("api_token", "{0}")',
+                 'headers.put("X-Api-Key", "{0}");', 'ENV["GITHUB_TOKEN"] ||= "{0}"',
+                 "Environment=\"DB_PASSWORD={0}\""):
+    add("const-lang", template, password() if "pass" in template.lower() else rand(32))
+# multi-entry credential files: every entry, not only the first
+hosts = ["api.github.com", "gitlab.example.com", "ftp.example.net"]
+pws = [password(), "ghp_" + rand(36), rand(20)]
+add("multi-netrc", "\n".join(f"machine {h}\n  login u{i}\n  password {{{i}}}" for i, h in enumerate(hosts)), *pws)
+add("multi-netrc", " ".join(f"machine {h} login u{i} password {{{i}}}" for i, h in enumerate(hosts)), *pws)
+add("multi-pgpass", "db1.internal:5432:shop:app:{0}\ndb2.internal:5432:*:report:{1}\n*:*:*:admin:{2}\n",
+    password(), password(), password())
+add("multi-aws", "[default]\naws_access_key_id = {0}\naws_secret_access_key = {1}\n\n[prod]\naws_access_key_id = {2}\n"
+    "aws_secret_access_key = {3}\naws_session_token = {4}\n", "AKIA" + rand(16, UP), rand(40, B64),
+    "AKIA" + rand(16, UP),
+    rand(40, B64), "IQoJb3JpZ2luX2Vj" + rand(120, B64))
+add("multi-git-credentials", "https://u1:{0}@github.com\nhttps://oauth2:{1}@gitlab.com\nhttps://bot:{2}@bitbucket.org\n",
+    "ghp_" + rand(36), "glpat-" + rand(20), rand(24))
+add("multi-htpasswd", "alice:{0}\nbob:{1}\ncarol:{2}\n", "$apr1$" + rand(8) + "$" + rand(22, B62 + "./"),
+    "$2y$10$" + rand(53, B62 + "./"),
+    "{SHA}" + base64.b64encode(bytes(_rng.getrandbits(8) for _ in range(20))).decode())
+add("multi-npmrc", "//registry.npmjs.org/:_authToken={0}\n//npm.pkg.github.com/:_authToken={1}\n"
+    "//gitlab.example.com/api/v4/packages/npm/:_authToken={2}\n", "npm_" + rand(36), "ghp_" + rand(36),
+    "glpat-" + rand(20))
+add("multi-pypirc", "[pypi]\nusername = __token__\npassword = {0}\n\n[internal]\nusername = ci\npassword = {1}\n",
+    "pypi-AgEIcHlwaS5vcmc" + rand(60, B62 + "-_"), password())
+add("multi-env", "DB_PASSWORD={0}\nREDIS_PASSWORD={1}\nSMTP_PASSWORD={2}\n", password(), password(), password())
+add("multi-docker-config", '{{"auths": {{"ghcr.io": {{"auth": "{0}"}}, "registry.example.com": {{"auth": "{1}"}}}}}}',
+    base64.b64encode(f"u:{password()}".encode()).decode(), base64.b64encode(f"ci:{rand(24)}".encode()).decode())
+# key files other than PEM and OpenSSH
+body = "\n".join(rand(64, B64) for _ in range(2))
+SECRETS.append(("keyfile-putty", "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nComment: rsa-key\nPublic-Lines: 1\n"
+                f"AAAAB3NzaC1yc2E\nPrivate-Lines: 2\n{body}\nPrivate-MAC: {rand(40, HEX)}\n", body.split("\n")))
+body = "\n".join(rand(64, B64) for _ in range(3))
+SECRETS.append(("keyfile-pgp", f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF{body}\n=abcd\n"
+                "-----END PGP PRIVATE KEY "
+                "BLOCK-----", body.split("\n")))
+d = rand(43, B62 + "-_")
+SECRETS.append(("keyfile-jwk", json.dumps({"kty": "OKP", "crv": "Ed25519", "x": rand(43, B62 + "-_"), "d": d}), [d]))
+k = rand(43, B62 + "-_")
+SECRETS.append(("keyfile-jwk", json.dumps({"keys": [{"kty": "oct", "kid": "hmac", "k": k, "alg": "HS256"}]}), [k]))
+add("keyfile-age", "# created: 2026-01-01\n# public key: age1{0}\n{1}",
+    rand(58, string.ascii_lowercase + string.digits),
+    "AGE-SECRET-KEY-1" + rand(58, UP))
+SECRETS[-1] = (SECRETS[-1][0], SECRETS[-1][1], SECRETS[-1][2][1:])  # the public key may stay
+p12 = base64.b64encode(bytes([0x30, 0x82, 0x0A, 0x1B, 0x02, 0x01, 0x03, 0x30, 0x82, 0x09, 0xE1]) + bytes(
+    _rng.getrandbits(8) for _ in range(600))).decode()
+add("keyfile-pkcs12", "CERT_P12_BASE64={0}", p12)
+add("keyfile-pkcs12", "{0}", p12)
+pk8 = base64.b64encode(bytes([0x30, 0x82, 0x04, 0xBD, 0x02, 0x01, 0x00, 0x30, 0x0D, 0x06, 0x09]) + bytes(
+    _rng.getrandbits(8) for _ in range(600))).decode()
+add("keyfile-der", "signing key (base64 DER): {0}", pk8)
+# YAML/TOML inside a code file's string constants, escapes as boundaries
+add("embedded-yaml", 'CONFIG = "db:\\n  host: x\\n  password: {0}\\n"', password())
+add("embedded-yaml", "DEFAULTS = '[database]\\npassword = \"{0}\"\\nuser = \"app\"'", password())
+add("embedded-yaml", 'const cfg = `\napi:\n  token: {0}\n`;', rand(32))
+add("embedded-yaml", 'TEMPLATE = """\n[auth]\nclient_secret = "{0}"\n"""', rand(32))
+add("escaped", 'old_string: "x = 1\\n{0}\\n"', "ghp_" + rand(36))
+add("escaped", '"line one\\n{0}"', "sk-ant-api03-" + rand(80, B62 + "-_"))
+add("escaped", '"\\t{0}"', "AKIA" + rand(16, UP))
+add("escaped", 'print("\\napi_key={0}")', rand(32))
+add("escaped", 'body = "{{\\"password\\": \\"{0}\\"}}"', password())
+add("escaped", 'log("\\r\\ntoken: {0}")',
+    "xoxb-" + rand(12, string.digits) + "-" + rand(12, string.digits) + "-" + rand(24))
+# DSNs with the key in the user part
+add("dsn-user", "SENTRY_DSN=https://{0}@o4504.ingest.us.sentry.io/4506", rand(32, HEX))
+add("dsn-user", "dsn: https://{0}@sentry.example.com/1", rand(32, HEX))
+add("dsn-user", "Sentry.init({{ dsn: 'https://{0}@o1.ingest.sentry.io/2' }})", rand(32, HEX))
+add("dsn-user", "redis://:{0}@cache:6379", password())
+add("dsn-user", "amqp://user:{0}@rabbit/", password())
+add("dsn-user", "BROKER=https://{0}@hooks.example.com/ingest", rand(40))
+add("dsn-user", "git clone https://{0}@github.com/acme/app.git", "ghp_" + rand(36))
+add("dsn-user", "https://{0}:@api.example.com/v1", rand(32))
+# passwords in XML attributes
+add("xml-attr", '<add key="Password" value="{0}"/>', password())
+add("xml-attr", "<add key='ApiKey' value='{0}' />", rand(32))
+add("xml-attr", '<property name="password" value="{0}"/>', password())
+add("xml-attr", '<user name="ci" password="{0}" roles="admin"/>', password())
+add("xml-attr", '<server id="nexus"><username>ci</username><password>{0}</password></server>', password())
+add("xml-attr", '<entry key="db.password">{0}</entry>', password())
+add("xml-attr", '<param name="secret" value="{0}"/>', rand(32))
+add("xml-attr", '<connectionStrings><add name="Db" connectionString="Server=db;User ID=sa;Password={0};"/>', password())
+# YAML / TOML / INI / properties fields
+add("field", "spring.datasource.password={0}", password())
+add("field", "db:\n  password: \"{0}\"", password())
+add("field", "[server]\nsecret_key = \"{0}\"", rand(40))
+add("field", "  - name: API_TOKEN\n    value: {0}", rand(32))
+add("field", "  - name: DB_PASSWORD\n    value: \"{0}\"", password())
+add("field", "{{\"name\": \"DB_PASSWORD\", \"value\": \"{0}\"}}", password())
+add("field", "Parameters:\n  DBPassword:\n    Default: {0}", password())
+add("field", "variable \"db_password\" {{\n  default = \"{0}\"\n}}", password())
+
 # --- ordinary text that must not be redacted -----------------------------------------------------------
 ORDINARY: list[str] = [
     *(f"commit {rand(40, HEX)}" for _ in range(10)),
@@ -320,4 +495,22 @@ ORDINARY: list[str] = [
     # ... and over the recorded Claude Code transcripts in ../shared/data
     "const STORAGE_KEY = 'todos';", "SESSION_KEY = 'user'",
     '_SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"',
+    # issue 25: code and configuration the filter mangled
+    "curl https://[::ffff:10.0.0.1]:8080/health", "http://[2001:db8::1]:80/", "ssh://[fe80::1%eth0]:22",
+    "credentials: _ProviderT", "token: str = field(default='')", "password: Optional[str] = None",
+    "api_key: str | None = None", "secret: SecretStr", "auth_token: Final = os.environ['AUTH_TOKEN']",
+    "def login(self, password: str, *, otp: str | None = None) -> Session:",
+    "permissions:\n  contents: read\n  id-token: write", "id-token: write", "ID_TOKEN_AUDIENCE: sts.amazonaws.com",
+    "the row identified by 'name' is kept", "a session identified by 'sid' in the cookie",
+    "token=${TOKEN}", "password=<your-password>", "api_key: <your-api-key>", "API_KEY=os.environ['API_KEY']",
+    "token = None", "auth: true", "secret=true", "PASSWORD_REQUIRED=false", "key=value",
+    "const apiKey = process.env.API_KEY;", 'define("AUTH_SALT", getenv("AUTH_SALT"));',
+    '#define KEY_UP "up"', "#define TOKEN_MAX 128", "set -x EDITOR vim", 'headers.put("Content-Type", "json");',
+    'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "app.settings")', '_("password", "Your password")',
+    '<add key="ClientValidationEnabled" value="true" />', '<property name="passwordEncoder" ref="encoder"/>',
+    '{"name": "token", "value": "${TOKEN}"}', "  - name: API_TOKEN\n    valueFrom:\n      secretKeyRef:",
+    "Parameters:\n  DBPassword:\n    Type: String\n    NoEcho: true",
+    "https://user@example.com/x", "git@github.com:acme/app.git", "mailto:dev@example.com",
+    'log.info("done\\nnext step: rotate the token")', 'print("a\\tb\\nc")',
+    "MTIzNDU2Nzg5MDEyMzQ1Njc4.is not a token", "the node server listens on 8080",
 ]
