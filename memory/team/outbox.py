@@ -154,9 +154,8 @@ def admit(r: dict[str, Any], now: float) -> dict[str, Any]:
     if r.get("content_cut"):  # read cut short by the pull: half a secret may end it
         content = content[:-SPLIT_MARGIN]
     out["content"] = _cut(content.strip(), PULLED_MAX_CHARS)
-    for key, limit in FIELD_MAX_CHARS.items():
-        value = " ".join(clean(str(r.get(key) or "")).split())
-        out[key] = value[:limit]
+    for key in FIELD_MAX_CHARS:
+        out[key] = admit_text(r.get(key), key)
     out["machine"] = "".join(c for c in out["machine"] if c in _MACHINE_CHARS) or "unknown"
     out["session_id"] = out["session_id"] or None
     out["type"] = r.get("type") if r.get("type") in TYPES else "observation"
@@ -166,6 +165,13 @@ def admit(r: dict[str, Any], now: float) -> dict[str, Any]:
     out["updated_at"] = min(_number(r.get("updated_at"), now), now)
     out["expires_at"] = _number(r.get("expires_at"), 0.0) or None
     return out
+
+
+def admit_text(value: Any, key: str) -> str:
+    """One short field of a pulled row (FIELD_MAX_CHARS): filtered, on one line, cut."""
+    from memory.base.privacy import clean
+
+    return " ".join(clean(str(value or "")).split())[:FIELD_MAX_CHARS[key]]
 
 
 def _number(value: Any, default: float) -> float:
@@ -192,7 +198,8 @@ def apply_pulled(db: sqlite3.Connection, project: str, rows: list[dict[str, Any]
                 counts["own"] += 1  # our own change coming back: the local copy has it
                 continue
             local = db.execute("SELECT id, author FROM memories WHERE uid = ?", (r["uid"],)).fetchone()
-            if local is not None and (local["author"] or me) != r["author"]:
+            # as stored: the author a pulled row was admitted with (outbox.admit), this machine's role for ours
+            if local is not None and (local["author"] or me) != admit_text(r["author"], "author"):
                 counts["dropped"] += 1
                 continue
             waiting = db.execute("SELECT id, at FROM team_outbox WHERE uid = ?", (r["uid"],)).fetchone()

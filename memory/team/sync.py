@@ -332,7 +332,7 @@ def pull(conn: Any, db: Any, project_key: str, *, max_pages: int | None = None) 
     limit = batch_size()
     with conn.cursor() as cur:
         cur.execute("SELECT session_user::text")  # the author the server gives this machine's rows
-        me = str(cur.fetchone()[0])
+        me = outbox.admit_text(cur.fetchone()[0], "author")  # as a pulled row's author is kept
     outbox.set_state(db, role=me)  # whose rows are this machine's (outbox.forget_for_everyone reads it)
     while max_pages is None or totals["pages"] < max_pages:
         xid, seq = outbox.cursor(db)
