@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import stat
 
 from tests.support.helpers import ROOT
@@ -87,3 +89,85 @@ def test_no_import_cycle_except_type_only() -> None:
             if chain:
                 cycles.append(" -> ".join((module, *chain)))
     assert not cycles, "\n".join(cycles)
+
+
+PACKAGES = ("base", "store", "capture", "hook", "outline", "recall", "worker", "learn", "team", "present", "cli",
+            "mcp", "ui")
+
+
+def _named(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text) if w in PACKAGES}
+
+
+def _docstring_rules(package: str) -> tuple[set[str] | None, set[str]]:
+    """What a package's docstring says it may import (None: every package, or it does not list them) and what
+    it must not import, as package names."""
+    doc = " ".join((ast.get_docstring(ast.parse((ROOT / "memory" / package / "__init__.py").read_text())) or "")
+                   .split())
+    may = None
+    m = re.search(r"[Mm]ay import (.*?)(?:[.;]|, never| but )", doc) or re.search(r"\b[Ii]mports ((?:base|store)"
+                                                                                  r".*?)(?:[.;]|, never| but )", doc)
+    if m and "every other memory package" not in m.group(1):
+        listed = m.group(1)
+        may = _named(re.sub(r"\([^)]*\)", "", listed)) or _named(listed)  # "the packages below it (a, b, ...)"
+    never: set[str] = set()
+    names = "|".join(PACKAGES)
+    for n in re.finditer(rf"(?:[Mm]ust not import|never)(?::)? ((?:any other memory package|(?:the )?(?:{names})\b)"
+                         r".*?)(?:\.|$)", doc):
+        never |= set(PACKAGES) if n.group(1).startswith("any other") else _named(n.group(1))
+    return may, never - {package}
+
+
+def _dispatched() -> list[tuple[str, str, str]]:
+    """(dispatching module, target module, function) of every handler named by a string: the hooks' entry table
+    and the worker's job table."""
+    from memory.hook.run import HANDLERS as HOOKS
+    from memory.worker import HANDLERS as JOBS
+
+    return ([("memory.hook.run", module, "handle") for module in HOOKS.values()]
+            + [("memory.worker", *target.split(":")) for target in JOBS.values()])
+
+
+def _package(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else module
+
+
+def test_every_handler_named_by_a_string_resolves_and_keeps_the_layers() -> None:
+    """The contracts cannot see an edge made of a string: each is imported here and checked against the layers
+    of [tool.importlinter] (a package may use its own layer or those below it)."""
+    import importlib
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["id"] == "layers")
+    rank = {name.strip(): i for i, layer in enumerate(layers) for name in layer.split("|")}
+    for importer, target, function in _dispatched():
+        assert callable(getattr(importlib.import_module(target), function)), f"{target}:{function}"
+        src, dst = _package(importer), _package(target)
+        assert src == dst or rank[dst] > rank[src], f"{importer} dispatches to {target}, a layer above it"
+
+
+def test_each_package_imports_what_its_docstring_says() -> None:
+    """The docstrings' "may import" and "must not import" lists hold for the real imports (imports inside
+    functions and string-dispatched handlers included, annotations only excluded)."""
+    import grimp
+
+    graph = grimp.build_graph("memory", exclude_type_checking_imports=True, cache_dir=None)
+    edges: dict[str, set[str]] = {p: set() for p in PACKAGES}
+    for module in graph.modules:
+        if _package(module) not in edges:  # memory itself, memory.__main__
+            continue
+        for imported in graph.find_modules_directly_imported_by(module):
+            if _package(imported) in edges and _package(imported) != _package(module):
+                edges[_package(module)].add(_package(imported))
+    for importer, target, _ in _dispatched():
+        if _package(target) != _package(importer):
+            edges[_package(importer)].add(_package(target))
+    wrong = []
+    for package in PACKAGES:
+        may, never = _docstring_rules(package)
+        if may is not None and edges[package] - may:
+            wrong.append(f"memory/{package} imports {sorted(edges[package] - may)}, not in its 'may import' list")
+        if edges[package] & never:
+            wrong.append(f"memory/{package} imports {sorted(edges[package] & never)}, which it says it never does")
+    assert not wrong, "\n".join(wrong)

@@ -1,5 +1,5 @@
 """The background worker: `python -m memory.worker`. Cold side: may import base, store, capture, recall,
-hook, learn and team (their handle_job functions), never present, cli or mcp.
+hook, outline, learn and team (their handle_job functions), never present, cli or mcp.
 
 Started detached by a hook when there is queued work and no worker is alive (memory/base/worker_client.py);
 one per data dir, through an exclusive flock on <home>/worker.lock. It drains every project's queue
