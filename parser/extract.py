@@ -153,7 +153,7 @@ def anonymous_enum(node: Node) -> Node | None:
     members are the file's constants), None for one inside a typedef or a declaration (the row of that names
     them)."""
     parent = node.parent
-    if parent is None or parent.type not in _FILE_SCOPE or node.child_by_field_name("body") is None:
+    if parent is None or parent.type not in _ENUM_SCOPE or node.child_by_field_name("body") is None:
         return None
     return node.children[0] if node.children and node.children[0].type == "enum" else None
 
@@ -167,6 +167,11 @@ def field_names(node: Node) -> list[Node]:
 # Where a C/C++ declaration that declares no function declares a variable of the file (not a member, a local).
 _FILE_SCOPE = frozenset({"translation_unit", "declaration_list", "preproc_if", "preproc_ifdef", "preproc_else",
                          "preproc_elif", "preproc_elifdef", "linkage_specification"})
+
+
+# Where an enum without a name is the file's (c.scm's patterns for it name the same parents).
+_ENUM_SCOPE = frozenset({"translation_unit", "declaration_list", "preproc_if", "preproc_ifdef", "preproc_else",
+                         "preproc_elif"})
 
 
 def variable_names(node: Node) -> list[Node]:

@@ -421,12 +421,11 @@ class Parsed:
     still broken); the rows the repair blanked; and _collect's result on the tree when the repair needed it
     (a second _collect of a 3,000-line header costs ~2 ms), else None."""
 
-    __slots__ = ("tree", "text", "broken", "blanked", "collected", "keep")
+    __slots__ = ("tree", "text", "broken", "blanked", "collected")
 
     def __init__(self, tree: Any, text: bytes, broken: set[int], blanked: set[int] | None = None,
                  collected: Collected | None = None) -> None:
         self.tree, self.text, self.broken, self.collected = tree, text, broken, collected
-        self.keep: list = []  # the trees of recovered definitions (_recover)
         self.blanked = blanked if blanked is not None else set()
 
 
@@ -482,6 +481,7 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
             if _distinct_names(candidate_collected[0]) >= _distinct_names(collected[0]):
                 text, tree, lost, collected = branch, candidate, candidate_lost, candidate_collected
     blanked: set[int] = set()
+    balance = _balance(text)
     while parses > 0 and lost:
         best = None
         for first, last in _candidates(tree.root_node, lines):
@@ -492,7 +492,7 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
                 continue
             # A line that only closes a block stays: blanking it would unbalance the rest (Lua's `end`).
             rows = [r for r in range(first, last + 1) if r >= len(lines) or lines[r].strip() not in _CLOSERS]
-            if not rows:
+            if not rows or not _rebalances(lines, rows, balance):
                 continue
             copy = text
             for first_row, last_row in _ranges(set(rows)):
@@ -520,17 +520,45 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
     return Parsed(tree, text, broken, blanked, collected)
 
 
-def _definition_keys(collected: Collected, text: bytes) -> set[tuple[int, bytes]]:
-    """Each definition a parse found, as (its first row, its name)."""
-    return {(node.start_point.row, text[name.start_byte:name.end_byte]) for node, name, _kind in collected[0]}
+_PAIRS = ((b"{", b"}"), (b"(", b")"))
+
+
+def _balance(text: bytes) -> tuple[int, ...]:
+    """How many more of each opening bracket than closing ones `text` holds (strings and comments counted too:
+    only the sign and size of a whole file's count matter, see _rebalances)."""
+    return tuple(text.count(a) - text.count(b) for a, b in _PAIRS)
+
+
+def _rebalances(lines: list[bytes], rows: list[int], balance: tuple[int, ...]) -> bool:
+    """Whether blanking `rows` leaves the file's brackets no worse: the rows open as many as they close, or
+    their surplus is the file's own (an unclosed `{`: blanking it is the repair). Blanking a `when (x) { a ->`
+    whose `}` is on the next line closed the class around it there, and its other members went to the top."""
+    own = _balance(b"\n".join(lines[row] for row in rows if row < len(lines)))
+    return all(mine == 0 or (mine * whole > 0 and abs(mine) <= abs(whole)) for mine, whole in zip(own, balance,
+                                                                                              strict=True))
+
+
+def _definitions(collected: Collected, text: bytes) -> dict[tuple[int, bytes], int]:
+    """Each definition a parse found, (its first row, its name), with its depth: how many definitions it is in."""
+    found: dict[tuple[int, bytes], int] = {}
+    open_ends: list[int] = []  # end bytes of the definitions around the next one
+    for node, name, kind in sorted(collected[0], key=lambda e: (e[0].start_byte, -e[0].end_byte)):
+        while open_ends and open_ends[-1] <= node.start_byte:
+            open_ends.pop()
+        found[(node.start_point.row, text[name.start_byte:name.end_byte])] = len(open_ends)
+        if kind not in _HOLD_NOTHING:
+            open_ends.append(node.end_byte)
+    return found
 
 
 def _keeps(collected: Collected, text: bytes, candidate: Collected, copy: bytes, blanked: list[int]) -> bool:
-    """Whether a repair's copy finds every definition the parse it repairs found, but those on the rows it
-    blanked (their headers are found again by keyword: _lexical)."""
+    """Whether a repair's copy finds every definition the parse it repairs found (but those on the rows it
+    blanked: their headers are found again by keyword, _lexical), each as deep in others or deeper: a copy
+    that closes a class early (a `{` blanked) has its members at the top, and loses some."""
     gone = set(blanked)
-    have = _definition_keys(candidate, copy)
-    return all(key in have for key in _definition_keys(collected, text) if key[0] not in gone)
+    have = _definitions(candidate, copy)
+    return all(have.get(key, -1) >= depth for key, depth in _definitions(collected, text).items()
+               if key[0] not in gone)
 
 
 # Recovery: an ERROR node that still swallows lines after the repair (a brace the repair could not place, a
@@ -552,6 +580,28 @@ _PREFIX = {"php": b"<?php"}
 _TOP_WORDS = ("function", "async function", "const ", "let ", "var ", "export ", "import ", "class ", "if ",
               "for ", "while ", "return", "switch ")
 _NOT_A_START = (b"//", b"/*", b"*", b"#", b"}", b")", b"]", b".", b"|", b"&", b"+", b"-", b"?", b":", b",", b"@")
+
+
+# Words a declaration's line starts with (its keyword or a modifier), in any of the languages.
+_DECLARATION_WORDS = frozenset(b"""val var const let type typedef static extern using namespace template public private
+protected internal override open abstract final sealed data inner companion init inline export async pub unsafe impl
+mod def class fun func fn function struct enum union interface trait object module protocol virtual explicit
+constexpr suspend lateinit annotation actual expect operator infix tailrec readonly declare partial record
+extension actor""".split())
+
+
+def _starts_declaration(line: bytes) -> bool:
+    """Whether `line` starts with a declaration's keyword or modifier (`private val`, `fun`, `static int`,
+    `class`); C's `int f(void) {` has none: its errors are at the top, where _restart_row takes any line."""
+    text = line.lstrip()
+    if not text or text.startswith(_NOT_A_START):
+        return False
+    word = text.split(None, 1)[0].split(b"(", 1)[0].split(b"<", 1)[0]
+    return word in _DECLARATION_WORDS or (not _indent(line) and word[:1].isalpha() and word.replace(b"_", b"").isalnum()
+                                           and word not in _STATEMENTS)
+
+
+_STATEMENTS = frozenset(b"if else for while do switch case default return break continue goto throw try".split())
 
 
 def _indent(line: bytes) -> int:
@@ -579,18 +629,16 @@ def _swallowing(root: Node, broken: set[int]) -> list[Node]:
     return found
 
 
-def _restart_row(error: Node, lines: list[bytes], broken: set[int]) -> int | None:
-    """The row to parse again from in `error`'s span: after its first broken row, the first that starts a
-    declaration at the error's indentation or less (not a comment, a closer or a continued expression)."""
+def _restart_row(error: Node, lines: list[bytes], broken: set[int], floor: int = 0) -> int | None:
+    """The row to parse again from in `error`'s span (from row `floor`): after its first broken row, the first
+    that starts a declaration (_starts_declaration) at the error's indentation or less, else (an error that
+    wraps a class from its header on) the first at the shallowest indentation of those."""
     first, last = error.start_point.row, min(error.end_point.row, len(lines) - 1)
-    after = next((row for row in range(first, last + 1) if row in broken), first)
+    after = next((row for row in range(max(first, floor), last + 1) if row in broken), max(first, floor))
     limit = _indent(lines[first]) if first < len(lines) else 0
-    for row in range(after + 1, last + 1):
-        line = lines[row]
-        text = line.strip()
-        if text and _indent(line) <= limit and not text.startswith(_NOT_A_START):
-            return row
-    return None
+    starts = [row for row in range(after + 1, last + 1) if row not in broken and _starts_declaration(lines[row])]
+    least = min((_indent(lines[row]) for row in starts), default=0)
+    return next((row for row in starts if _indent(lines[row]) <= max(limit, least)), None)
 
 
 def _segment(text: bytes, lines: list[bytes], first: int, last: int, language: str) -> tuple[bytes, int]:
@@ -620,44 +668,49 @@ def _recover(parser: Any, parsed: Parsed, language: str, budget: ParseBudget) ->
     text = parsed.text
     lines = text.split(b"\n")
     entries = parsed.collected[0] if parsed.collected else []
-    known = _definition_keys((entries, [], {}), text)
-    queue = [(error, parsed.broken) for error in _swallowing(parsed.tree.root_node, parsed.broken)]
+    known = set(_definitions((entries, [], {}), text))
+    queue = _restarts(parsed.tree.root_node, lines, parsed.broken, 0, len(lines) - 1)
     found: list = []
     rows: set[int] = set()
     unread: set[int] = set()
     parses = RECOVER_PARSES
-    keep = []  # the trees of the entries found (a node outlives its tree only while something holds it)
     while queue:
-        error, broken = queue.pop(0)
-        restart = _restart_row(error, lines, broken)
-        if restart is None:
-            continue
-        last = min(error.end_point.row, len(lines) - 1)
+        first, last = queue.pop(0)
         if parses <= 0 or budget.spent():
-            unread.update(range(restart, last + 1))
+            unread.update(range(first, last + 1))
             continue
-        copy, start = _segment(text, lines, restart, last, language)
+        copy, start = _segment(text, lines, first, last, language)
         ends: list[int] = []
         tree, _lost = _parse(parser, copy, budget=budget, ends=ends)
         parses -= 1
         if ends[1] < len(copy):
-            unread.update(range(restart, last + 1))
+            unread.update(range(first, last + 1))
             continue
-        keep.append(tree)
-        collected = _collect(tree.root_node, language)
-        for node, name, kind in collected[0]:
+        for node, name, kind in _collect(tree.root_node, language)[0]:
             row = node.start_point.row
             key = (row, copy[name.start_byte:name.end_byte])
-            if restart <= row <= last and node.start_byte >= start and key not in known:
+            if first <= row <= last and node.start_byte >= start and key not in known:
                 known.add(key)
                 found.append((node, name, kind))
                 rows.add(row)
         if tree.root_node.has_error:
-            inner_broken = _broken_rows(tree.root_node)
-            queue.extend((inner, inner_broken) for inner in _swallowing(tree.root_node, inner_broken)
-                         if inner.start_point.row >= restart)
-    parsed.keep = keep
+            queue.extend(_restarts(tree.root_node, lines, _broken_rows(tree.root_node), first, last))
     return found, rows, unread
+
+
+def _restarts(root: Node, lines: list[bytes], broken: set[int], first: int, last: int) -> list[tuple[int, int]]:
+    """The spans (first and last row) to parse again for the swallowing errors of a parse of rows `first`..
+    `last`: from each one's restart row to its end; and when the whole parse is one ERROR node (Kotlin makes
+    one of a file for a bad line), the rows before its first broken one too."""
+    spans = []
+    for error in _swallowing(root, broken):
+        restart = _restart_row(error, lines, broken, first)
+        if restart is not None:
+            spans.append((restart, min(error.end_point.row, last)))
+    bad = [row for row in broken if first <= row <= last]
+    if root.is_error and bad and first > 0 and min(bad) > first + 1:
+        spans.append((first, min(bad) - 1))
+    return spans
 
 
 # A definition's header on a line the repair blanked (`def bad(:`), found by its keyword: the lexical
@@ -974,6 +1027,8 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
         if recovered:
             for symbol in symbols:
                 symbol.recovered = symbol.start_line - 1 in recovered
+            starts = {symbol.start_line - 1 for symbol in symbols}  # a broken header's definition, by its keyword
+            symbols = _lexical(symbols, {row for row in broken if row not in starts}, source)
         if parsed_bytes is not None:  # a definition the cut ran through ends there (the note says what follows)
             symbols = [s for s in symbols if s.start_line <= parsed_lines]
             for symbol in symbols:

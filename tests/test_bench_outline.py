@@ -41,8 +41,8 @@ def test_hook_ratio_has_a_bootstrap_interval_around_it() -> None:
 
 @pytest.mark.skipif(not ctags_available(), reason="Universal Ctags not installed")
 def test_names_visible_is_measured_beside_recall() -> None:
-    files = corpus_files(CASES, 1, 10)
-    row = bench_language("c", files["c"], use_ctags=True)
+    files = [path for path in corpus_files(CASES, 1, 10)["c"] if path.endswith("connection.h")]
+    row = bench_language("c", files, use_ctags=True)
     # connection.h: 35 names (6 enumerators, 24 #defines...), all in the outline; its include guard is not a name.
     assert row["names"] == 35 and row["visible"] == 1.0 and row["recall"] == 1.0
     assert row["broken"] == 0 and row["lost"] == 0

@@ -37,10 +37,10 @@ def _c_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
     capture = _C_NAMED.get(kind)
     if capture is not None:
         name = field_of(node, "name", "type_identifier")
-        if name is None and kind == "enum_specifier" and node.child_by_field_name("name") is None:
-            name = anonymous_enum(node)  # `enum { A, B };` of the file: its members are the file's constants
         if name is not None and field_of(node, "body") is not None:
             yield 0, {capture: [node], "name": [name]}
+        elif kind == "enum_specifier" and node.child_by_field_name("name") is None and anonymous_enum(node):
+            yield 0, {capture: [node]}  # `enum { A, B };` of the file: named by its keyword (extract._named)
     elif kind == "preproc_def" or kind == "preproc_function_def":
         name = field_of(node, "name", "identifier")
         if name is not None and (kind == "preproc_function_def" or field_of(node, "value") is not None):

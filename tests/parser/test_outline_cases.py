@@ -499,3 +499,72 @@ def test_a_repair_tells_the_tree_exactly_which_lines_differ() -> None:
             copies.append(copy)
         for copy in copies:
             assert outline_module._edited(Recorder(), text, copy, "cpp").edits == by_lines(text, copy)
+
+
+@pytest.mark.skipif(not ctags_available(), reason="Universal Ctags not installed")
+def test_every_definition_after_a_kotlin_parse_error_is_in_the_outline() -> None:
+    """Issue 29: real Kotlin (react-native-gesture-handler's GestureHandler.kt, cut) with a trailing comma in the
+    constructor, a supertype list split over lines and a `when` guard tree-sitter-kotlin cannot parse: the
+    whole file was one ERROR node, and the outline stopped at the error (43 of 104 definitions re-nested or
+    lost). Every name ctags finds after the first broken line is in the outline, the recovered rows marked."""
+    path = os.path.join(CASES, "GestureHandler.kt")
+    outline, text = _case("GestureHandler.kt")
+    first = outline.error_lines[0][0]
+    after = [t for t in ctags_names(path, "kotlin") if t.line > first]
+    assert len(after) > 90
+    # in a symbol's name or signature (a long row's signature is cut when rendered); ctags' `Companion` is a
+    # `companion object`
+    words = set(re.findall(r"[\w$]+", " ".join(f"{s.name} {s.signature}" for s in outline.symbols).lower()))
+    cut = [(s.start_line, s.end_line) for s in outline.symbols if s.signature.endswith("…")]  # a long header
+    assert not [t for t in after if t.name.lower() not in words and not any(a <= t.line <= b for a, b in cut)]
+    assert not [t for t in missing(outline, ctags_tags(path, "kotlin")) if t.line > first]
+    assert len(visible(text, after)) >= len(after) - 2
+    assert "~: found by parsing again after an error" in text and "\n~" in text
+    assert outline.to_json() == outline_file(path).to_json()  # the same on every run
+
+
+def _names_after_first_error(name: str, language: str) -> tuple[Outline, list[Tag], list[Tag]]:
+    """The fixture's outline, the names ctags finds after its first broken line (not on a broken line), and
+    those of them the model does not see."""
+    path = os.path.join(CASES, name)
+    outline, text = _case(name)
+    first = outline.error_lines[0][0] if outline.error_lines else 0
+    bad = {row for a, b in outline.error_lines for row in range(a, b + 1)}
+    after = [t for t in ctags_names(path, language) if t.line > first and t.line not in bad]
+    return outline, after, [t for t in after if t not in visible(text, after)]
+
+
+@pytest.mark.skipif(not ctags_available(), reason="Universal Ctags not installed")
+@pytest.mark.parametrize("name", ["jemalloc_data.c", "sc.h"])
+def test_every_name_after_a_c_parse_error_is_visible(name: str) -> None:
+    """Issue 29: macro-heavy C cut from jemalloc (variables whose initializers hold `#ifdef` branches, an
+    attribute macro, an anonymous enum; size-class #defines whose continued lines hold comments): every name
+    ctags finds after the first broken line, variables and the anonymous enum's members too (jemalloc_data.c
+    showed 21 of its 42 symbols), is in the text the model reads; the include guard is not a name."""
+    outline, after, hidden = _names_after_first_error(name, "c")
+    assert outline.error_lines and len(after) >= 14
+    assert not hidden, hidden
+    assert "JEMALLOC_INTERNAL_SC_H" not in {t.name for t in ctags_names(os.path.join(CASES, name), "c")}
+
+
+def test_c_file_variables_and_an_anonymous_enum_get_names_only_rows() -> None:
+    _, text = _case("jemalloc_data.c")
+    assert "105-111 enum {flag_opt_junk_alloc, flag_opt_junk_free, flag_opt_{zero, utrace, xmalloc}}" in text
+    assert "46-76 vars: opt_{junk, junk_alloc, junk_free, utrace, xmalloc, zero, narenas}, ncpus, arenas_lock" in text
+    assert "88-91 vars: arenas, narenas_total, a0, narenas_auto" in text
+    assert "SRWLOCK_INIT" not in text and "= NO_INITIALIZER" not in text  # names, never values
+
+
+@pytest.mark.skipif(not ctags_available(), reason="Universal Ctags not installed")
+def test_rust_items_in_a_test_function_and_associated_types_are_shown() -> None:
+    """Issue 29: tower's FutureService with its test's service declared in the test function (a struct, its
+    `impl Service` with `type Response/Error/Future`, a `type Boxed` alias), under tests/: every name ctags
+    finds is in the outline, nested in the function."""
+    outline, after, hidden = _names_after_first_error("future_service.rs", "rust")
+    assert not outline.error_lines and len(after) > 20 and not hidden, hidden
+    rows = _rows(outline)
+    kinds = [s.kind for s in outline.symbols if s.qualified_name == "tests.pending_service_debug_impl.DebugService"]
+    assert kinds == ["struct", "impl"]
+    assert rows["tests.pending_service_debug_impl.DebugService.Error"][:2] == ("type", 191)
+    assert rows["tests.pending_service_debug_impl.Boxed"][0] == "type"
+    assert rows["FutureService.Response"][0] == "type"

@@ -93,3 +93,39 @@ def test_hook_passes_prose_through_promptly(hooks: HookRunner, project: Path) ->
     replaced = out.get("hookSpecificOutput", {}).get("updatedToolOutput")
     assert replaced is None or "not parsed (over the hook's time budget)" in replaced["file"]["content"]
     assert wall < 10  # generous (a loaded machine); before: ~1 s of CPU in the parser alone
+
+
+_BROKEN = Path(__file__).parent / "fixtures" / "cases" / "GestureHandler.kt"
+
+
+def test_the_outline_is_the_same_however_long_the_parses_took(monkeypatch: object) -> None:
+    """Issue 29: the budget counts tree-sitter's work, not CPU time, so a loaded machine (here a clock that runs
+    fast) gives the same outline: repair, recovery and all (a CPU budget gave a repair other error ranges)."""
+    data = _BROKEN.read_bytes()
+    first = outline_source(data, str(_BROKEN)).to_json()
+    assert first["error_lines"] and any(s["recovered"] for s in first["symbols"])
+    clock = [0.0]
+
+    def slow() -> float:  # 0.3 ms more per call: several times the real cost, under the CPU ceiling
+        clock[0] += 0.0003
+        return clock[0]
+
+    monkeypatch.setattr(outline_module.time, "process_time", slow)  # type: ignore[attr-defined]
+    assert outline_source(data, str(_BROKEN)).to_json() == first
+
+
+def test_lines_the_recovery_had_no_budget_for_are_named(monkeypatch: object) -> None:
+    monkeypatch.setattr(outline_module, "RECOVER_PARSES", 1)  # type: ignore[attr-defined]
+    result = outline_source(_BROKEN.read_bytes(), str(_BROKEN))
+    assert result.unread_lines
+    a, b = result.unread_lines[0]
+    assert f"lines {a}-{b}" in result.render() and "not read (over the parse budget)" in result.render()
+
+
+def test_work_units_stop_a_parse_at_the_same_byte_every_time(monkeypatch: object) -> None:
+    monkeypatch.setattr(outline_module, "PARSE_UNITS", 50)  # type: ignore[attr-defined]
+    monkeypatch.setattr(outline_module, "PARSE_UNITS_PER_KB", 1)  # type: ignore[attr-defined]
+    data = b"".join(b"public class C%d {\n    public int M%d(int x) { return x + %d; }\n}\n" % (i, i, i)
+                    for i in range(1000))
+    cuts = {outline_source(data, "big.cs").parsed_bytes for _ in range(3)}
+    assert len(cuts) == 1 and next(iter(cuts)) is not None and next(iter(cuts)) < len(data)
