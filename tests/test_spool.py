@@ -80,7 +80,11 @@ def test_a_damaged_spool_file_is_set_aside_and_breaks_nothing(hooks: HookRunner,
     spool.mkdir(mode=0o700)
     (spool / "00000000000000000001-1-post_tool_use.json").write_text('{"hook": "post_tool_use", "event": ')
     (spool / "00000000000000000002-1-os.json").write_text('{"hook": "../../x", "event": {}}')
-    hooks.tool("Bash", {"command": "pytest tests/test_tax.py"}, {"stdout": "FAILED test_vat_rounding", "stderr": ""})
+    for _ in range(5):  # each hook replays within a 30 ms budget: on a loaded machine one may do only one
+        hooks.tool("Bash", {"command": "pytest tests/test_tax.py"}, {"stdout": "FAILED test_vat_rounding",
+                                                                     "stderr": ""})
+        if not list(spool.glob("*.json")):
+            break
     assert not list(spool.glob("*.json")), "nothing left to retry forever"
     assert len(list(spool.glob("*.bad"))) == 2
     assert contents(home, hooks.project, "test_tax.py")

@@ -35,6 +35,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_PYTHON": ("", "the interpreter `hooks/run` uses before looking for a venv (`memory replay` sets it to the "
                           "venv it found)"),
     "MEMORY_LOG_LEVEL": ("warning", "hook log level: debug, info, warning, error"),
+    "MEMORY_DEBUG": ("", "set: a failed `memory` command prints its traceback on stderr too (it always goes to the "
+                         "hook log; the person sees one line)"),
     "MEMORY_MAX_BYTES": ("500MB", "size cap of the data dir (all projects' databases and the vectors; K/M/G are powers"
                                   " of 1024); past it the least recently used memories are evicted down to 85%"),
     "MEMORY_MAX_MEMORIES": ("100000", "memories kept per project at most (0: no count limit); past it the project is "

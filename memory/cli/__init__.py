@@ -34,6 +34,18 @@ class _Group(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, [_readable(a) for a in args])
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Any command's failure as one line, never a traceback (memory/cli/failure.py)."""
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the one place a command's unexpected error is told
+            from memory.cli import failure
+
+            failure.handled(ctx, exc)
+            raise  # not reached: handled exits
+
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="claude-memory-plugin", message="memory %(version)s")

@@ -213,9 +213,14 @@ def _spool_may_exist() -> bool:
 
 
 def _with_fault_line(event: dict[str, Any], out: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The answer with the one line about a fault the user has not been told of in this session."""
+    """The answer with what the user has not been told yet (shown to the user, not the model): the notices
+    (memory/base/notices.py: a database moved aside, ...), once, and the one line about a fault, once a
+    session."""
     try:
-        line = None
+        from memory.base import notices
+
+        problems = notices.pending()  # a few failed opens when there are none
+        line, fault = None, bool(_UNRECORDED)
         if _UNRECORDED:
             from memory.hook import spool
 
@@ -224,10 +229,16 @@ def _with_fault_line(event: dict[str, Any], out: dict[str, Any] | None) -> dict[
             from memory.hook import spool
 
             line = spool.fault_line(session_id(event))
-        if not line:
+            fault = line is not None or spool.read_fault() is not None
+        if problems:
+            notices.clear()
+        if fault:  # the fault's line says what the data dir's own notice would
+            problems = [p for p in problems if p.get("kind") != "unwritable"]
+        told = [t for t in (notices.summary(problems) if problems else None, line) if t]
+        if not told:
             return out
         out = dict(out or {})
-        out["systemMessage"] = f"{out['systemMessage']}\n{line}" if out.get("systemMessage") else line
+        out["systemMessage"] = "\n".join([*([out["systemMessage"]] if out.get("systemMessage") else []), *told])
         return out
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
         log_exception("fault line", exc)

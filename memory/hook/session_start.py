@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from memory.base import bootstrap, notices
+from memory.base import bootstrap
 from memory.base.config import env_int
 from memory.base.log import log
 from memory.capture import mdindex
@@ -67,13 +67,7 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     text, _ = inject.session_start(ws, sid, source)
     text = _with_map(ws, text)
     out = context_output("SessionStart", text) or {}
-    problems = [] if call.replayed else notices.pending()  # a replayed SessionStart leaves them to a real one
-    if problems and spool.read_fault() is not None:  # the fault's own line (memory/hook/run.py) says it
-        problems = [p for p in problems if p.get("kind") != "unwritable"]
-        notices.clear()
-    if problems:  # shown to the user, not the model, once
-        out["systemMessage"] = notices.summary(problems)
-        notices.clear()
+    # Notices and the fault's line are added by memory/hook/run.py, to this answer or the next prompt's.
     if refused is not None:
         raise Answered(out or None, refused)  # memory/hook/run.py keeps the event and tells the user
     return out or None

@@ -34,8 +34,9 @@ Ids = Annotated[list[int], Field(min_length=1, max_length=20, description="Memor
 
 
 def _run(fn: object, *args: object, **kwargs: object) -> str:
-    """Input problems become tool errors the model can read and correct; anything else is a crash (the
-    SDK reports it without details, and logs it).
+    """Input problems become tool errors the model can read and correct; any other failure (a full or
+    read-only data dir, a damaged database) a tool error of one line saying what is wrong and what to do
+    (memory/present/failure.py; the traceback goes to the hook log), never a crash of the server.
 
     The tools are async so that they run on the event loop's thread: the SDK runs sync tools in worker
     threads, and a SQLite connection may only be used by the thread that opened it. The queries take
@@ -44,6 +45,10 @@ def _run(fn: object, *args: object, **kwargs: object) -> str:
         return fn(*map(tools.readable, args), **kwargs)  # type: ignore[operator, no-any-return]
     except (tools.ToolInputError, PathRejected) as exc:
         raise ToolError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - told as the tool's result, the server goes on
+        from memory.present.failure import report
+
+        raise ToolError(report(f"mcp {getattr(fn, '__name__', 'tool')}", exc)) from None
 
 
 def build(places: tools.Places | None = None) -> MCPServer:

@@ -65,6 +65,37 @@ def check_db(path: str) -> dict[str, Any]:
         db.close()
 
 
+def _aside(ws: Workspace) -> dict[str, Any]:
+    """Damaged databases a hook moved aside whose rows `--repair` has not recovered yet."""
+    names = sorted(n for n in os.listdir(ws.dir) if n.startswith("memory.db.corrupt-")
+                   and not n.endswith(("-wal", "-shm", ".recovered"))) if os.path.isdir(ws.dir) else []
+    if not names:
+        return {}
+    return {"damaged copies aside": [os.path.join(ws.dir, n) for n in names],
+            "to recover their rows": "memory doctor --repair"}
+
+
+def _vector_index(ws: Workspace) -> dict[str, Any]:
+    """The semantic index as SQLite knows it (no LanceDB import): built or not, and damaged stores set aside."""
+    from memory.recall.vectors import DIRNAME
+
+    here = os.path.join(ws.dir, DIRNAME)
+    out: dict[str, Any] = {"path": here, "exists": os.path.isdir(here)}
+    names = os.listdir(ws.dir) if os.path.isdir(ws.dir) else []
+    aside = sorted(n for n in names if n.startswith(DIRNAME + ".corrupt-"))
+    if aside:
+        out["damaged and set aside"] = f"{aside[-1]} (rebuilt from SQLite by the worker, or `memory reindex`)"
+    if os.path.exists(ws.db_path):
+        try:
+            from memory import store
+
+            indexed, total = store.vector_coverage(ws.db)
+            out["memories embedded"] = f"{indexed:,} of {total:,}"
+        except Exception as exc:  # noqa: BLE001 - a damaged database is reported by check_db
+            out["memories embedded"] = f"unknown ({type(exc).__name__})"
+    return out
+
+
 def _notices() -> list[dict[str, object]]:
     from memory.base import notices
 
@@ -110,7 +141,8 @@ def report(ws: Workspace) -> dict[str, Any]:
         "extraction": _extraction(home),
         "project": {"name": ws.project.name, "key": ws.project.key, "root": ws.project.root,
                     "remote": ws.project.remote},
-        "database": {"path": ws.db_path, **check_db(ws.db_path)},
+        "database": {"path": ws.db_path, **check_db(ws.db_path), **_aside(ws)},
+        "vector_index": _vector_index(ws),
         "projects_known": len(all_projects(home)),
         "hook_log": log,
         "hook_errors_logged": errors,
@@ -214,14 +246,15 @@ def _spooled() -> dict[str, Any]:
 
 def repair(ws: Workspace) -> list[str]:
     """Bring a project's store back to health; returns what was done. Nothing is deleted: a database that
-    fails its integrity check is salvaged row by row into a fresh one and the old file is kept aside."""
+    fails its integrity check is salvaged row by row into a fresh one and the old file is kept aside, and
+    the rows of a database a hook moved aside are copied into the current one."""
     from memory.base import notices
     from memory.store.db import Tx, quarantine
 
     done: list[str] = []
     path = ws.db_path
     health = check_db(path)
-    if health.get("exists") and not health.get("ok"):
+    if health.get("exists") and not health.get("ok") and os.path.exists(path):  # else a hook moved it aside
         if health.get("integrity") == "ok" and not health.get("fts_ok"):
             db = connect(path)
             db.execute("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')")
@@ -234,6 +267,7 @@ def repair(ws: Workspace) -> list[str]:
             done.append(f"salvaged what could be read into a fresh database; the damaged file is at {moved}")
     ws.close()
     db = ws.db
+    done += recover_aside(ws)
     with Tx(db):
         stale = db.execute(
             "UPDATE queue SET status = 'pending', locked_by = NULL WHERE status = 'running' AND locked_at < ?",
@@ -265,32 +299,138 @@ def _salvage(path: str) -> str:
             os.remove(target + suffix)
     fresh = connect(target)
     try:
-        old = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        old.row_factory = sqlite3.Row
-        tables = [r[0] for r in fresh.execute(
+        _copy_rows(_readable(path), fresh, keep_ids=True)
+    finally:
+        fresh.close()
+    return target
+
+
+# Tables copied from a database moved aside into the one made since: what a person would miss. Caches,
+# logs and the queue are left (the worker rebuilds the derived indexes from the memories).
+_MERGED = ("memories", "sessions", "session_state", "handoffs", "extractions", "imports", "team_link",
+           "team_types")
+
+
+def recover_aside(ws: Workspace) -> list[str]:
+    """Rows of the databases a hook moved aside (`memory.db.corrupt-*`) copied into the current one: every
+    row that can still be read, an unreadable header rebuilt first; the damaged file is kept, renamed
+    `.recovered`. A memory the current database already holds (same text or title) is not copied twice."""
+    done = []
+    for name in sorted(os.listdir(ws.dir)) if os.path.isdir(ws.dir) else []:
+        if not name.startswith("memory.db.corrupt-") or name.endswith(("-wal", "-shm", ".recovered")):
+            continue
+        src = os.path.join(ws.dir, name)
+        before = ws.db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        try:
+            _copy_rows(_readable(src), ws.db, keep_ids=False, tables=_MERGED)
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(src + ".readable" + suffix):
+                    os.remove(src + ".readable" + suffix)
+        got = ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] - before
+        for suffix in ("-wal", "-shm", ""):
+            if os.path.exists(src + suffix):
+                os.rename(src + suffix, src + ".recovered" + suffix)
+        done.append(f"recovered {count(got, 'memory', 'memories')} from {src} (kept as {src}.recovered)")
+    return done
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _readable(path: str) -> sqlite3.Connection | None:
+    """The damaged file opened read-only; with an unreadable header (garbage over its first 100 bytes), a
+    copy with a rebuilt one, the page size found by trying each until the schema reads. None when no
+    page size works."""
+    with open(path, "rb") as fh:
+        head = fh.read(100)
+    if head.startswith(SQLITE_MAGIC):
+        try:
+            db = _open_damaged(path)
+            db.execute("SELECT name FROM sqlite_master").fetchall()
+            return db
+        except sqlite3.DatabaseError:
+            pass
+    size = os.path.getsize(path)
+    copy = path + ".readable"
+    for page in (4096, 1024, 2048, 8192, 16384, 32768, 65536):
+        if size < page or size % page:
+            continue
+        import shutil
+
+        shutil.copyfile(path, copy)
+        with open(copy, "r+b") as fh:
+            fh.write(_header(page, size // page))
+        try:
+            db = _open_damaged(copy)
+            if db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]:
+                return db
+            db.close()
+        except sqlite3.DatabaseError:
+            continue
+    return None
+
+
+def _open_damaged(path: str) -> sqlite3.Connection:
+    """Read-only, with `writable_schema` on: SQLite then reads a file shorter than its header says (a
+    truncated file), which it otherwise refuses whole as malformed."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db.execute("PRAGMA writable_schema = ON")
+    return db
+
+
+def _header(page: int, pages: int) -> bytes:
+    """A SQLite file header (https://sqlite.org/fileformat.html#the_database_header) for `pages` pages of
+    `page` bytes: rollback journal, no free list, UTF-8, schema format 4."""
+    import struct
+
+    return (SQLITE_MAGIC + struct.pack(">HBBBBBB", page if page < 65536 else 1, 1, 1, 0, 64, 32, 32)
+            + struct.pack(">IIIIIIIIIIII", 1, pages, 0, 0, 1, 4, 0, 0, 1, 0, 0, 0)
+            + bytes(20) + struct.pack(">II", 1, sqlite3.sqlite_version_info[0] * 1_000_000
+                                      + sqlite3.sqlite_version_info[1] * 1000 + sqlite3.sqlite_version_info[2]))
+
+
+def _copy_rows(old: sqlite3.Connection | None, fresh: sqlite3.Connection, *, keep_ids: bool,
+               tables: tuple[str, ...] | None = None) -> None:
+    """Every row of `old` that can be read, into the same tables of `fresh` (their shared columns);
+    keep_ids False: the integer primary key is left for `fresh` to give (its rows stay)."""
+    if old is None:
+        return
+    old.row_factory = sqlite3.Row
+    try:
+        names = [r[0] for r in fresh.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'memories_fts%' "
             "AND name NOT LIKE 'sqlite_%'")]
-        for table in tables:
-            columns = [r[1] for r in fresh.execute(f"PRAGMA table_info({table})")]
-            try:
-                cursor = old.execute(f"SELECT * FROM {table}")
-            except sqlite3.DatabaseError:
-                continue
-            while True:
-                try:
-                    row = cursor.fetchone()
-                except sqlite3.DatabaseError:
-                    break  # the rest of this table is unreadable
-                if row is None:
-                    break
+        for table in names if tables is None else [t for t in tables if t in names]:
+            info = list(fresh.execute(f"PRAGMA table_info({table})"))
+            columns = [r[1] for r in info if keep_ids or not (r[5] and r[2].upper() == "INTEGER")]
+            for row in _readable_rows(old, table):
                 keep = [c for c in row.keys() if c in columns]
                 try:
                     fresh.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(keep)}) VALUES "
                                   f"({', '.join('?' * len(keep))})", [row[c] for c in keep])
                 except sqlite3.DatabaseError:
                     continue
+    finally:
         old.close()
-    except sqlite3.DatabaseError:
-        pass  # not even the schema could be read: the fresh database stays empty
-    fresh.close()
-    return target
+
+
+def _readable_rows(old: sqlite3.Connection, table: str) -> Any:
+    """The rows of `table` in rowid order, past damaged pages: a read that fails is tried again further on,
+    twice as far each time, until rows come again or none are left."""
+    last, step = -(2**63), 1
+    while True:
+        try:
+            cursor = old.execute(f"SELECT rowid AS _rowid_, * FROM {table} WHERE rowid > ? ORDER BY rowid",
+                                 (last,))
+        except sqlite3.DatabaseError:
+            return  # not even the table's root could be read
+        try:
+            for row in cursor:
+                yield row
+                last, step = row["_rowid_"], 1
+            return
+        except sqlite3.DatabaseError:
+            if last > 2**62 or step > 2**40:
+                return
+            last, step = last + step, step * 2

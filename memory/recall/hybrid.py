@@ -13,6 +13,7 @@ Runs in the worker (warm model, open LanceDB table) or in a CLI process; never i
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import time
@@ -364,18 +365,48 @@ def in_process(ws: Workspace, query: str, limit: int, filters: Filters) -> list[
     """The hybrid search without a worker, for the CLI (memory/recall/layers.py's `in_process`): loads the
     embedder and the vector table in this process (seconds with a model)."""
     from memory.recall import context, embed
-    from memory.recall.vectors import VectorStore, where_clause
+    from memory.recall.vectors import VectorStore, is_index_damage, where_clause
 
     e = embed.choose()
     vector_search = None
-    if layers.indexed_provider(ws) == context.index_key(embed.key(e)):
-        vs = VectorStore(ws.dir, context.index_key(embed.key(e)), e.dim)
+    try:
+        if layers.indexed_provider(ws) == context.index_key(embed.key(e)):
+            vs = VectorStore(ws.dir, context.index_key(embed.key(e)), e.dim)
 
-        def vector_search(q: str, k: int, f: Filters) -> dict[int, float]:
-            where = where_clause(f.types, f.since, f.until, f.session_id)
-            return dict(vs.search(e.embed_query(q), k, where))
+            def vector_search(q: str, k: int, f: Filters) -> dict[int, float]:
+                where = where_clause(f.types, f.since, f.until, f.session_id)
+                return dict(vs.search(e.embed_query(q), k, where))
 
-    scored = search(ws.db, query, limit=limit, filters=filters, vector_search=vector_search,
-                    weights=Weights.from_env(e.name))
+        scored = search(ws.db, query, limit=limit, filters=filters, vector_search=vector_search,
+                        weights=Weights.from_env(e.name))
+    except Exception as exc:
+        if not is_index_damage(exc):
+            raise
+        raise layers.KeywordOnly(_rebuild_later(ws)) from exc
     rows = layers.rows_by_id(ws.db, [s.id for s in scored])
     return [(hit_from_row(rows[s.id], s.score, s.parts), s.as_dict()) for s in scored if s.id in rows]
+
+
+def _rebuild_later(ws: Workspace) -> str:
+    """A damaged vector store met by a search in this process: moved aside when no worker holds the lock
+    (the worker rebuilds it from SQLite when it starts), else left to the running worker, which meets the
+    damage itself. Returns why the search answers with keywords."""
+    import fcntl
+
+    from memory.base import worker_client
+    from memory.recall import vectors
+
+    fd = os.open(worker_client.lock_path(ws.home), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return "the semantic index is damaged: the worker is rebuilding it from SQLite"
+        vectors.set_aside(ws.dir)
+        vectors.forget_index(ws.db)
+    finally:
+        os.close(fd)
+    if worker_client.enabled():
+        worker_client.start(ws.home)
+        return "the semantic index was damaged: moved aside, the worker is rebuilding it from SQLite"
+    return "the semantic index was damaged: moved aside; `memory reindex` rebuilds it"

@@ -70,6 +70,11 @@ def hybrid_via_worker(ws: Workspace, query: str, limit: int, filters: Filters,
     return _hits(ws, answer)
 
 
+class KeywordOnly(Exception):
+    """A hybrid search in this process (`in_process`) that cannot use the vectors (a damaged store): the
+    search answers with keywords, and its message says why."""
+
+
 class Answered:
     """Which mode produced a search's hits and, for keyword results, why: asked for; no worker running;
     worker starting; index N% built (the worker's count of embedded memories); no semantic index;
@@ -156,7 +161,10 @@ def search(ws: Workspace, query: str, *, limit: int = 10, filters: Filters | Non
         answered.why = "no semantic index"
     elif got is None and answered.total is None and in_process:
         if _indexed_cheaply(ws):
-            got, answered = in_process(ws, query, limit, filters), Answered("hybrid")
+            try:
+                got, answered = in_process(ws, query, limit, filters), Answered("hybrid")
+            except KeywordOnly as exc:
+                answered = Answered("keyword", str(exc))
         elif answered.why in ("no worker running", "worker starting"):
             # A model (MiniLM, Ollama) would take seconds to load here at every search: start the
             # worker instead, which keeps it warm; a short wait may catch it ready, else this search

@@ -181,6 +181,13 @@ class RemoteStore:
     def reset(self) -> None:
         self._call("reset")
 
+    def forget(self) -> None:
+        """The child lets go of this store (a damaged one, about to be moved aside)."""
+        try:
+            self.host.call("forget", self.where)
+        except VectorHostError:
+            pass
+
     def maintain(self, force: bool = False, keep_s: float | None = None) -> str | None:
         return self._call("maintain", force, keep_s)
 
@@ -219,6 +226,10 @@ def serve(inp: Connection, out: Connection) -> None:
         except EOFError:
             return
         store = None
+        if op == "forget":
+            stores.pop(where, None)
+            out.send(("ok", None, None))
+            continue
         try:
             store = stores.get(where)
             if store is None:

@@ -34,6 +34,52 @@ def path(project_dir: str) -> str:
     return os.path.join(project_dir, DIRNAME)
 
 
+class IndexDamaged(RuntimeError):
+    """The LanceDB store could not be read (a damaged manifest or data file): it is derived data, so it is
+    moved aside and rebuilt from SQLite (set_aside)."""
+
+
+# What LanceDB (or the worker's vector process relaying it) says of a store it cannot read. A full or
+# read-only disk is not damage: the store is fine, and moving it would only cost a rebuild.
+_DAMAGE_WORDS = ("lance error", "lanceerror", "corrupt", "invalid manifest", "file size is too small",
+                 "not a valid", "unexpected end", "indexdamaged")
+_NOT_DAMAGE = ("no space", "read-only", "readonly", "quota", "permission denied")
+
+
+def is_index_damage(exc: BaseException) -> bool:
+    if isinstance(exc, IndexDamaged):
+        return True
+    text = f"{type(exc).__name__}: {exc}".lower()
+    return any(w in text for w in _DAMAGE_WORDS) and not any(w in text for w in _NOT_DAMAGE)
+
+
+def set_aside(project_dir: str) -> str | None:
+    """Move a damaged store aside (`vectors.lance.corrupt-<time>`; an older such copy is removed: it is
+    derived data) so that a fresh one is built. Only a holder of the worker lock calls this (the worker,
+    `memory reindex`, a CLI search that took the lock). Returns where it went."""
+    import shutil
+
+    here = path(project_dir)
+    if not os.path.exists(here):
+        return None
+    for name in os.listdir(project_dir):
+        if name.startswith(DIRNAME + ".corrupt-"):
+            shutil.rmtree(os.path.join(project_dir, name), ignore_errors=True)
+    target = f"{here}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+    os.rename(here, target)
+    return target
+
+
+def forget_index(db: Any) -> None:
+    """The SQLite side of a store set aside: no memory counts as embedded and no provider as built, so the
+    worker re-embeds every memory (its sweep) and searches answer with keywords until it has."""
+    from memory.store.db import Tx
+
+    with Tx(db):
+        db.execute("DELETE FROM memory_index")
+        db.execute("DELETE FROM meta WHERE key = 'vectors:provider'")
+
+
 def table_name(provider_key: str) -> str:
     return "memories_" + re.sub(r"[^a-z0-9]+", "_", provider_key.lower()).strip("_")
 
@@ -84,6 +130,24 @@ class VectorStore:
         self.name = table_name(provider_key)
         self.dim = dim
         os.makedirs(self.dir, mode=0o700, exist_ok=True)
+        try:
+            self._open(lancedb, pa, dim)
+        except Exception as exc:
+            if not is_index_damage(exc):
+                raise
+            raise IndexDamaged(f"the vector store {self.dir} cannot be read: {str(exc)[:200]}") from exc
+        self._indexed_rows = self._index_rows()
+        self._optimized_at = 0.0
+        self._commits = 0  # since the last compaction
+        # When the last clean-up left versions younger than KEEP_VERSIONS_S: the monotonic time to clean
+        # again, even with no new write. Unknown at open (a reindex or a killed worker may have left some).
+        self._cleanup_due: float | None = 0.0
+        # True while a long read (the worker's warm-list build, a scan of every row) is under way: then a
+        # compaction deletes no version, and the clean-up is retried a few seconds later.
+        self.reading: Callable[[], bool] = lambda: False
+        self._scans: set[object] = set()  # scans under way (set.add/discard: safe across threads)
+
+    def _open(self, lancedb: Any, pa: Any, dim: int) -> None:
         self.db = lancedb.connect(self.dir)
         self.schema = pa.schema([
             pa.field("id", pa.int64()),
@@ -97,16 +161,7 @@ class VectorStore:
             self.table = self.db.open_table(self.name)
         else:
             self.table = self.db.create_table(self.name, schema=self.schema)
-        self._indexed_rows = self._index_rows()
-        self._optimized_at = 0.0
-        self._commits = 0  # since the last compaction
-        # When the last clean-up left versions younger than KEEP_VERSIONS_S: the monotonic time to clean
-        # again, even with no new write. Unknown at open (a reindex or a killed worker may have left some).
-        self._cleanup_due: float | None = 0.0
-        # True while a long read (the worker's warm-list build, a scan of every row) is under way: then a
-        # compaction deletes no version, and the clean-up is retried a few seconds later.
-        self.reading: Callable[[], bool] = lambda: False
-        self._scans: set[object] = set()  # scans under way (set.add/discard: safe across threads)
+        self.table.count_rows()  # reads the manifest: a damaged one fails here, not at the first search
 
     def _tables(self) -> list[str]:
         result = self.db.list_tables()

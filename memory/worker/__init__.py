@@ -52,6 +52,7 @@ from memory.recall.hybrid import Scored, Weights
 from memory.recall.hybrid import search as hybrid_search
 from memory.recall.search import Filters
 from memory.recall.vector_host import Host
+from memory.recall.vectors import is_index_damage
 from memory.store import queue
 from memory.store.db import Tx, connect
 from memory.store.workspace import Workspace
@@ -123,9 +124,13 @@ class ProjectIndex:
 
             self.vectors: Any = RemoteStore(host, self.dir, self.provider, embedder.dim)
         else:
-            from memory.recall.vectors import VectorStore
+            from memory.recall import vectors
 
-            self.vectors = VectorStore(self.dir, self.provider, embedder.dim)
+            try:
+                self.vectors = vectors.VectorStore(self.dir, self.provider, embedder.dim)
+            except vectors.IndexDamaged as exc:
+                self._set_aside(exc)
+                self.vectors = vectors.VectorStore(self.dir, self.provider, embedder.dim)
         self._local = threading.local()
         self._query_cache: OrderedDict[str, list[float]] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -173,6 +178,27 @@ class ProjectIndex:
                                  meta.get("remote")), self.home)
 
     # -- consistency --------------------------------------------------------------------------------
+
+    def _set_aside(self, exc: BaseException) -> None:
+        """A damaged vector store: moved aside and forgotten in SQLite, so that it is built again."""
+        from memory.recall import vectors
+
+        moved = vectors.set_aside(self.dir)
+        vectors.forget_index(self.db)
+        _log(f"{self.key}: the vector store was damaged ({str(exc)[:200]}); moved to {moved}, rebuilding it "
+             "from SQLite")
+
+    def recover_vectors(self, exc: BaseException) -> None:
+        """Rebuild a damaged vector store from SQLite: the store moved aside, every memory queued again
+        (searches answer with keywords until it is done). Only the lock holder's main thread calls this."""
+        forget = getattr(self.vectors, "forget", None)
+        if forget is not None:
+            forget()  # the vector process lets go of the damaged store first
+        self._set_aside(exc)
+        with self._warm_lock:
+            self.warm, self._warm_pending, self._warm_failed = None, [], False
+        self.check_provider()
+        self.sweep()
 
     def check_provider(self) -> bool:
         """A new provider or model: everything is re-embedded (the old table serves nothing meanwhile)."""
@@ -465,6 +491,7 @@ class Worker:
         self.server: socket.socket | None = None
         self._projects_lock = threading.Lock()
         self.to_load: set[str] = set()
+        self.to_recover: dict[str, BaseException] = {}  # projects whose vector store was found damaged
         # Re-executing a light process to shed the heavy imports: only for `python -m memory.worker`,
         # never inside another program's interpreter.
         self.can_exec = False
@@ -559,6 +586,11 @@ class Worker:
                     p.index(ids, [j["id"] for j in jobs])
                     p.rate.add(len(jobs), time.perf_counter() - t0)
                 except Exception as exc:  # noqa: BLE001 - one bad batch must not stop the worker
+                    if is_index_damage(exc):
+                        for j in jobs:
+                            queue.finish(p.db, j["id"], error="the vector store was damaged", retry_in=0.0)
+                        p.recover_vectors(exc)
+                        continue
                     _log(f"{p.key}: vector batch failed: {described(exc)}\n{traceback.format_exc()}")
                     for j in jobs:
                         retry = 30.0 * j["attempts"] if j["attempts"] < MAX_ATTEMPTS else None
@@ -699,8 +731,16 @@ class Worker:
                 self.vector_host.start_soon(p.vectors.count)
                 return {"ok": False, "error": "vector process starting", "loading": True}
             else:
-                hits = p.search(str(req.get("query") or ""), int(req.get("limit") or 10),
-                                filters_from(req.get("filters")))
+                try:
+                    hits = p.search(str(req.get("query") or ""), int(req.get("limit") or 10),
+                                    filters_from(req.get("filters")))
+                except Exception as exc:
+                    if not is_index_damage(exc):
+                        raise
+                    self.to_recover[key] = exc  # the main thread rebuilds it (sqlite3 stays in its thread)
+                    self.wake.set()
+                    out["keyword"] = "the semantic index was damaged: the worker is rebuilding it from SQLite"
+                    return out
                 out.update(hits=[h.as_dict() for h in hits], warm=p.warm is not None)
             return {**out, "ms": round((time.perf_counter() - t0) * 1000, 2),
                     "cpu_ms": round((time.thread_time() - c0) * 1000, 2)}
@@ -764,6 +804,10 @@ class Worker:
                     break
                 # Loaded projects are polled too (one indexed query each): a dirty marker can be consumed
                 # before the hook that wrote it has committed its jobs.
+                for key, exc in list(self.to_recover.items()):
+                    self.to_recover.pop(key, None)
+                    if key in self.projects:
+                        self.projects[key].recover_vectors(exc)
                 keys = list(dict.fromkeys([*pending, *self.dirty_keys(), *self.projects, *self.to_load]))
                 self.to_load.clear()
                 pending = []
@@ -778,7 +822,12 @@ class Worker:
                 if worked or pending:
                     continue
                 for p in list(self.projects.values()):
-                    p.maintain()
+                    try:
+                        p.maintain()
+                    except Exception as exc:
+                        if not is_index_damage(exc):
+                            raise
+                        p.recover_vectors(exc)
                 if self.vector_host.release_if_quiet():
                     trim_heap()  # the replies' buffers (a warm build's scan: 12 MiB a message)
                 if time.monotonic() - self.last_activity > idle:
