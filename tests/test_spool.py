@@ -21,7 +21,9 @@ def db_path(home: Path, project: Path) -> Path:
 def contents(home: Path, project: Path, needle: str) -> list[str]:
     db = sqlite3.connect(db_path(home, project))
     try:
-        return [r[0] for r in db.execute("SELECT content FROM memories WHERE content LIKE ?", (f"%{needle}%",))]
+        # The title names the command; the content holds it only when the title does not (memory/capture/tools.py).
+        return [r[0] for r in db.execute("SELECT title || ' ' || content FROM memories WHERE title || ' ' || content "
+                                         "LIKE ?", (f"%{needle}%",))]
     finally:
         db.close()
 
