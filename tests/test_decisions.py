@@ -225,6 +225,7 @@ def test_an_extracted_decision_must_quote_the_user(home: Path, project: Path, tm
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("ANTHROPIC_AUTH_TOKEN", "MEMORY_DAILY_TOKEN_BUDGET", "MEMORY_EXTRACTOR", "OLLAMA_HOST"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MEMORY_EXTRACTOR", "anthropic")  # the user's choice: paid extraction
     source = TRANSCRIPTS / "spotter__subagent.jsonl"  # the user asked to plan credo, dialyzer, mix_audit
     copy = tmp_path / source.name
     shutil.copy(source, copy)

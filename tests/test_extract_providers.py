@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from memory.learn import importer, run
-from memory.store import budget
+from memory.store import budget, consent
 from memory.store.workspace import Workspace
 from tests.support.fake_llm import (
     Answer,
@@ -23,7 +23,7 @@ from tests.support.fake_llm import (
     anthropic_tool_answer,
     ollama_answer,
 )
-from tests.support.helpers import TRANSCRIPTS
+from tests.support.helpers import TRANSCRIPTS, make_git_project
 
 SMALL = TRANSCRIPTS / "spotter__subagent.jsonl"  # a session that ran commands and wrote a plan
 BIG = TRANSCRIPTS / "spotter__ae4a77f8-aedd-4bc1-888f-c94edc91af04.prefix.jsonl"
@@ -65,6 +65,7 @@ def env(home: Path, monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OLLAMA_HOST", _closed_port())  # no Ollama unless a test starts one
     monkeypatch.setenv("MEMORY_EXTRACT_RETRIES", "2")
+    consent.choose("anthropic", str(home))  # the user agreed to paid calls (tests/test_extract_consent.py: before)
     return monkeypatch
 
 
@@ -138,23 +139,25 @@ def test_anthropic_json_in_text_is_accepted(env: pytest.MonkeyPatch, project: Pa
     assert (out.provider, out.learnings) == ("anthropic", 2)
 
 
-def test_malformed_answers_are_retried_then_fall_back_to_the_heuristic(
+def test_malformed_answers_are_not_asked_again_and_fall_back_to_the_heuristic(
         env: pytest.MonkeyPatch, project: Path, tmp_path: Path, sleeps: list[float]) -> None:
-    ws, sid, _ = _session(project, tmp_path)
+    """An answer, however bad, was paid for: it is not asked for again (only a missing answer is retried)."""
     bad = [anthropic_text_answer("I cannot do that."),
            anthropic_tool_answer({"learnings": "none"}),
            anthropic_tool_answer({"learnings": [{"title": "", "content": ""}], "summary": {}})]
-    with FakeLLM(bad) as fake:
-        _anthropic(env, fake)
-        out = run.extract_session(ws, sid, settle=False)
-    assert len(fake.model_requests()) == 3  # 1 + MEMORY_EXTRACT_RETRIES
-    assert out.provider == "heuristic" and out.learnings >= 1
-    rows = _rows(ws, sid)
-    assert [r["status"] for r in rows] == ["failed", "failed", "failed", "ok"]
-    assert all("malformed" in r["error"] or "without the structured" in r["error"] for r in rows[:3])
-    # Tokens the malformed answers cost were still counted against the budget.
-    assert sum(r["input_tokens"] + r["output_tokens"] for r in rows if r["paid"]) == 1050 + 1500 + 1500
-    assert len(sleeps) == 2 and sleeps[1] > sleeps[0]  # exponential backoff between attempts
+    for i, answer in enumerate(bad):
+        (tmp_path / f"t{i}").mkdir()
+        ws, sid, _ = _session(make_git_project(tmp_path / f"p{i}"), tmp_path / f"t{i}")
+        with FakeLLM([answer] * 3) as fake:
+            _anthropic(env, fake)
+            out = run.extract_session(ws, sid, settle=False)
+        assert len(fake.model_requests()) == 1 and sleeps == []
+        assert out.provider == "heuristic" and out.learnings >= 1
+        rows = _rows(ws, sid)
+        assert [r["status"] for r in rows] == ["failed", "ok"]
+        assert "malformed" in rows[0]["error"] or "without the structured" in rows[0]["error"]
+        # Tokens the malformed answer cost were still counted against the budget.
+        assert rows[0]["paid"] and rows[0]["input_tokens"] + rows[0]["output_tokens"] == (1050, 1500, 1500)[i]
 
 
 def test_rate_limit_is_retried_after_the_servers_delay(env: pytest.MonkeyPatch, project: Path, tmp_path: Path,
@@ -306,7 +309,7 @@ def test_ollama_configured_model_and_malformed_json(env: pytest.MonkeyPatch, pro
         out = run.extract_session(ws, sid, settle=False)
     assert "/api/tags" not in [p for p, _, _ in fake.requests]  # a configured model needs no probe
     assert {b["model"] for b in fake.model_requests()} == {"mistral:7b"}
-    assert len(fake.model_requests()) == 3 and out.provider == "heuristic"
+    assert len(fake.model_requests()) == 1 and out.provider == "heuristic"  # an answer is not asked again
 
 
 @pytest.mark.parametrize(("status", "requests"), [(500, 3), (404, 1)])

@@ -96,3 +96,11 @@ def test_share_without_a_team_says_nothing_is_sent(home: Path, two: dict[str, An
         assert "memory team init URL" in notice[1] and button in shown
         assert ws.db.execute("SELECT scope FROM memories WHERE id = ?", (mid,)).fetchone()[0] == scope
     assert ws.db.execute("SELECT count(*) FROM team_outbox").fetchone()[0] == 0  # nothing queued to send
+
+
+def test_the_redactions_page_shows_no_literal_backticks(home: Path, project: Path) -> None:
+    ws = Workspace.for_dir(str(project))
+    save(ws, "plain", "nothing secret here")
+    ws.close()
+    page = client(home).get("/redactions").text
+    assert "<code>[REDACTED:...]</code>" in page and "`" not in page.split("<main", 1)[-1].split("</main>")[0]

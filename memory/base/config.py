@@ -99,9 +99,10 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_VECTOR_PROCESS_SECONDS": ("20", "the worker's LanceDB reads and writes run in a child process (~200 MiB);"
                                             " it exits after this long without one"),
     # Learning extraction (memory/learn, store/budget.py)
-    "MEMORY_EXTRACTOR": ("auto", "learning extractor: auto (anthropic when a key is set, then ollama when a server "
-                                 "answers, then heuristic), anthropic, ollama, heuristic (each falls back to the ones "
-                                 "after it), or off"),
+    "MEMORY_EXTRACTOR": ("auto", "learning extractor: auto (the user's choice, `memory config extraction`; before "
+                                 "one, the heuristic alone: no paid call), anthropic, ollama, heuristic (each falls "
+                                 "back to the ones after it), or off; set, it is a choice and overrides the recorded "
+                                 "one"),
     "ANTHROPIC_API_KEY": ("", "API key for Claude extraction, read by the `anthropic` client (`ANTHROPIC_AUTH_TOKEN` "
                               "also works)"),
     "ANTHROPIC_BASE_URL": ("https://api.anthropic.com", "Messages API endpoint, read by the `anthropic` client"),
@@ -116,8 +117,9 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                                 "errors and fixes, decisions, files first)"),
     "MEMORY_EXTRACT_MAX_OUTPUT_TOKENS": ("1500", "cap on one extraction's answer"),
     "MEMORY_EXTRACT_TIMEOUT": ("60", "seconds one model call may take"),
-    "MEMORY_EXTRACT_RETRIES": ("2", "retries of a provider after a timeout, 429, 5xx or malformed answer (exponential "
-                                    "backoff) before the next provider"),
+    "MEMORY_EXTRACT_RETRIES": ("2", "retries of a provider when no answer came (timeout, connection error, 429, 5xx; "
+                                    "exponential backoff) before the next provider; an off-format answer is never "
+                                    "asked for again"),
     "MEMORY_EXTRACT_MAX_LEARNINGS": ("5", "learnings kept from one extraction at most"),
     "MEMORY_SESSION_SUMMARIES": ("3", "summaries of the project's last sessions added to the startup context"),
     "CLAUDE_CONFIG_DIR": ("~/.claude", "Claude Code's config dir; `memory import` reads transcripts from its "

@@ -1,4 +1,5 @@
-"""`memory import` (past Claude Code transcripts) and `memory extract` (learnings of a session, now)."""
+"""`memory import` (past Claude Code transcripts), `memory extract` (learnings of a session, now) and
+`memory config extraction` (which extractor runs: the user's consent to paid calls, memory/store/consent.py)."""
 
 from __future__ import annotations
 
@@ -98,4 +99,38 @@ def extract_cmd(session_ids: tuple[str, ...], force: bool, project: str | None, 
                 click.echo(f"  #{mid:<6} [{row['type']}] {row['title']}")
 
 
-COMMANDS = [import_cmd, extract_cmd]
+@click.group(name="config")
+def config_cmd() -> None:
+    """Choices kept in the data dir (environment variables override them: docs/configuration.md)."""
+
+
+@config_cmd.command(name="extraction")
+@click.argument("choice", required=False, type=click.Choice(["anthropic", "ollama", "heuristic", "off"]))
+@json_option
+def config_extraction(choice: str | None, as_json: bool) -> None:
+    """Which extractor learns from finished sessions: anthropic (Claude, paid, within
+    MEMORY_DAILY_TOKEN_BUDGET, one call per session at most), ollama (a local model), heuristic (offline,
+    the default until you choose) or off. Without CHOICE: the one in force."""
+    from memory.base.provenance import agent_reason
+    from memory.store import budget, consent
+
+    if choice is not None:
+        reason = agent_reason()
+        if reason:  # spending the user's money is the user's decision, not the model's (docs/security.md)
+            raise click.ClickException(f"not changed: this command was started by the agent ({reason}); run it "
+                                       "in your own terminal, or choose in `memory ui`")
+        consent.choose(choice)
+    chosen, source = consent.choice()
+    data = {"extraction": chosen, "source": source, "daily_token_budget": budget.daily_budget(),
+            "paid_tokens_today": budget.spent_today()}
+    if as_json:
+        emit(data)
+        return
+    paid = (f"; paid calls within {data['daily_token_budget']:,} tokens a day "
+            f"({data['paid_tokens_today']:,} spent today)") if chosen == "anthropic" else ""
+    click.echo(f"extraction: {chosen} ({source}){paid}")
+    if source == "MEMORY_EXTRACTOR" and choice is not None:
+        click.echo("note: MEMORY_EXTRACTOR is set in this environment and overrides the recorded choice")
+
+
+COMMANDS = [import_cmd, extract_cmd, config_cmd]

@@ -387,6 +387,12 @@ def stats(project: str | None, as_json: bool) -> None:
                f"{count(x['budget_daily_tokens'], 'paid token')} "
                f"spent today (all projects; this project {x['paid_tokens_today']:,} today, "
                f"{x['paid_tokens_total']:,} in total)")
+    from memory.store import budget, consent
+
+    chosen, source = consent.choice(ws.home)
+    click.echo(f"extractor {chosen} ({source}; change with `memory config extraction`)")
+    for line in budget.spend_lines(x["by_day_all_projects"]):
+        click.echo(f"spent     {line}")
 
 
 @click.command()

@@ -12,6 +12,7 @@ from memory.hook import spool
 from memory.hook.common import session_id, touch_session, wake_worker, workspace
 from memory.hook.run import Answered, context_output
 from memory.recall import inject
+from memory.store import consent
 from memory.store.workspace import Workspace, secure_data_dir
 
 TYPE_CHECKING = False
@@ -68,9 +69,22 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     text = _with_map(ws, text)
     out = context_output("SessionStart", text) or {}
     # Notices and the fault's line are added by memory/hook/run.py, to this answer or the next prompt's.
+    lines = [] if call.replayed else _spend_lines(ws)  # a replayed SessionStart leaves them to a real one
+    if lines:  # shown to the user, not the model
+        out["systemMessage"] = "\n".join(lines)
     if refused is not None:
         raise Answered(out or None, refused)  # memory/hook/run.py keeps the event and tells the user
     return out or None
+
+
+def _spend_lines(ws: Workspace) -> list[str]:
+    """The consent notice before the user chose an extractor, and the receipt after a day with paid spend
+    (memory/store/consent.py): shown to the user, never to the model."""
+    try:
+        return consent.session_start_lines(ws.home)
+    except Exception as exc:  # a nicety: it must not cost the session its context
+        log("warning", f"spend lines not read: {exc!r}", event="SessionStart")
+        return []
 
 
 def _record(ws: Workspace, event: dict[str, Any], source: str) -> None:

@@ -69,14 +69,16 @@ class Extraction:
 
 
 class ProviderError(Exception):
-    """A provider call failed. `retryable`: a timeout, a rate limit, a 5xx or a malformed answer;
-    otherwise (bad key, unknown model, refused request) retrying cannot help. Tokens already spent on a
-    malformed answer are carried so that they are still counted."""
+    """A provider call failed. `retryable`: no answer arrived (a timeout, a connection error, a rate limit,
+    a 5xx); otherwise (bad key, unknown model, refused request) retrying cannot help. `off_format`: an
+    answer came but not in the asked form: never asked again, the heuristic takes over. Tokens already
+    spent on such an answer are carried so that they are still counted."""
 
     def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None,
-                 input_tokens: int = 0, output_tokens: int = 0) -> None:
+                 input_tokens: int = 0, output_tokens: int = 0, off_format: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.off_format = off_format
         self.retry_after = retry_after
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens

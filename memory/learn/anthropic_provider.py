@@ -86,6 +86,6 @@ class AnthropicProvider:
         if answer is None:  # a model or proxy that answered in text after all
             answer = find_json("\n".join(texts))
         if answer is None:
-            raise ProviderError("anthropic answered without the structured learnings", retryable=True,
-                                input_tokens=tin, output_tokens=tout)
+            raise ProviderError("anthropic answered without the structured learnings", retryable=False,
+                                off_format=True, input_tokens=tin, output_tokens=tout)
         return answer, tin, tout

@@ -87,6 +87,6 @@ class OllamaProvider:
         except ValueError:
             answer = find_json(content)
         if not isinstance(answer, dict):
-            raise ProviderError("ollama answered without the structured learnings", retryable=True,
+            raise ProviderError("ollama answered without the structured learnings", retryable=False, off_format=True,
                                 input_tokens=tin, output_tokens=tout)
         return answer, tin, tout

@@ -3,8 +3,10 @@ what order, retries with backoff, the token budget, saving the learnings and the
 
 Providers degrade in order: Claude (anthropic), then a local Ollama model, then the heuristic, which
 needs nothing and cannot fail on a provider's account, so a job always ends with whatever the best
-available extractor produced. MEMORY_EXTRACTOR picks where the chain starts (`auto`: every provider that
-is configured), or `off`.
+available extractor produced. Where the chain starts is the user's choice (memory/store/consent.py:
+`memory config extraction`, or an explicit MEMORY_EXTRACTOR); until they choose, the heuristic alone runs.
+A paid provider answers at most once per session, and is retried only when the answer did not arrive
+(timeout, connection, 429, 5xx): an answer that is off-format goes straight to the heuristic.
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory import store
-from memory.base.config import env, env_int
+from memory.base.config import env_int
 from memory.base.log import log
 from memory.capture import deciders
 from memory.capture.transcript import Digest, read
 from memory.learn import Extraction, ProviderError, Unavailable, heuristic
 from memory.learn.prompt import SYSTEM, build_input, estimate_tokens, parse_answer
 from memory.learn.signals import analyse
-from memory.store import budget
+from memory.store import budget, consent
 from memory.store import state as session_state
 from memory.store.db import Tx
 from memory.store.workspace import Workspace
@@ -37,8 +39,9 @@ SETTLE_S = 2.0  # a transcript written less than this ago may still be growing (
 sleep: Callable[[float], None] = time.sleep  # replaced by tests
 
 
-def chain(choice: str | None = None) -> list[str]:
-    choice = (choice or env("MEMORY_EXTRACTOR") or "auto").strip().lower()
+def chain(choice: str | None = None, home: str | None = None) -> list[str]:
+    """The providers to try, in order: from the user's choice (consent.choice), or `choice` when given."""
+    choice = (choice or consent.choice(home)[0]).strip().lower()
     if choice in ("off", "none", "0", "false"):
         return []
     if choice in ORDER:
@@ -124,9 +127,9 @@ def extract_session(ws: Workspace, sid: str, *, trigger: str = "end", transcript
     Once per session unless it went on: a session extracted at a compaction is extracted again at its
     end only from where the first extraction stopped, and not at all when nothing substantial followed.
     """
-    providers = chain()
+    providers = chain(home=ws.home)
     if not providers:
-        return Outcome("off", reason="MEMORY_EXTRACTOR=off")
+        return Outcome("off", reason="extraction is off (memory config extraction, MEMORY_EXTRACTOR)")
     row = ws.db.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
     path = transcript_path or (row["transcript_path"] if row is not None else "") or ""
     progress = int(row["prompt_count"] + row["tool_call_count"]) if row is not None else 0
@@ -177,47 +180,66 @@ def extract_session(ws: Workspace, sid: str, *, trigger: str = "end", transcript
         if user_text is None:
             max_chars = int(env_int("MEMORY_EXTRACT_MAX_INPUT_TOKENS") * 3.5) - len(SYSTEM)
             user_text = build_input(digest, sig, state, ws.project.name, max(2000, max_chars), known)
-        result = _call_with_retries(ws, provider, user_text, common)
-        if result is not None:
+        result, off_format = _call_with_retries(ws, provider, user_text, common)
+        if result is not None or off_format:
             break
     if result is None:  # every provider failed or was skipped; the heuristic was not in the chain
         result = heuristic.extract(digest, state, limit)
     return _store(ws, sid, digest, state, result, common, created_at, by_agent)
 
 
-def _call_with_retries(ws: Workspace, provider: Any, user_text: str, common: dict[str, Any]) -> Extraction | None:
+def paid_answered(ws: Workspace, sid: str) -> bool:
+    """Whether a paid provider already answered for this session (tokens were billed): at most once each."""
+    return ws.db.execute("""SELECT 1 FROM extractions WHERE session_id = ? AND paid = 1
+                            AND input_tokens + output_tokens > 0 LIMIT 1""", (sid,)).fetchone() is not None
+
+
+def _paid_refusal(ws: Workspace, provider: Any, user_text: str, common: dict[str, Any]) -> str:
+    """Why a paid provider may not be called now ('' when it may): its one call of the session was made,
+    or the daily budget would be passed."""
+    if paid_answered(ws, common["session_id"]):
+        return "one paid call per session: this session had its answer"
+    need = estimate_tokens(SYSTEM + user_text) + env_int("MEMORY_EXTRACT_MAX_OUTPUT_TOKENS")
+    left = budget.remaining(ws.home)
+    if need > left:
+        return f"needs ~{need} tokens, {left} left of MEMORY_DAILY_TOKEN_BUDGET today"
+    return ""
+
+
+def _call_with_retries(ws: Workspace, provider: Any, user_text: str,
+                       common: dict[str, Any]) -> tuple[Extraction | None, bool]:
+    """(the extraction or None, whether the answer was off-format: then the heuristic, no other model).
+    Retried only when no answer arrived: an answer, however bad, is not asked for again."""
     paid = bool(getattr(provider, "paid", False))
-    if paid:
-        need = estimate_tokens(SYSTEM + user_text) + env_int("MEMORY_EXTRACT_MAX_OUTPUT_TOKENS")
-        left = budget.remaining(ws.home)
-        if need > left:
-            budget.record(ws.db, provider=provider.name, model=provider.model, status="budget", paid=paid,
-                          error=f"needs ~{need} tokens, {left} left of MEMORY_DAILY_TOKEN_BUDGET today", **common)
-            log("info", f"extraction: daily token budget reached ({left} left, ~{need} needed); "
-                f"{provider.name} skipped", event="extract")
-            return None
+    if paid and (why := _paid_refusal(ws, provider, user_text, common)):
+        budget.record(ws.db, provider=provider.name, model=provider.model, status="budget", paid=paid,
+                      error=why, **common)
+        log("info", f"extraction: {provider.name} skipped: {why}", event="extract")
+        return None, False
     retries = max(0, env_int("MEMORY_EXTRACT_RETRIES"))
     for attempt in range(retries + 1):
+        off_format = False
         try:
             answer, tin, tout = provider.call(user_text)
             try:
                 learnings, summary = parse_answer(answer)
             except ValueError as exc:
-                raise ProviderError(f"malformed answer: {exc}", retryable=True, input_tokens=tin,
-                                    output_tokens=tout) from exc
+                raise ProviderError(f"malformed answer: {exc}", retryable=False, off_format=True,
+                                    input_tokens=tin, output_tokens=tout) from exc
         except Exception as exc:  # noqa: BLE001 - a client bug or API change: next provider, job kept
             if not isinstance(exc, ProviderError):
                 exc = ProviderError(f"{type(exc).__name__}: {exc}", retryable=False)
+            off_format = exc.off_format
             budget.record(ws.db, provider=provider.name, model=provider.model, status="failed", paid=paid,
                           input_tokens=exc.input_tokens, output_tokens=exc.output_tokens, error=str(exc), **common)
             log("warning", f"extraction: {provider.name} attempt {attempt + 1} failed: {exc}", event="extract")
             if not exc.retryable or attempt == retries:
-                return None
+                return None, off_format
             sleep(backoff(attempt, exc.retry_after))
             continue
         limit = max(1, env_int("MEMORY_EXTRACT_MAX_LEARNINGS"))
-        return Extraction(learnings[:limit], summary, provider.name, provider.model, tin, tout)
-    return None
+        return Extraction(learnings[:limit], summary, provider.name, provider.model, tin, tout), False
+    return None, False
 
 
 def user_texts(digest: Digest, state: dict[str, Any] | None) -> list[str]:

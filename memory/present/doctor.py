@@ -106,10 +106,14 @@ def _extraction(home: str) -> dict[str, Any]:
     """The extractor chain as configured (memory/learn/run.py) and today's paid-token budget."""
     from memory.base.config import env
     from memory.learn.run import chain
-    from memory.store import budget
+    from memory.store import budget, consent
 
-    return {"MEMORY_EXTRACTOR": env("MEMORY_EXTRACTOR"), "chain": " -> ".join(chain()) or "off",
-            "paid tokens today (all projects)": f"{budget.spent_today(home):,} of {budget.daily_budget():,}"}
+    chosen, source = consent.choice(home)
+    return {"choice": f"{chosen} ({source}; change with `memory config extraction`)",
+            "MEMORY_EXTRACTOR": env("MEMORY_EXTRACTOR"), "chain": " -> ".join(chain()) or "off",
+            "paid tokens today (all projects)": f"{budget.spent_today(home):,} of {budget.daily_budget():,}",
+            "spend by day and provider (all projects, last 7 days)":
+                budget.spend_lines(budget.spend_by_day(home)) or "none"}
 
 
 def report(ws: Workspace) -> dict[str, Any]:

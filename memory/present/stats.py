@@ -60,6 +60,7 @@ def _extraction(ws: Workspace) -> dict[str, Any]:
     data = budget.project_spend(ws.db)
     data["budget_daily_tokens"] = budget.daily_budget()
     data["budget_spent_today_all_projects"] = budget.spent_today(ws.home)
+    data["by_day_all_projects"] = budget.spend_by_day(ws.home)
     return data
 
 

@@ -97,3 +97,39 @@ def project_spend(db: sqlite3.Connection) -> dict[str, object]:
         "sessions_extracted": int(db.execute("SELECT count(DISTINCT session_id) FROM extractions WHERE status "
                                              "IN ('ok', 'empty')").fetchone()[0]),
     }
+
+
+def spend_by_day(home: str | None = None, days: int = 7) -> list[dict[str, object]]:
+    """Tokens per local day and provider over the last `days` days, every project together, newest first:
+    what `memory stats`, `memory doctor` and the viewer's stats page show (paid and local apart)."""
+    since = time.time() - days * 86400
+    totals: dict[tuple[str, str, int], list[int]] = {}
+    for path in glob.glob(os.path.join(home or data_home(), "projects", "*", "memory.db")):
+        try:
+            db = sqlite3.connect(path, timeout=5)
+            try:
+                rows = db.execute("""SELECT day, provider, paid, count(*), sum(input_tokens + output_tokens)
+                                     FROM extractions WHERE at >= ? AND status != 'budget'
+                                     GROUP BY day, provider, paid""", (since,)).fetchall()
+            finally:
+                db.close()
+        except sqlite3.Error:
+            continue
+        for day, provider, paid, calls, tokens in rows:
+            t = totals.setdefault((day, provider, int(paid)), [0, 0])
+            t[0] += int(calls)
+            t[1] += int(tokens or 0)
+    return [{"day": d, "provider": p, "paid": bool(paid), "runs": c, "tokens": t}
+            for (d, p, paid), (c, t) in sorted(totals.items(), key=lambda kv: (kv[0][0], kv[0][1]), reverse=True)]
+
+
+def spend_lines(rows: list[dict[str, object]]) -> list[str]:
+    """One line per day: each provider's runs and tokens (paid ones against the budget)."""
+    by_day: dict[str, list[str]] = {}
+    cap = daily_budget()
+    for r in rows:
+        tokens = int(r["tokens"])  # type: ignore[call-overload]
+        cost = f"{tokens:,} paid tokens" + (f" ({round(100 * tokens / cap)}% of the budget)" if cap else "") \
+            if r["paid"] else f"{tokens:,} tokens (free)"
+        by_day.setdefault(str(r["day"]), []).append(f"{r['provider']} {r['runs']} runs, {cost}")
+    return [f"{day}  {'; '.join(parts)}" for day, parts in by_day.items()]

@@ -112,7 +112,14 @@ def routes(v: Viewer) -> list[Any]:
         ctx, ws = v.ctx(request)
         if ws is None:
             return HTMLResponse(pages.empty_page(ctx))
-        return HTMLResponse(pages.stats_page(ctx, data.stats(ws)))
+        return HTMLResponse(pages.stats_page(ctx, data.stats(ws), request.query_params.get("done", "")))
+
+    async def extraction(request: Request) -> Response:
+        """The person's choice of extractor (the guard checked the token, the origin and the CSRF token)."""
+        form = await request.form()
+        done = await run_in_threadpool(data.choose_extraction, v.places.home, str(form.get("extraction") or ""))
+        key = quote(str(form.get("p") or ""))
+        return RedirectResponse(f"/stats?p={key}&done={quote(done)}", status_code=303)
 
     def redactions(request: Request) -> Response:
         ctx, ws = v.ctx(request)
@@ -123,6 +130,7 @@ def routes(v: Viewer) -> list[Any]:
 
     return [Route("/", search), Route("/m/{id:int}", memory), Route("/m/{id:int}/{verb}", change, methods=["POST"]),
             Route("/sessions", sessions), Route("/s/{sid}", session), Route("/stats", stats),
+            Route("/settings/extraction", extraction, methods=["POST"]),
             Route("/redactions", redactions),
             Mount("/static", StaticFiles(directory=STATIC), name="static")]
 

@@ -199,6 +199,17 @@ def _per_day(db: sqlite3.Connection, sql: str, args: tuple[Any, ...] = ()) -> di
     return {r[0]: r[1] for r in db.execute(sql, args)}
 
 
+def choose_extraction(home: str, choice: str) -> str:
+    """Record the person's choice of extractor from the stats page; what was done, in words."""
+    from memory.store import consent
+
+    try:
+        consent.choose(choice, home, by="viewer")
+    except ValueError as exc:
+        return f"not changed: {exc}"
+    return f"extraction: {choice}"
+
+
 def stats_days(days: int) -> list[str]:
     """The last `days` local days, oldest first."""
     return [time.strftime("%Y-%m-%d", time.localtime(time.time() - i * 86400)) for i in range(days - 1, -1, -1)]
@@ -206,7 +217,7 @@ def stats_days(days: int) -> list[str]:
 
 def stats(ws: Workspace, days: int = 30) -> dict[str, Any]:
     """The series the stats page plots, over the last `days` local days."""
-    from memory.store import budget, limits
+    from memory.store import budget, consent, limits
     from memory.store.evict import usage
 
     db, since = ws.db, time.time() - days * 86400
@@ -226,6 +237,7 @@ def stats(ws: Workspace, days: int = 30) -> dict[str, Any]:
     return {"days": day_list, "by_type": by_type, "outline_saved": saved, "extraction_paid": paid,
             "extraction_local": local, "budget": budget.daily_budget(), "spent_today": budget.spent_today(ws.home),
             "storage": used, "cap_bytes": limits.max_bytes(), "memories": total,
+            "spend": budget.spend_lines(budget.spend_by_day(ws.home, days)), "extractor": consent.choice(ws.home),
             "cap_memories": limits.max_memories(),
             "pinned": db.execute("SELECT count(*) FROM memories WHERE instr(',' || tags || ',', ',pinned,') > 0")
             .fetchone()[0]}

@@ -196,7 +196,23 @@ def session_page(ctx: Ctx, sid: str, head: dict[str, Any] | None, events: list[d
     return layout(ctx, f"Session {sid[:8]}", f"<h1>Session {escape(sid)}</h1>{meta}{listing}", "/s")
 
 
-def stats_page(ctx: Ctx, s: dict[str, Any]) -> str:
+def _extraction_form(ctx: Ctx, s: dict[str, Any]) -> str:
+    """The extractor in force, the form that changes it, and the spend per day and provider."""
+    chosen, source = s["extractor"]
+    options = "".join(f'<option value="{c}"{" selected" if c == chosen else ""}>{c}</option>'
+                      for c in ("anthropic", "ollama", "heuristic", "off"))
+    spend = "".join(f"<li>{escape(line)}</li>" for line in s["spend"]) or "<li>no extraction yet</li>"
+    return (f'<section class="chart"><h2>Extraction</h2><p>In force: <b>{escape(chosen)}</b> ({escape(source)}). '
+            f"anthropic is Claude, paid with your API key, one call per session at most, within "
+            f"{s['budget']:,} tokens a day; ollama a local model; heuristic offline.</p>"
+            f'<form method="post" action="/settings/extraction" class="action">'
+            f'<input type="hidden" name="csrf" value="{escape(ctx.csrf)}"><input type="hidden" name="p" '
+            f'value="{escape(ctx.key)}"><select name="extraction">{options}</select>'
+            f'<button type="submit">choose</button></form>'
+            f"<h3>Spend per day and provider (all projects)</h3><ul class=spend>{spend}</ul></section>")
+
+
+def stats_page(ctx: Ctx, s: dict[str, Any], notice: str = "") -> str:
     days = s["days"]
     extraction = {d: s["extraction_paid"].get(d, 0) for d in days}
     plots_html = [
@@ -216,13 +232,13 @@ def stats_page(ctx: Ctx, s: dict[str, Any]) -> str:
     body = "".join(f'<section class="chart"><h2>{escape(t)}</h2>{svg}</section>' for t, svg in plots_html)
     head = (f"<h1>Stats</h1><p>{s['memories']:,} memories ({s['pinned']:,} pinned) · paid extraction today "
             f"{s['spent_today']:,} of {s['budget']:,} tokens · last {len(days)} days</p>")
-    return layout(ctx, "Stats", head + body, "/stats")
+    return layout(ctx, "Stats", head + _extraction_form(ctx, s) + body, "/stats", notice)
 
 
 def redactions_page(ctx: Ctx, r: dict[str, Any], days: list[str]) -> str:
     """What the privacy filter replaced in what is stored: counts by kind, by hook and by day; no value."""
     if not r["total"]:
-        body = ("<h1>Redactions</h1><p class=empty>no `[REDACTED:...]` marker in this project's memories or "
+        body = ("<h1>Redactions</h1><p class=empty>no <code>[REDACTED:...]</code> marker in this project's memories or "
                 "handoffs: the privacy filter replaced no secret in what was kept</p>")
         return layout(ctx, "Redactions", body, "/redactions")
     kinds = "".join(f"<tr><td>{escape(k)}</td><td>{n}</td></tr>" for k, n in r["by_kind"].items())

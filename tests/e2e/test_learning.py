@@ -77,7 +77,7 @@ def test_learnings_of_a_session_reach_the_next_related_session(
         run_claude: RunClaude, fake_api: Any, tmp_path: Path, memory_home: Path, extractor: str) -> None:
     project = make_git_repo(tmp_path / "project", {"check.py": CHECK, "settings.py": 'TIMEOUT = "30"\n'})
     settings = project / "settings.py"
-    env = {"MEMORY_EXTRACTOR": "auto" if extractor == "anthropic" else "heuristic",
+    env = {"MEMORY_EXTRACTOR": extractor,
            "MEMORY_EMBEDDER": "hashing", "MEMORY_WORKER_IDLE_SECONDS": "5"}
     common = {"cwd": project, "home": tmp_path / "home", "plugin_dir": REPO, "env": env}
     work = Turns(
