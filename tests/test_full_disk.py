@@ -169,3 +169,7 @@ def test_a_spool_folder_is_bounded_and_what_it_refuses_is_counted(
     fault = spool.read_fault()
     assert fault is not None and fault["lost"] == 2
     assert "3 events kept aside, 2 lost (no room to keep them)" in spool.describe(fault, spool.waiting())
+    for i in range(3):  # the data dir's own spool (a locked database) has the same bounds
+        spool.save("post_tool_use", {"cwd": str(tmp_path), "locked": i})
+    with pytest.raises(OSError):
+        spool.save("post_tool_use", {"cwd": str(tmp_path), "locked": 3})

@@ -139,9 +139,13 @@ def is_lock_error(exc: BaseException) -> bool:
 
 
 def save(hook: str, event: dict[str, Any]) -> str:
-    """Keep an event for a later replay in the data dir's spool; returns the file written. Raises OSError
-    if the disk refuses."""
-    return _write(spool_dir(), _record(hook, event), hook)
+    """Keep an event for a later replay in the data dir's spool (a locked database); returns the file
+    written. Raises OSError if the disk refuses or the spool is past its bounds."""
+    record = _record(hook, event)
+    written = _write_bounded(spool_dir(), record, hook, len(json.dumps(record, ensure_ascii=False).encode()))
+    if written is None:
+        raise OSError(f"the spool {spool_dir()} is full or refused the event")
+    return written
 
 
 def save_anywhere(hook: str, event: dict[str, Any], exc: BaseException) -> str | None:
@@ -173,6 +177,7 @@ def _drop_if_empty(folder: str) -> None:
 def _write_bounded(folder: str, record: dict[str, Any], hook: str, size: int) -> str | None:
     """The event written in `folder` when the folder stays within its bounds and the disk takes it."""
     try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
         names = [e for e in os.scandir(folder) if e.name.endswith(".json") and not e.name.startswith(".")
                  and e.name != FAULT_NAME]
         if len(names) >= MAX_EVENTS or sum(e.stat().st_size for e in names) + size > MAX_BYTES:
@@ -277,8 +282,9 @@ def describe(fault: dict[str, Any], kept: int) -> str:
     if lost:
         parts.append(f"{lost} lost (no room to keep them)")
     since = _when(float(fault.get("since") or time.time()))
-    todo = {"full": "free some space", "read-only": "make it writable",
-            "corrupt": "run `memory doctor --repair`"}.get(str(kind), "fix the path or MEMORY_HOME")
+    todo = {"full": "free some space", "read-only": "make it writable", "corrupt": "run `memory doctor --repair`",
+            "busy": "find what holds the database (`memory worker status`)"}.get(str(kind),
+                                                                                   "fix the path or MEMORY_HOME")
     return (f"memory: {what}; {', '.join(parts) or 'nothing kept'}, nothing recorded since {since}. "
             f"To fix: {todo} (`memory doctor` shows more).")
 
@@ -286,7 +292,7 @@ def describe(fault: dict[str, Any], kept: int) -> str:
 def fault_line(session_id: str) -> str | None:
     """The fault's line for this session, once: None when there is none or this session was told."""
     fault = read_fault()
-    if fault is None or fault.get("kind") == "busy":
+    if fault is None or fault.get("kind") == "busy" and not fault.get("lost"):  # a lock passes: said if it cost
         return None
     from memory.base.sha import sha256
 
