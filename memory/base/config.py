@@ -34,6 +34,9 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_AUTO_SETUP": ("1", "0 stops an installed plugin from building its venv in the data dir"),
     "MEMORY_PYTHON": ("", "the interpreter `hooks/run` uses before looking for a venv (`memory replay` sets it to the "
                           "venv it found)"),
+    "MEMORY_HOOK_HOST": ("", "the coding agent a hook's events come from when its command names no `--host` "
+                             "(codex, cursor, copilot, gemini, antigravity, cline, opencode, qwen; docs/hosts.md); "
+                             "empty: Claude Code, unless the payload says otherwise"),
     "MEMORY_LOG_LEVEL": ("warning", "hook log level: debug, info, warning, error"),
     "MEMORY_DEBUG": ("", "set: a failed `memory` command prints its traceback on stderr too (it always goes to the "
                          "hook log; the person sees one line)"),

@@ -1,7 +1,7 @@
 """The `memory` command line: the same operations as the library, one command each.
 
 This module builds the group and adds the commands of its modules (memories, maintain, learn, semantic,
-team, audit, steer, transfer, slash, ui); what they share is in memory/cli/common.py, which imports none
+team, audit, steer, transfer, slash, ui, hosts); what they share is in memory/cli/common.py, which imports none
 of them.
 
 Cold side, the top layer (above mcp, which `memory mcp` starts): may import every other memory package
@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from memory.cli import audit, learn, maintain, memories, semantic, slash, steer, team, transfer, ui
+from memory.cli import audit, hosts, learn, maintain, memories, semantic, slash, steer, team, transfer, ui
 
 
 def _readable(arg: str) -> str:
@@ -57,7 +57,7 @@ def cli(home: str | None) -> None:
         os.environ["MEMORY_HOME"] = os.path.abspath(os.path.expanduser(home))
 
 
-for _module in (memories, maintain, learn, semantic, team, audit, steer, transfer, slash, ui):
+for _module in (memories, maintain, learn, semantic, team, audit, steer, transfer, slash, ui, hosts):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

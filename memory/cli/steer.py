@@ -22,7 +22,7 @@ def why(memory_id: int, session: str | None, limit: int, project: str | None, as
     """Why a memory was recalled: each injection or search that showed it, with its score parts."""
     from memory import store
     from memory.cli.memories import _session_id
-    from memory.present.why import parts_line, recalls
+    from memory.present.why import host_of, parts_line, recalls
 
     ws = existing_or_fail(project, f"memory #{memory_id}")
     rows = store.get_many(ws.db, [memory_id])
@@ -34,9 +34,12 @@ def why(memory_id: int, session: str | None, limit: int, project: str | None, as
     from memory.store import symbols
 
     stale = symbols.stale(ws.db, [memory_id]).get(memory_id)
+    host = host_of(ws.db, rows[0]["session_id"])
     if as_json:
-        emit({"id": memory_id, "title": rows[0]["title"], "stale": stale, "recalls": found})
+        emit({"id": memory_id, "title": rows[0]["title"], "host": host, "stale": stale, "recalls": found})
         return
+    if host:
+        click.echo(f"#{memory_id} was recorded in a {host} session ({(rows[0]['session_id'] or '')[:8]})")
     if stale:
         click.echo(f"#{memory_id} is stale: the code changed since it was recorded ({stale}); it is ranked "
                    "lower and labelled when injected")

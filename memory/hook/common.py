@@ -66,11 +66,11 @@ def touch_session(ws: Workspace, event: dict[str, Any], *, source: str | None = 
     sid = session_id(event)
     with Tx(ws.db):
         cur = ws.db.execute(
-            """INSERT INTO sessions (id, project, source, cwd, transcript_path, started_at, last_event_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING""",
+            """INSERT INTO sessions (id, project, source, cwd, transcript_path, started_at, last_event_at, host)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING""",
             (sid, ws.project.key, clean(source)[:40] if source else source, clean(str(event.get("cwd") or "")),
              clean(str(event.get("transcript_path") or "")),
-             now, now),
+             now, now, clean(str(event.get("memory_host") or "claude"))[:20]),  # memory/hook/hosts.py
         )
         new = cur.rowcount == 1
         ws.db.execute(

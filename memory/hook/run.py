@@ -81,10 +81,25 @@ def read_event() -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+# Payload keys only another host's events carry (memory/hook/hosts.py detect): without them, and without
+# `--host`, the event is Claude Code's and the adapters are not even imported.
+_OTHER_HOST_KEYS = ("conversation_id", "cursor_version", "clineVersion", "hookName", "sessionId")
+
+
+def _from_host(name: str, event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The event's host and the event in the handlers' shape (memory/hook/hosts.py adapters)."""
+    if len(sys.argv) < 2 and not os.environ.get("MEMORY_HOOK_HOST") and not any(k in event for k in _OTHER_HOST_KEYS):
+        return "claude", event
+    from memory.hook import hosts
+
+    return hosts.adapt(hosts.host_name(sys.argv[1:]), name, event)
+
+
 def run(name: str) -> None:
     os.umask(0o077)  # every folder this hook (or the worker it starts) creates is 0700, every file 0600
     out: dict[str, Any] | None = None
     event: dict[str, Any] | None = None
+    host = "claude"
     kept = False
     try:
         event = read_event()
@@ -92,6 +107,7 @@ def run(name: str) -> None:
             log("warning", "no JSON object on stdin", event=name)
         else:
             event = _bounded(name, event)
+            host, event = _from_host(name, event)
             out = dispatch(name, event)
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
         out = None
@@ -111,12 +127,18 @@ def run(name: str) -> None:
             log_exception(name, exc)
     if event is not None and name in TELLS:
         out = _with_fault_line(event, out)
+    if host != "claude" and out:
+        from memory.hook import hosts
+
+        out = hosts.write(host, name, out)  # how that host takes context back, or that it takes none
     try:
         if out:
             sys.stdout.write(json.dumps(out, ensure_ascii=False))
         sys.stdout.flush()
     except BaseException:  # noqa: BLE001
         pass
+    if event is not None:
+        _seen(host, name)
     if not kept:  # a write just refused: a replay now would only be refused again
         _replay_spool()
     for fn in _AT_EXIT:
@@ -125,6 +147,23 @@ def run(name: str) -> None:
         except BaseException as exc:  # noqa: BLE001
             log_exception(f"{name} (at exit)", exc)
     os._exit(0)  # skip interpreter teardown: it is pure cost here, and the exit code must be 0
+
+
+def _seen(host: str, name: str) -> None:
+    """Record the last event seen from this host, after the answer is out (`memory doctor` lists them)."""
+    try:
+        from memory.base.config import data_home
+
+        folder = os.path.join(data_home(), "hosts")
+        try:
+            f = open(os.path.join(folder, host), "w")
+        except FileNotFoundError:
+            os.makedirs(folder, exist_ok=True)
+            f = open(os.path.join(folder, host), "w")
+        with f:
+            f.write(f"{name} {time.time():.0f}\n")
+    except OSError:
+        pass  # a full or read-only data dir: the hook's own work is what matters
 
 
 def _bounded(name: str, event: dict[str, Any]) -> dict[str, Any]:

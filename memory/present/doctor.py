@@ -153,7 +153,15 @@ def report(ws: Workspace) -> dict[str, Any]:
         "notices": [str(n.get("message")) for n in _notices()],
         "spooled_events": _spooled(),
         "flagged_memories": flagged(ws),
+        "hosts": _hosts(),
     }
+
+
+def _hosts() -> dict[str, str] | str:
+    """Each coding agent found on this machine and the last hook event seen from it (memory/present/hosts.py)."""
+    from memory.present.hosts import seen
+
+    return seen() or "none found"
 
 
 def flagged(ws: Workspace, limit: int = 20) -> dict[str, Any]:

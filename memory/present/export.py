@@ -12,6 +12,7 @@ from typing import Any
 from memory.base.classify import TYPES
 from memory.base.fence import ORIGINS, row_label
 from memory.base.timeparse import parse_when
+from memory.present.why import host_of
 from memory.store.workspace import Workspace
 
 FORMAT = "claude-memory-export/1"  # the "format" of every exported line, for a reader to recognise
@@ -32,7 +33,7 @@ def line(ws: Workspace, r: sqlite3.Row) -> dict[str, Any]:
             "created_at": r["created_at"], "updated_at": r["updated_at"], "expires_at": r["expires_at"],
             "origin": r["origin"], "origin_detail": r["origin_detail"],
             "flags": [f for f in (r["flags"] or "").split(",") if f], "author": r["author"], "machine": r["machine"],
-            "uid": r["uid"], "scope": r["scope"]}
+            "uid": r["uid"], "scope": r["scope"], "host": host_of(ws.db, r["session_id"])}
 
 
 # The columns of the session and handoff records an export carries besides the memories (their id is kept

@@ -67,3 +67,11 @@ def session_injections(db: sqlite3.Connection, session_id: str) -> list[dict[str
 def parts_line(parts: dict[str, float]) -> str:
     """keyword 0.92 · vector 0.41 · importance 0.70"""
     return " · ".join(f"{k} {v:.2f}" if isinstance(v, int | float) else f"{k} {v}" for k, v in parts.items())
+
+
+def host_of(db: sqlite3.Connection, session_id: str | None) -> str | None:
+    """The coding agent (memory/hook/hosts.py HOSTS) whose session recorded a memory, None when unknown."""
+    if not session_id:
+        return None
+    row = db.execute("SELECT host FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return row[0] if row else None

@@ -436,7 +436,13 @@ def m010_memory_symbols(db: sqlite3.Connection) -> None:
     )
 
 
+def m011_session_host(db: sqlite3.Connection) -> None:
+    # The coding agent a session ran in (memory/hook/hosts.py HOSTS): a memory's host is its session's,
+    # shown by `memory why`, the viewer and export. Sessions from before were all Claude Code's.
+    db.execute("ALTER TABLE sessions ADD COLUMN host TEXT NOT NULL DEFAULT 'claude'")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_outlines, m003_semantic,
                                                           m004_extraction, m005_team, m006_provenance,
                                                           m007_injections, m008_repo_map, m009_memory_files,
-                                                          m010_memory_symbols]
+                                                          m010_memory_symbols, m011_session_host]

@@ -121,6 +121,7 @@ def memory(ws: Workspace, memory_id: int) -> dict[str, Any] | None:
         return None
     out = dict(row)
     out["origin_label"] = fence.row_label(row)
+    out["host"] = why.host_of(ws.db, row["session_id"])  # the coding agent it came from
     out["flagged"] = fence.is_flagged(row, row["title"], row["content"])
     out["pinned"] = is_pinned(row["tags"])
     out["stale"] = symbols.stale(ws.db, [memory_id]).get(memory_id)  # the code it is about changed since

@@ -106,6 +106,7 @@ def memory_page(ctx: Ctx, m: dict[str, Any], notice: str = "") -> str:
                      f'<small>(origin {escape(m["origin"] or "-")}, detail {escape(m["origin_detail"] or "-")}, '
                      f'source {escape(m["source"])})</small>'),
             ("trust", flag), ("session", _session_link(ctx, m["session_id"])),
+            ("host", escape(m.get("host") or "-")),
             ("code", f'<span class="flag">stale: the code changed since ({escape(m["stale"])})</span>'
                      if m.get("stale") else '<span class="ok">unchanged since, as far as recorded</span>'),
             ("importance", f'{m["importance"]:.2f}'), ("tags", escape(m["tags"] or "-")),

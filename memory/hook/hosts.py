@@ -1,0 +1,338 @@
+"""The hook boundary for every coding agent: one adapter per host turns its raw payload into one typed
+Event, and one output writer per host turns a handler's answer into what that host takes back (or nothing).
+
+The handlers read Claude Code's event shape (docs/claude-code-hooks.md); Event.claude() gives them that
+shape from any host, so a Codex, Gemini, Copilot, Cursor, Cline or OpenCode event is recorded by the same
+code as Claude Code's. Hot path: standard library only, no `re`, no `json` (memory/base/jsonlite.py)."""
+
+from __future__ import annotations
+
+import os
+
+from memory.capture.tools import TOOL_KINDS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from typing import Any
+
+# The hosts an installed hook may name with `--host` (docs/hosts.md). "antigravity" (`agy`) is Gemini CLI's
+# successor and takes Gemini's hooks; "qwen" takes Claude Code's.
+HOSTS = ("claude", "codex", "cursor", "copilot", "gemini", "antigravity", "cline", "opencode", "qwen")
+ALIASES = {"agy": "antigravity", "claude-code": "claude", "gemini-cli": "gemini", "copilot-cli": "copilot"}
+
+# Each hook entrypoint (memory/hook/run.py HANDLERS) and Claude Code's name of its event.
+EVENT_NAMES = {"session_start": "SessionStart", "user_prompt_submit": "UserPromptSubmit",
+               "pre_tool_use": "PreToolUse", "post_tool_use": "PostToolUse", "pre_compact": "PreCompact",
+               "stop": "Stop", "session_end": "SessionEnd"}
+
+# A host-neutral tool kind and the Claude Code tool the capture code knows it by (TOOL_KINDS inverted).
+CLAUDE_TOOL = {"read": "Read", "edit": "Edit", "write": "Write", "shell": "Bash", "search": "Grep",
+               "fetch": "WebFetch", "todo": "TodoWrite", "task": "Task"}
+
+# Each host's tool names and their kinds (lower-cased names; Claude Code's own come from TOOL_KINDS).
+HOST_TOOLS = {
+    # Gemini CLI / Antigravity: docs/tools of geminicli.com.
+    "run_shell_command": "shell", "read_file": "read", "read_many_files": "read", "replace": "edit",
+    "write_file": "write", "glob": "search", "search_file_content": "search", "grep_search": "search",
+    "list_directory": "search", "web_fetch": "fetch", "google_web_search": "fetch", "write_todos": "todo",
+    # Codex CLI: shell calls are reported as Bash, edits as apply_patch.
+    "shell": "shell", "exec_command": "shell", "apply_patch": "edit",
+    # GitHub Copilot CLI.
+    "bash": "shell", "view": "read", "edit": "edit", "str_replace": "edit", "create": "write", "grep": "search",
+    # Cline.
+    "execute_command": "shell", "write_to_file": "write", "replace_in_file": "edit", "search_files": "search",
+    "list_files": "search",
+    # OpenCode.
+    "read": "read", "write": "write", "webfetch": "fetch", "todowrite": "todo", "task": "task",
+    # Cursor.
+    "strreplace": "edit", "multiedit": "edit",
+}
+# Input keys the hosts spell otherwise, as Claude Code spells them (what memory/capture/tools.py reads).
+INPUT_KEYS = {"path": "file_path", "filePath": "file_path", "absolute_path": "file_path", "file": "file_path",
+              "oldString": "old_string", "old_str": "old_string", "newString": "new_string",
+              "new_str": "new_string", "file_text": "content", "cmd": "command", "regex": "pattern",
+              "query": "pattern", "dir_path": "path"}
+
+
+class Event:
+    """One hook event, whatever the host: what every handler may read."""
+
+    __slots__ = ("host", "kind", "session", "cwd", "prompt", "tool", "tool_kind", "tool_input", "tool_response",
+                 "failed", "transcript", "last_message", "trigger", "source", "reason")
+
+    def __init__(self, host: str, kind: str) -> None:
+        self.host, self.kind = host, kind
+        self.session = self.cwd = self.prompt = self.tool = self.tool_kind = ""
+        self.transcript = self.last_message = self.trigger = self.source = self.reason = ""
+        self.tool_input: dict[str, Any] = {}
+        self.tool_response: Any = None
+        self.failed = False
+
+    def claude(self) -> dict[str, Any]:
+        """The event in Claude Code's shape, the one the handlers and the capture code read."""
+        name = EVENT_NAMES.get(self.kind, self.kind)
+        if self.kind == "post_tool_use" and self.failed:
+            name = "PostToolUseFailure"
+        out: dict[str, Any] = {"session_id": self.session or f"{self.host}-{os.getppid()}", "cwd": self.cwd,
+                               "transcript_path": self.transcript, "hook_event_name": name, "memory_host": self.host}
+        if self.prompt:
+            out["prompt"] = self.prompt
+        if self.tool:
+            out["tool_name"] = CLAUDE_TOOL.get(self.tool_kind) or self.tool
+            out["tool_input"] = self.tool_input
+            out["tool_response"] = self.tool_response
+            if self.failed:
+                out["error"] = _text(self.tool_response)[:2000] or "failed"
+        if self.last_message:
+            out["last_assistant_message"] = self.last_message
+        if self.trigger:
+            out["trigger"] = self.trigger
+        if self.source:
+            out["source"] = self.source
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    """A tool's arguments: an object, or an object given as JSON text (Copilot CLI's toolArgs)."""
+    if isinstance(value, str) and value.startswith("{"):
+        from memory.base import jsonlite
+
+        try:
+            value = jsonlite.loads(value)
+        except ValueError:
+            return {"command": value}
+    return value if isinstance(value, dict) else {}
+
+
+def set_tool(ev: Event, name: Any, args: Any, response: Any = None, failed: bool = False) -> None:
+    """The tool of an event as a host-neutral kind, its input under Claude Code's keys."""
+    ev.tool = _text(name) or "unknown"
+    low = ev.tool.lower()
+    ev.tool_kind = ("mcp" if low.startswith("mcp") else TOOL_KINDS.get(ev.tool) or HOST_TOOLS.get(low)
+                    or HOST_TOOLS.get(low.replace("_", "")) or "other")
+    tin = {INPUT_KEYS.get(k, k): v for k, v in _dict(args).items()}
+    if ev.tool_kind == "edit" and low == "apply_patch":
+        tin = _patch_input(tin)
+    elif ev.tool_kind == "edit" and "diff" in tin and "new_string" not in tin:  # Cline's replace_in_file
+        tin["old_string"], tin["new_string"] = _diff_sides(_text(tin.get("diff")))
+    ev.tool_input, ev.tool_response, ev.failed = tin, response, failed
+
+
+def _patch_input(tin: dict[str, Any]) -> dict[str, Any]:
+    """Codex's apply_patch as an edit of its first file: the removed lines and the added ones."""
+    patch = _text(tin.get("command") or tin.get("input") or tin.get("patch"))
+    if isinstance(tin.get("command"), list):
+        patch = "\n".join(_text(p) for p in tin["command"])
+    path, old, new = "", [], []
+    for line in patch.splitlines():
+        for head in ("*** Update File: ", "*** Add File: ", "*** Delete File: "):
+            if line.startswith(head):
+                if path:
+                    return {"file_path": path, "old_string": "\n".join(old), "new_string": "\n".join(new)}
+                path = line[len(head):].strip()
+        if path and line[:1] == "-" and not line.startswith("---"):
+            old.append(line[1:])
+        elif path and line[:1] == "+" and not line.startswith("+++"):
+            new.append(line[1:])
+    return {"file_path": path, "old_string": "\n".join(old), "new_string": "\n".join(new)}
+
+
+def _diff_sides(diff: str) -> tuple[str, str]:
+    """Cline's SEARCH/REPLACE blocks as the text before and after."""
+    old, new, side = [], [], None
+    for line in diff.splitlines():
+        if line.startswith("------- SEARCH") or line.startswith("<<<<<<< SEARCH"):
+            side = old
+        elif line.startswith("======="):
+            side = new
+        elif line.startswith("+++++++ REPLACE") or line.startswith(">>>>>>> REPLACE"):
+            side = None
+        elif side is not None:
+            side.append(line)
+    return "\n".join(old), "\n".join(new)
+
+
+# Adapters: (entry, raw payload) -> Event.
+
+def _claude_shaped(host: str, entry: str, raw: dict[str, Any]) -> Event:
+    """Codex CLI, Qwen Code and Gemini CLI send Claude Code's field names (snake_case, session_id, cwd)."""
+    ev = Event(host, entry)
+    ev.session, ev.cwd = _text(raw.get("session_id")), _text(raw.get("cwd"))
+    ev.transcript, ev.prompt = _text(raw.get("transcript_path")), _text(raw.get("prompt"))
+    ev.source, ev.reason = _text(raw.get("source")), _text(raw.get("reason"))
+    ev.trigger = _text(raw.get("trigger"))
+    ev.last_message = _text(raw.get("last_assistant_message") or raw.get("prompt_response"))
+    if raw.get("tool_name"):
+        resp = raw.get("tool_response")
+        failed = raw.get("hook_event_name") == "PostToolUseFailure" or bool(raw.get("error"))
+        if isinstance(resp, dict) and ("llmContent" in resp or "returnDisplay" in resp):  # Gemini's
+            failed = failed or bool(resp.get("error"))
+            resp = _text(resp.get("llmContent") or resp.get("returnDisplay") or resp.get("error"))
+        set_tool(ev, raw.get("tool_name"), raw.get("tool_input"), resp or raw.get("error"), failed)
+    return ev
+
+
+def _cursor(entry: str, raw: dict[str, Any]) -> Event:
+    """Cursor's hooks.json events: conversation_id, workspace_roots, its own names for the shell and edits."""
+    ev = _claude_shaped("cursor", entry, raw)
+    ev.session = _text(raw.get("conversation_id") or raw.get("session_id"))
+    roots = raw.get("workspace_roots")
+    ev.cwd = ev.cwd or (_text(roots[0]) if isinstance(roots, list) and roots else "")
+    name = raw.get("hook_event_name")
+    if name == "afterShellExecution":
+        set_tool(ev, "Shell", {"command": raw.get("command")}, raw.get("output"))
+    elif name == "afterFileEdit":
+        edits = raw.get("edits") if isinstance(raw.get("edits"), list) else []
+        first = edits[0] if edits and isinstance(edits[0], dict) else {}
+        set_tool(ev, "Edit", {"file_path": raw.get("file_path"), **first})
+    elif name == "postToolUse" and "tool_output" in raw:
+        set_tool(ev, raw.get("tool_name"), raw.get("tool_input"), raw.get("tool_output"))
+    elif name == "postToolUseFailure":
+        set_tool(ev, raw.get("tool_name"), raw.get("tool_input"), raw.get("error_message") or "failed", True)
+    if name == "afterAgentResponse" or "text" in raw and entry == "stop":
+        ev.last_message = _text(raw.get("text"))
+    if name == "stop":
+        ev.reason = _text(raw.get("status"))
+    return ev
+
+
+def _copilot(entry: str, raw: dict[str, Any]) -> Event:
+    """GitHub Copilot CLI's camelCase events (sessionId, toolName, toolArgs as JSON text, toolResult)."""
+    if "hook_event_name" in raw or "tool_name" in raw:  # a PascalCase event gets the snake_case fields
+        return _claude_shaped("copilot", entry, raw)
+    ev = Event("copilot", entry)
+    ev.session, ev.cwd = _text(raw.get("sessionId")), _text(raw.get("cwd"))
+    ev.prompt = _text(raw.get("prompt") or (raw.get("initialPrompt") if entry == "user_prompt_submit" else ""))
+    ev.source, ev.reason = _text(raw.get("source")), _text(raw.get("reason"))
+    if raw.get("toolName"):
+        result = raw.get("toolResult")
+        res = result if isinstance(result, dict) else {}
+        text = res.get("textResultForLlm") if res else result
+        set_tool(ev, raw.get("toolName"), raw.get("toolArgs"), text,
+                 res.get("resultType") in ("failure", "error", "denied"))
+    return ev
+
+
+def _cline(entry: str, raw: dict[str, Any]) -> Event:
+    """Cline's hook files: base fields (taskId, workspaceRoots) and the event's data under its own key."""
+    ev = Event("cline", entry)
+    ev.session = _text(raw.get("taskId"))
+    roots = raw.get("workspaceRoots")
+    ev.cwd = _text(roots[0]) if isinstance(roots, list) and roots else ""
+    hook = _text(raw.get("hookName"))
+    data = raw.get(hook[:1].lower() + hook[1:]) if hook else None
+    data = data if isinstance(data, dict) else {}
+    ev.prompt = _text(data.get("prompt"))
+    if data.get("toolName"):
+        set_tool(ev, data.get("toolName"), data.get("parameters"), data.get("result"),
+                 data.get("success") is False)
+    if hook == "TaskStart":
+        ev.source = "startup"
+    elif hook == "TaskResume":
+        ev.source = "resume"
+    elif hook in ("TaskComplete", "TaskCancel"):
+        ev.reason = hook[4:].lower()
+    elif hook == "PreCompact":
+        ev.trigger = "auto"
+    return ev
+
+
+def _opencode(entry: str, raw: dict[str, Any]) -> Event:
+    """What the OpenCode plugin (memory/hook/opencode_plugin.js) sends: its hook's input and output."""
+    ev = Event("opencode", entry)
+    ev.session, ev.cwd = _text(raw.get("sessionID")), _text(raw.get("directory"))
+    ev.prompt, ev.last_message = _text(raw.get("prompt")), _text(raw.get("text"))
+    if raw.get("tool"):
+        out = raw.get("output")
+        set_tool(ev, raw.get("tool"), raw.get("args"), out, bool(raw.get("error")))
+    if raw.get("event") == "session.compacted":
+        ev.trigger = "auto"
+    return ev
+
+
+ADAPTERS = {"codex": lambda e, r: _claude_shaped("codex", e, r), "qwen": lambda e, r: _claude_shaped("qwen", e, r),
+            "gemini": lambda e, r: _claude_shaped("gemini", e, r),
+            "antigravity": lambda e, r: _claude_shaped("antigravity", e, r),
+            "cursor": _cursor, "copilot": _copilot, "cline": _cline, "opencode": _opencode}
+
+
+def detect(raw: dict[str, Any]) -> str:
+    """The host of an event no `--host` named: Claude Code's unless the payload says otherwise."""
+    if "cursor_version" in raw or "conversation_id" in raw:
+        return "cursor"
+    if "clineVersion" in raw or "hookName" in raw:
+        return "cline"
+    if "sessionId" in raw and "session_id" not in raw:
+        return "copilot"
+    return "claude"
+
+
+def host_name(argv: list[str]) -> str | None:
+    """The host `--host NAME` (or MEMORY_HOOK_HOST) names, None when neither does."""
+    name = None
+    for i, arg in enumerate(argv):
+        if arg == "--host" and i + 1 < len(argv):
+            name = argv[i + 1]
+        elif arg.startswith("--host="):
+            name = arg[7:]
+    name = (name or os.environ.get("MEMORY_HOOK_HOST") or "").strip().lower()
+    name = ALIASES.get(name, name)
+    return name if name in HOSTS else None
+
+
+def adapt(host: str | None, entry: str, raw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The host and the event in the handlers' shape. Claude Code's own event goes through untouched."""
+    host = host or detect(raw)
+    adapter = ADAPTERS.get(host)
+    if adapter is None:
+        return "claude", raw
+    return host, adapter(entry, raw).claude()
+
+
+# Output writers: a handler's answer (Claude Code's shape) -> what the host reads on stdout.
+
+def _context(out: dict[str, Any]) -> str:
+    spec = out.get("hookSpecificOutput")
+    return _text(spec.get("additionalContext")) if isinstance(spec, dict) else ""
+
+
+# Where each host takes context back (docs/hosts.md): the entries whose answer it reads.
+CONTEXT_ENTRIES = {
+    "claude": ("session_start", "user_prompt_submit", "pre_tool_use", "post_tool_use"),
+    "qwen": ("session_start", "user_prompt_submit", "pre_tool_use", "post_tool_use"),
+    "codex": ("session_start", "user_prompt_submit", "post_tool_use"),
+    "gemini": ("session_start", "user_prompt_submit", "post_tool_use"),
+    "antigravity": ("session_start", "user_prompt_submit", "post_tool_use"),
+    "cursor": ("session_start",),
+    "cline": ("session_start", "user_prompt_submit", "pre_tool_use", "post_tool_use"),
+    "copilot": (),
+    "opencode": (),
+}
+GEMINI_EVENTS = {"session_start": "SessionStart", "user_prompt_submit": "BeforeAgent", "post_tool_use": "AfterTool"}
+
+
+def write(host: str, entry: str, out: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The answer as `host` takes it, or None when it takes none for this entry."""
+    if not out or host in ("claude", "qwen"):
+        return out
+    text = _context(out) if entry in CONTEXT_ENTRIES.get(host, ()) else ""
+    if host == "codex":
+        keep = {k: v for k, v in out.items() if k in ("systemMessage", "hookSpecificOutput") and
+                (k != "hookSpecificOutput" or text)}
+        return keep or None
+    if host in ("gemini", "antigravity"):
+        ans: dict[str, Any] = {k: out[k] for k in ("systemMessage",) if k in out}
+        if text:
+            ans["hookSpecificOutput"] = {"hookEventName": GEMINI_EVENTS[entry], "additionalContext": text}
+        return ans or None
+    if host == "cursor":
+        return {"additional_context": text} if text else None
+    if host == "cline":
+        return {"cancel": False, "contextModification": text} if text else None
+    return None  # Copilot CLI and OpenCode read no context from these hooks: the rules file carries it
