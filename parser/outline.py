@@ -481,7 +481,7 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
             if _distinct_names(candidate_collected[0]) >= _distinct_names(collected[0]):
                 text, tree, lost, collected = branch, candidate, candidate_lost, candidate_collected
     blanked: set[int] = set()
-    balance = _balance(text)
+    before = (text, tree, collected)  # a repair that closes a class early is undone (_worse)
     while parses > 0 and lost:
         best = None
         for first, last in _candidates(tree.root_node, lines):
@@ -492,7 +492,7 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
                 continue
             # A line that only closes a block stays: blanking it would unbalance the rest (Lua's `end`).
             rows = [r for r in range(first, last + 1) if r >= len(lines) or lines[r].strip() not in _CLOSERS]
-            if not rows or not _rebalances(lines, rows, balance):
+            if not rows:
                 continue
             copy = text
             for first_row, last_row in _ranges(set(rows)):
@@ -504,38 +504,40 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
                 parses = 0
                 break
             if candidate_lost < (best[2] if best else lost):
-                candidate_collected = _collect(candidate.root_node, language)
-                if not _keeps(collected, text, candidate_collected, copy, rows):
-                    continue  # fewer lines lost, but a definition too (a `{` blanked: the class closed early)
-                best = (copy, candidate, candidate_lost, rows, candidate_collected)
+                best = (copy, candidate, candidate_lost, rows)
                 if candidate_lost * 2 < lost:  # most of what was lost is back: go on from there
                     break
         if best is None:
             break
-        text, tree, lost, collected = best[0], best[1], best[2], best[4]
+        text, tree, lost = best[0], best[1], best[2]
         blanked.update(best[3])
+    if blanked:
+        collected = _collect(tree.root_node, language)
+        if _worse(before, (text, tree, collected), blanked, lines):
+            (text, tree, collected), blanked, lost = before, set(), 1  # undone: recovery reads past the error
     if tree is first_tree:
         return Parsed(tree, text, original, collected=collected)
     broken = blanked | (_broken_rows(tree.root_node) if lost else set())
     return Parsed(tree, text, broken, blanked, collected)
 
 
-_PAIRS = ((b"{", b"}"), (b"(", b")"))
-
-
-def _balance(text: bytes) -> tuple[int, ...]:
-    """How many more of each opening bracket than closing ones `text` holds (strings and comments counted too:
-    only the sign and size of a whole file's count matter, see _rebalances)."""
-    return tuple(text.count(a) - text.count(b) for a, b in _PAIRS)
-
-
-def _rebalances(lines: list[bytes], rows: list[int], balance: tuple[int, ...]) -> bool:
-    """Whether blanking `rows` leaves the file's brackets no worse: the rows open as many as they close, or
-    their surplus is the file's own (an unclosed `{`: blanking it is the repair). Blanking a `when (x) { a ->`
-    whose `}` is on the next line closed the class around it there, and its other members went to the top."""
-    own = _balance(b"\n".join(lines[row] for row in rows if row < len(lines)))
-    return all(mine == 0 or (mine * whole > 0 and abs(mine) <= abs(whole)) for mine, whole in zip(own, balance,
-                                                                                              strict=True))
+def _worse(before: tuple, after: tuple, blanked: set[int], lines: list[bytes]) -> bool:
+    """Whether the lines a repair blanked made the outline worse than the parse before it: a line that only
+    closes a block is broken now and was not (blanking a `when (x) { a ->` whose `}` is on the next line closed
+    the class around it there: its other members went to the top, and 43 of a fixture's 104 names were lost),
+    or definitions that parse found (off the blanked lines) are gone or less deep, more than it found anew.
+    Each step may lose what a later one brings back, and a repair may lose one definition to find eleven
+    (IRBuilder.h), so only the end counts."""
+    text, tree, collected = before
+    new_text, new_tree, new_collected = after
+    old_broken = _broken_rows(tree.root_node)
+    closers = [row for row in _broken_rows(new_tree.root_node) - old_broken
+               if row < len(lines) and lines[row].strip() in _CLOSERS]
+    if closers:
+        return True
+    found, kept = _definitions(collected, text), _definitions(new_collected, new_text)
+    gone = sum(1 for key, depth in found.items() if key[0] not in blanked and kept.get(key, -1) < depth)
+    return gone > 0 and len(kept) - len(found) <= gone  # a loss, unless it buys more than it costs
 
 
 def _definitions(collected: Collected, text: bytes) -> dict[tuple[int, bytes], int]:
@@ -549,16 +551,6 @@ def _definitions(collected: Collected, text: bytes) -> dict[tuple[int, bytes], i
         if kind not in _HOLD_NOTHING:
             open_ends.append(node.end_byte)
     return found
-
-
-def _keeps(collected: Collected, text: bytes, candidate: Collected, copy: bytes, blanked: list[int]) -> bool:
-    """Whether a repair's copy finds every definition the parse it repairs found (but those on the rows it
-    blanked: their headers are found again by keyword, _lexical), each as deep in others or deeper: a copy
-    that closes a class early (a `{` blanked) has its members at the top, and loses some."""
-    gone = set(blanked)
-    have = _definitions(candidate, copy)
-    return all(have.get(key, -1) >= depth for key, depth in _definitions(collected, text).items()
-               if key[0] not in gone)
 
 
 # Recovery: an ERROR node that still swallows lines after the repair (a brace the repair could not place, a
