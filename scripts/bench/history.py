@@ -223,6 +223,7 @@ class Replay:
                 if len(seen) == 1:
                     got["point_of_action"] = note
                     got["edit_path"] = full
+            self.apply(full, old, new)  # as the client does: the file is edited before PostToolUse
             self.hook("post_tool_use", c.session, hook_event_name="PostToolUse", tool_name="Edit",
                       tool_input=tin, tool_response={"filePath": full})
         git(self.work, "checkout", "-q", "-f", c.sha)
@@ -231,6 +232,16 @@ class Replay:
         self.hook("session_end", c.session, hook_event_name="SessionEnd", reason="other")
         self.date(c)
         return got
+
+    @staticmethod
+    def apply(path: str, old: str, new: str) -> None:
+        """The hunk's edit on disk (its first occurrence); a hunk that no longer matches is left to the checkout."""
+        try:
+            text = Path(path).read_text("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        if old and old in text:
+            Path(path).write_text(text.replace(old, new, 1), "utf-8")
 
     def date(self, c: Commit) -> None:
         """The session's rows moved to the commit's date, in the order they were made."""
