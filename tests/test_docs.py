@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import re
@@ -163,3 +164,26 @@ def test_every_variable_the_code_reads_is_in_the_configuration_page() -> None:
     page = (ROOT / "docs" / "configuration.md").read_text()
     missing = [f"{name} ({where})" for name, where in read.items() if f"`{name}`" not in page]
     assert not missing, f"read by the code, named nowhere in docs/configuration.md: {missing}"
+
+
+def test_every_path_the_code_comments_name_exists() -> None:
+    """Comments and docstrings are docs too: the memory/..., parser/..., tests/..., scripts/... paths they name
+    exist (a module that moved leaves its old path behind in the comments that pointed at it)."""
+    import io
+    import tokenize
+
+    pattern = re.compile(r"(?<![\w./~-])(?:memory|parser|tests|scripts|hooks|bin|commands)/[\w./-]*[\w/]")
+    bad = []
+    for folder in ("memory", "parser", "hooks", "scripts"):
+        for source in sorted((ROOT / folder).rglob("*.py")):
+            text = source.read_text()
+            words = [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                     if t.type == tokenize.COMMENT]
+            words += [ast.get_docstring(node) or "" for node in ast.walk(ast.parse(text))
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+            for path in pattern.findall("\n".join(words)):
+                if any(c in path for c in "<*{") or path.endswith((".bundle",)):
+                    continue
+                if not (ROOT / path).exists() and not (ROOT / path.rstrip("/")).exists():
+                    bad.append(f"{source.relative_to(ROOT)}: {path}")
+    assert not bad, "\n".join(bad)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-# name -> (default, meaning): the one home of these facts; scripts/gen-docs writes docs/configuration.md from it.
+# name -> (default, meaning): the one home of these facts; scripts/gen_docs.py writes docs/configuration.md from it.
 ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_HOME": ("", "data dir; overrides `CLAUDE_PLUGIN_DATA` (`memory --home DIR` overrides both)"),
     "CLAUDE_PLUGIN_DATA": ("", "data dir Claude Code gives the plugin"),

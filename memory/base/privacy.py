@@ -345,7 +345,7 @@ _NAME_TRIGGERS = ("passw", "passph", "passc", "pass=", "pass:", "pass\"", "pass'
 _SENTENCE_TRIGGERS = tuple(f"{noun} {verb}" for noun in ("password", "passwd", "passphrase", "passcode", "pw",
                                                           "secret", "key", "token")
                            for verb in ("is", "was", "will be", "should be", "has been", "set to", "changed to"))
-# --password X: the names that can reach tier 2 (not auth or sig alone: `pytest tests/test_auth.py -q`).
+# --password X: the names that can reach tier 2 (not auth or sig alone: `pytest test_auth.py -q`).
 _FLAG_TRIGGERS = ("passw", "passph", "passc", "pass=", "pass\"", "pass'", "pass ", "pass\t", "pwd", "pw", "secret",
                   "token", "credential", "creds", "cookie", "-key", "_key", "apikey", "accesskey", "secretkey",
                   "privatekey", "authkey", "masterkey", "accountkey", "signingkey", "encryptionkey")

@@ -81,7 +81,7 @@ def supports(evidence: str, claim: str) -> bool:
 
 def user_evidence(claim: str, evidence: str, user_texts: list[str]) -> str:
     """The user's words a decision stands on: the given evidence when it quotes the user and is about the
-    claim, else a decision sentence of the user's about it (memory/capture.py decisions_in), else ''."""
+    claim, else a decision sentence of the user's about it (memory/capture/__init__.py decisions_in), else ''."""
     if evidence and quotes_user(evidence, user_texts) and supports(evidence, claim):
         return evidence
     from memory.capture import decisions_in

@@ -40,8 +40,10 @@ def _symbols(ws: Workspace, event: dict[str, Any], saved: list[store.Saved]) -> 
     """An edit's change memory records the definitions it was in (memory/store/symbols.py); a Read or an edit
     of a file marks stale the memories whose recorded definitions of it have changed since."""
     tool, tin = event.get("tool_name"), event.get("tool_input")
-    path = tin.get("file_path") if isinstance(tin, dict) else None
-    if tool not in ("Read", "Edit", "MultiEdit", "Write") or not isinstance(path, str):
+    if not isinstance(tin, dict) or tool not in ("Read", "Edit", "MultiEdit", "Write"):
+        return
+    path = tin.get("file_path")
+    if not isinstance(path, str):
         return
     from memory.store import symbols
 

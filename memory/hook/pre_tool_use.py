@@ -41,10 +41,9 @@ def _before_edit(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     from memory.hook.run import context_output
     from memory.recall import point
 
-    old = tin.get("old_string")
-    if not isinstance(old, str):
-        edits = tin.get("edits")
-        first = edits[0] if isinstance(edits, list) and edits and isinstance(edits[0], dict) else {}
-        old = first.get("old_string") if isinstance(first.get("old_string"), str) else ""
-    text = point.recall(workspace(event, call), session_id(event), tin["file_path"], old)
+    edits = tin.get("edits")
+    first = edits[0] if isinstance(edits, list) and edits and isinstance(edits[0], dict) else {}
+    old = tin.get("old_string", first.get("old_string"))
+    old_text = old if isinstance(old, str) else ""
+    text = point.recall(workspace(event, call), session_id(event), tin["file_path"], old_text)
     return context_output("PreToolUse", text)

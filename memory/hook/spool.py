@@ -429,15 +429,15 @@ def replay(dispatch: Dispatch, budget_s: float = REPLAY_BUDGET_S, folder: str | 
         try:
             dispatch(hook, event, str(record.get("project_dir") or "") or None, True)
         except Exception as err:
-            exc = getattr(err, "cause", None) or err  # memory/hook/run.py Answered: the write's own error
-            if type(exc).__name__ == "NotAProject":  # its folder is gone: nothing to record it in
-                log("warning", f"spool: {exc}; event {name} dropped", event="spool")
+            cause = getattr(err, "cause", None) or err  # memory/hook/run.py Answered: the write's own error
+            if type(cause).__name__ == "NotAProject":  # its folder is gone: nothing to record it in
+                log("warning", f"spool: {cause}; event {name} dropped", event="spool")
                 os.unlink(claimed)
                 continue
-            if is_lock_error(exc) or is_corrupt_error(exc) or is_space_error(exc) and disk_refuses(data_home()):
+            if is_lock_error(cause) or is_corrupt_error(cause) or is_space_error(cause) and disk_refuses(data_home()):
                 os.replace(claimed, os.path.join(folder, name.split(".json", 1)[0] + ".json"))
                 break  # still locked, damaged (until `memory doctor --repair`) or full: a later hook tries again
-            log_exception(f"spool replay of {hook}", exc)
+            log_exception(f"spool replay of {hook}", cause)
             os.replace(claimed, claimed + ".bad")
             continue
         os.unlink(claimed)

@@ -42,8 +42,8 @@ class Cached:
 def _ensure_site_packages() -> None:
     """Hooks run with `python -S`: put the venv's site-packages on sys.path when tree-sitter is needed.
 
-    Under -S, sys.prefix is the base interpreter's, so the venv is found as the folder above bin/python. A
-    plain sys.path entry, not site.addsitedir: processing the .pth files costs ~7 ms and tree-sitter's
+    Under -S, sys.prefix is the base interpreter's, so the venv is found two folders above the interpreter.
+    A plain sys.path entry, not site.addsitedir: processing the .pth files costs ~7 ms and tree-sitter's
     packages need none."""
     venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
     lib = os.path.join(venv if os.path.exists(os.path.join(venv, "pyvenv.cfg")) else sys.prefix, "lib")
