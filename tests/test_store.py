@@ -453,7 +453,8 @@ def test_a_hook_on_a_corrupt_database_exits_0_and_the_next_one_works(hooks: Hook
     result = hooks.run("user_prompt_submit", hooks.event("UserPromptSubmit", prompt="Add retries to the uploader"))
     assert result["exit_code"] == 0 and result["stderr"] == ""
     assert any(".corrupt-" in p.name for p in folder.iterdir())
-    assert "corrupt" in (home / "notices.jsonl").read_text()  # the user is told at the next SessionStart
+    told = result["json"]["systemMessage"]  # the user is told by this prompt's answer, with the command
+    assert "corrupt" in told and "`memory doctor --repair`" in told
     hooks.prompt("Add exponential backoff to the uploader")
     db = sqlite3.connect(folder / "memory.db")
     assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
