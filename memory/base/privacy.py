@@ -1,10 +1,12 @@
 """Privacy filter: applied to every text before it reaches the disk (memories, state, handoffs, logs, outlines).
 
-`<private>...</private>` is removed with everything inside it, nested and unclosed tags included, and
-recognisable secrets are replaced by `[REDACTED:<kind>]`: provider tokens by their prefix, private keys,
-URL and CLI passwords, auth headers, `NAME=value` / `"NAME": "value"` for any name that says password,
-secret, token, key or credential (entropy decides where the name alone is weak), "my password is ...",
-tokens wrapped over lines and base64-wrapped secrets.
+`<private>...</private>` is removed with everything inside it, nested tags included (an unclosed one hides
+its paragraph), and recognisable secrets are replaced by `[REDACTED:<kind>]`: provider and bot tokens by
+their shape, private keys (PEM, PGP, PuTTY, JWK, age, bare DER), password hashes, credential files entry by
+entry, URL and CLI passwords, auth headers, and any value standing where a secret stands: after a name that
+says password, secret, token, key or credential (in an assignment, a typed constant, `#define`, a call
+pair, a name/value field, a nested default; entropy decides where the name alone is weak). Escapes in code
+strings are boundaries. Every pattern runs in time linear in its input (docs/security.md).
 """
 
 from __future__ import annotations
@@ -157,6 +159,18 @@ def random_looking(value: str) -> bool:
     return classes >= 2 and entropy(value) >= 3.0
 
 
+def _random_tail(value: str) -> bool:
+    """A token's last characters are random: the entropy signal, and letters of both cases (not camelCase
+    words: random_looking) or digits scattered in three runs or more (hex, base36); `selection_2024` and
+    `re_compile_pattern_v2` are identifiers."""
+    if not random_looking(value):
+        return False
+    if any(c.isupper() for c in value) and any(c.islower() for c in value):
+        return True
+    runs = sum(c.isdigit() and not p.isdigit() for p, c in zip(" " + value, value, strict=False))
+    return runs >= 3
+
+
 def placeholder(value: str) -> bool:
     """Not a secret value: empty, masked, a reference to a variable, a template, a type, a plain keyword."""
     v = value.strip()
@@ -228,6 +242,24 @@ def _long(n: int, group: int = 0) -> Callable[[re.Match[str]], bool]:
 
 def _named(m: re.Match[str]) -> bool:
     return value_is_secret(m.group("name"), m.group("value"))
+
+
+def _named_pair(m: re.Match[str]) -> bool:
+    """Two quoted strings are a weaker context than an assignment: below a strong name the value must look
+    random (`res.append('Set-Cookie', 'fizz=buzz')` is a test's cookie)."""
+    if name_tier(m.group("name")) >= 3:
+        return _named(m)
+    return value_is_secret(m.group("name"), m.group("value")) and random_looking(m.group("value"))
+
+
+def _named_before(source: str) -> Callable[[re.Match[str]], bool]:
+    """A check: the text just before the match ends in `source` (its group `name`), and the value is secret
+    for that name."""
+    def check(m: re.Match[str]) -> bool:
+        before = _pattern(source, 0).search(m.string, max(0, m.start() - _BEFORE_KEY), m.start())
+        return before is not None and value_is_secret(before.group("name"), m.group("value"))
+
+    return check
 
 
 def _real(m: re.Match[str]) -> bool:
@@ -370,12 +402,34 @@ _ASSIGNED = (r"(?<![A-Za-z0-9_.\-])" + _NAME + r"\\?[\"']?\]?" + _TYPED +
 # a comma, a quoted value without blanks (`_("password", "Your password")` is a label).
 _CALL_PAIR = (r"(?P<q1>[\"'])" + _NAME + r"(?P=q1)[ \t]*,[ \t]*(?P<q>[\"'])(?P<value>[^\"'\s\\]{1,400})(?P=q)")
 _NAME_WORDS = ("pass", "pw", "secret", "token", "key", "cred", "auth", "sig", "cookie")
+# What stands before a `value:`/`default =` key whose value is a named secret (the rule finds the key and
+# reads back at most _BEFORE_KEY characters: a rule that tried the name at every offset cost ~25% of the
+# filter on code). A field pair (`key="Password" value=`, `{"name": "DB_PASSWORD", "value":`, `- name:
+# API_TOKEN` then `value:`), a nesting (`DBPassword:` then `Default:`, `variable "db_password" {` then
+# `default =`).
+_NAME_FIELD = (r"\b(?i:key|name|id)\\?[\"']?[ \t]*[:=][ \t]*\\?(?P<q1>[\"']?)" + _NAME + r"\\?(?P=q1)[ \t]*,?[ \t]*"
+               r"(?:\r?\n[ \t]*)?(?:-[ \t]*)?\\?[\"']?\Z")
+_NAME_NESTING = (r"(?<![A-Za-z0-9_.\-])[\"']?" + _NAME + r"[\"']?[ \t]*[:{][ \t]*(?:\r?\n[ \t]*)?"
+                 r"(?:\{[ \t]*(?:\r?\n[ \t]*)?)?\Z")
+_BEFORE_KEY = 160
+_ENTRY = r"\b(?:key|name)[ \t]*=[ \t]*(?P<q1>[\"'])" + _NAME + r"(?P=q1)[^<>\n]{0,200}>(?P<value>[^<\n]{3,400})</"
+_VALUE_KEY = r"\b(?i:value|content)\\?[\"']?[ \t]*[:=][ \t]*\\?(?P<q>[\"']?)(?P<value>[^\"'\s,}<>\\]{1,400})"
+_DEFAULT_KEY = r"\b(?i:default)[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<value>[^\"'\s,}]{1,400})(?P=q)"
+# #define API_KEY "x", (def api-key "x"), set -x TOKEN x, setx API_KEY x, setenv DB_PASSWORD x
+_DEFINE_TRIGGERS = ("#define", "# define", "(def ", "set -", "setx ", "setenv ")
+_DEFINE = (r"(?:^|(?<=[\s;(\"'`]))(?:#[ \t]*define|\(def|set[ \t]+-[A-Za-z]+|setx|setenv)[ \t]+" + _NAME +
+           r"[ \t]+(?P<q>[\"']?)(?P<value>[^\"'\s()]{1,400})(?P=q)")
 _LINE_WORDS = {
     _BASIC: ("basic",),
     _BEARER: ("bearer", "token"),
     _FLAG: ("pass", "pw", "secret", "token", "key", "cred", "cookie"),
     _ASSIGNED: _NAME_WORDS,
     _CALL_PAIR: _NAME_WORDS,
+    **{source: triggers for triggers, source in _PASSWORD_FLAG_CMDS},
+    _VALUE_KEY: ("value", "content"),
+    _DEFAULT_KEY: ("default",),
+    _DEFINE: _DEFINE_TRIGGERS,
+    _ENTRY: ("key", "name"),
 }
 _LINES_ABOVE = 2000  # characters: below this the whole text is searched (what the windows save is less)
 _URL_PASSWORD = (r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@'\"<>`\[\]]*:(?P<value>[^\s'\"<>`]*)@"
@@ -398,6 +452,9 @@ _LINE_AROUND = {
     _ASSIGNED: (None, r"(?<=[A-Za-z])[A-Za-z0-9_.\-]{0,50}\\?[\"']?\]?(?:[ \t]+(?:As[ \t]+)?[A-Za-z_]"
                 r"[A-Za-z0-9_.\[\]]{0,30})?[ \t]*[:=|?]"),
     _CALL_PAIR: (None, r"(?<=[A-Za-z])[A-Za-z0-9_.\-]{0,50}[\"'][ \t]*,"),
+    # `value:`/`default =` with a value on the line (Go's `default:` of a switch is not searched)
+    _VALUE_KEY: (None, r"(?<=[A-Za-z])\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?[^\"'\s,}<>\\]"),
+    _DEFAULT_KEY: (None, r"(?<=[A-Za-z])[ \t]*[:=][ \t]*[\"']?[^\"'\s,}]"),
     _FLAG: (r"-[A-Za-z0-9\-]{0,30}\Z", None),
     _BASIC: (None, r"[ \t]"),
     _BEARER: (None, r"[ \t]"),
@@ -445,19 +502,33 @@ _RULES: list[tuple] = [
     ("pypi-token", ("pypi-",), r"\bpypi-[A-Za-z0-9_\-]*" + _CONT, 0, 0, _long(40)),
     ("huggingface-token", ("hf_",), r"\bhf_[A-Za-z0-9]*" + _CONT, 0, 0, _long(30)),
     ("sendgrid-key", ("sg.",), r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", 0, 0, None),
+    # Provider tokens by their prefix; what follows must look random (`key-value-store` is no Mailgun key).
     ("saas-token", ("shpat_", "shpss_", "shpca_", "shppa_", "dop_v1_", "doo_v1_", "dor_v1_", "dapi", "lin_api_",
-                    "hvs.", "hvb.", "pul-", "dckr_pat_", "figd_", "glsa_", "glc_", "sbp_", "r8_", "gsk_", "xai-",
-                    "nrak-", "pmak-", "atatt3", "atbb", "bkua_", "squ_", "sqp_", "nfp_", "rnd_", "ntn_", "secret_",
-                    "dt0c01.", "akcp", "sk.eyj", "key-", "fo1_", "fm2_", "dp.pt.", "lsv2_", "tvly-", "pat-na1-"),
-     r"\b(?:shp(?:at|ss|ca|pa)_|do[por]_v1_|dapi|lin_api_|hv[sb]\.|pul-|dckr_pat_|figd_|glsa_|glc_|sbp_|r8_|gsk_|"
-     r"xai-|NRAK-|PMAK-|ATATT3|ATBB|bkua_|squ_|sqp_|nfp_|rnd_|ntn_|secret_|dt0c01\.|AKCp|sk\.eyJ|key-|fo1_|fm2_|"
-     r"dp\.pt\.|lsv2_(?:pt|sk)_|tvly-|pat-na1-)[A-Za-z0-9_\-.]*" + _CONT, 0, 0,
-     lambda m: len("".join(m.group(0).split())) >= 28 and random_looking("".join(m.group(0).split())[-24:])),
+                    "lin_oauth_", "hvs.", "hvb.", "pul-", "dckr_pat_", "figd_", "glsa_", "glc_", "sbp_", "r8_", "gsk_",
+                    "xai-", "nrak-", "pmak-", "atatt3", "atctt3", "atbb", "bkua_", "squ_", "sqp_", "nfp_", "rnd_",
+                    "ntn_", "secret_", "dt0c01.", "akcp", "sk.eyj", "key-", "fo1_", "fm2_", "dp.pt.", "dp.st.",
+                    "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit.", "lsv2_", "tvly-", "pat-na1-", "api_org_", "hrku-",
+                    "pscale_", "sntrys_", "sntryu_", "phx_", "xkeysib-", "xsmtpsib-", "pcsk_", "cfpat-", "oy2",
+                    "tskey-", "pplx-", "nvapi-", "rubygems_", "ops_eyj", "sq0atp-", "sq0csp-", "shippo_", "ezak",
+                    "eztk", "eaa", "aaaaaaaaaaaaaaaaaaaaa", "fw_"),
+     r"\b(?:shp(?:at|ss|ca|pa)_|do[por]_v1_|dapi|lin_(?:api|oauth)_|hv[sb]\.|pul-|dckr_pat_|figd_|glsa_|glc_|sbp_|"
+     r"r8_|gsk_|xai-|NRAK-|PMAK-|AT[AC]TT3|ATBB|bkua_|squ_|sqp_|nfp_|rnd_|ntn_|secret_|dt0c01\.|AKCp|sk\.eyJ|key-|"
+     r"fo1_|fm2_|dp\.(?:pt|st|ct|sa|scim|audit)\.|lsv2_(?:pt|sk)_|tvly-|pat-na1-|api_org_|HRKU-|"
+     r"pscale_(?:tkn|pw|oauth)_|sntry[su]_|phx_|xkeysib-|xsmtpsib-|pcsk_|CFPAT-|oy2|tskey-[a-z]+-|pplx-|nvapi-|"
+     r"rubygems_|ops_eyJ|sq0atp-|sq0csp-|shippo_(?:live|test)_|EZ[AT]K|EAA[A-Za-z0-9]|A{21}|fw_)"
+     r"[A-Za-z0-9_\-.=%]*" + _CONT, 0, 0,
+     lambda m: len("".join(m.group(0).split())) >= 26 and _random_tail("".join(m.group(0).split())[-24:])),
+    # Resend: re_<8>_<24> (a literal start: `re` finds it fast in code full of `are_` and `pre_`)
+    ("saas-token", ("re_",), r"re_(?<![A-Za-z0-9_]re_)[A-Za-z0-9]{8}_[A-Za-z0-9]{24}(?![A-Za-z0-9_])", 0, 0,
+     lambda m: _random_tail(m.group(0)[-24:])),
+    # Terraform Cloud: <14>.atlasv1.<60+>
+    ("saas-token", ("atlasv1",), r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-]{40,}", 0, 0, None),
     ("twilio-key", ("twilio",), r"\b(?:AC|SK)?[0-9a-f]{32}\b", 0, 0, lambda m: "twilio" in m.string.lower()),
     ("telegram-token", (":aa",), r"(?<![0-9])\d{8,10}:AA[A-Za-z0-9_\-]{30,}", 0, 0, None),
     # A Discord bot token: the bot's id in base64 (its first characters: _DISCORD_TRIGGERS), a timestamp, an HMAC.
     ("discord-token", _DISCORD_TRIGGERS,
-     r"(?<![A-Za-z0-9_\-.])[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])", 0,
+     r"[MNO](?<![A-Za-z0-9_\-.][MNO])[A-Za-z0-9]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])",
+     0,
      0, None),
     # A private key as bare base64 DER (PKCS#1, PKCS#8, PKCS#12: a SEQUENCE whose first element is a small
     # INTEGER, the version; a certificate or a public key starts with a SEQUENCE), EC and Ed25519 keys.
@@ -466,7 +537,8 @@ _RULES: list[tuple] = [
      r"(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]{8,}={0,2})*", 0, 0, None),
     # .pgpass: host:port:database:user:password, one entry a line.
     ("pgpass-password", (":5432:", ":*:", ":5433:", ":6432:", ":26257:"),
-     r"(?m)^[^\s:#][^\s:]{0,252}:(?:\d{1,5}|\*):[^\s:]{1,63}:[^\s:]{1,63}:(?P<value>\S{3,200})$", "value", 0, _real),
+     r"(?m)(?:^|(?<=\s))[^\s:#][^\s:]{0,252}:(?:\d{1,5}|\*):[^\s:]{1,63}:[^\s:]{1,63}:(?P<value>\S{3,200})$",
+     "value", 0, _real),
     ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]*\.[A-Za-z0-9_\-.]*" + _CONT, 0, 0,
      lambda m: "".join(m.group(0).split()).count(".") >= 2 and len(m.group(0)) >= 30),
     ("password-hash", ("$2", "$5$", "$6$", "$y$", "$argon2", "$apr1$", "$1$", "{sha}", "{ssha}"),
@@ -506,25 +578,16 @@ _RULES: list[tuple] = [
     # NAME = value / "NAME": "value" / NAME => 'value' / <NAME>value</NAME> / key="NAME" value="value"
     ("assigned-secret", _NAME_TRIGGERS, _ASSIGNED, "either", _M, None, ("=", ":")),
     ("assigned-secret", ("</",), r"<(?P<name>[A-Za-z0-9_:.\-]+)>(?P<value>[^<\n]{3,})</(?P=name)>", "value", 0, _named),
-    # #define API_KEY "x", (def api-key "x"), set -x TOKEN x, setx API_KEY x, setenv DB_PASSWORD x
-    ("assigned-secret", ("#define", "# define", "(def ", "set -", "setx ", "setenv "),
-     r"(?:^|(?<=[\s;(\"'`]))(?:#[ \t]*define|\(def|set[ \t]+-[A-Za-z]+|setx|setenv)[ \t]+" + _NAME +
-     r"[ \t]+(?P<q>[\"']?)(?P<value>[^\"'\s()]{1,400})(?P=q)", "value", _M, _named),
+    ("assigned-secret", _DEFINE_TRIGGERS, _DEFINE, "value", _M, _named),
     # A name and its value in two fields: <add key="Password" value="x"/>, <property name="password" value="x"/>,
     # {"name": "DB_PASSWORD", "value": "x"}, `- name: API_TOKEN` then `value: x` (Kubernetes env).
-    ("assigned-secret", ("value", "content"),
-     r"\b(?i:key|name|id)\\?[\"']?[ \t]*[:=][ \t]*\\?(?P<q1>[\"']?)" + _NAME + r"\\?(?P=q1)[ \t]*,?[ \t]*(?:\r?\n"
-     r"[ \t]*)?(?:-[ \t]*)?\\?[\"']?(?i:value|content)\\?[\"']?[ \t]*[:=][ \t]*\\?(?P<q>[\"']?)"
-     r"(?P<value>[^\"'\s,}<>\\]{1,400})", "value", 0, _named, _NAME_WORDS),
-    ("assigned-secret", _NAME_TRIGGERS, _CALL_PAIR, "value", 0, _named, (",",)),
+    ("assigned-secret", ("value", "content"), _VALUE_KEY, "value", 0, _named_before(_NAME_FIELD), _NAME_WORDS),
+    ("assigned-secret", _NAME_TRIGGERS, _CALL_PAIR, "value", 0, _named_pair, (",",)),
     # <entry key="db.password">x</entry>
-    ("assigned-secret", ("</",), r"\b(?:key|name)[ \t]*=[ \t]*(?P<q1>[\"'])" + _NAME + r"(?P=q1)[^<>\n]{0,200}>"
-     r"(?P<value>[^<\n]{3,400})</", "value", 0, _named, _NAME_WORDS),
+    ("assigned-secret", ("</",), _ENTRY, "value", 0, _named, _NAME_WORDS),
     # A name whose value is a nested default: CloudFormation `DBPassword:` then `Default: x`, Terraform
     # `variable "db_password" {` then `default = "x"`.
-    ("assigned-secret", ("default",),
-     r"(?<![A-Za-z0-9_.\-])[\"']?" + _NAME + r"[\"']?[ \t]*[:{][ \t]*(?:\r?\n[ \t]*)?(?:\{[ \t]*(?:\r?\n[ \t]*)?)?"
-     r"(?i:default)[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<value>[^\"'\s,}]{1,400})(?P=q)", "value", 0, _named, _NAME_WORDS),
+    ("assigned-secret", ("default",), _DEFAULT_KEY, "value", 0, _named_before(_NAME_NESTING), _NAME_WORDS),
     # A base64 run that decodes to a secret (echo ... | base64 -d, Kubernetes data, docker auths): the
     # triggers are the base64 forms of the common prefixes and names at each of the three alignments.
     ("base64", (
@@ -790,7 +853,8 @@ def patterns() -> list[tuple[str, int]]:
     """Every pattern _pattern compiles: scripts/gen_regex_table.py puts them in parser/_regex_table.py (a
     function: the list built at import cost every hook ~0.06 ms)."""
     return list(dict.fromkeys([
-        (_TAG_SOURCE, _I), (_WORD_PARTS, 0), (_JOINED_WORDS, 0), (_DOTTED_NAME, 0), (_IDENTIFIER, 0), (_PORT, 0),
+        (_TAG_SOURCE, _I), (_BLANK_LINE, 0), (_NAME_FIELD, 0), (_NAME_NESTING, 0), (_WORD_PARTS, 0),
+        (_JOINED_WORDS, 0), (_DOTTED_NAME, 0), (_IDENTIFIER, 0), (_PORT, 0),
         *((source, 0) for around in _LINE_AROUND.values() for source in around if source),
         *((source, flags) for _kind, _t, source, _g, flags, *_ in _SECRETS)]))
 
