@@ -87,6 +87,18 @@ def test_every_mcp_tool_is_documented(tmp_path: Path, monkeypatch: pytest.Monkey
     assert not missing, f"MCP tools in no doc's table: {missing}"
 
 
+def test_the_readmes_mcp_table_lists_exactly_the_servers_tools(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_HOME", str(tmp_path))
+    from memory.mcp.server import build
+
+    names = {tool.name for tool in asyncio.run(build().list_tools())}
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("| MCP tool (", 1)[1].split("\n\n", 1)[0]
+    listed = set(re.findall(r"^\| `(\w+)` \|", table, flags=re.M))
+    assert listed == names, f"README's MCP table: missing {names - listed}, extra {listed - names}"
+
+
 def test_every_slash_command_is_documented() -> None:
     names = [path.stem for path in (ROOT / "commands").glob("*.md")]
     assert "search" in names

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -197,3 +198,36 @@ def test_mcp_server_answers_being_set_up_then_hands_over_to_the_real_server(tmp_
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_doctor_reports_the_root_the_hooks_run_from(home: Path, project: Path, tmp_path: Path) -> None:
+    """A directory marketplace runs the hooks from the source folder while `memory doctor` may run from the
+    copy: doctor names both (docs/install.md)."""
+    from tests.support.helpers import HookRunner
+
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE")}
+    environ.update(MEMORY_HOME=str(home), PYTHONPATH=str(ROOT))
+    before = json.loads(subprocess.run([*MEMORY, "doctor", "--json"], cwd=project, capture_output=True, text=True,
+                                       env=environ, timeout=120).stdout)
+    assert before["hooks_root"].startswith("not known yet")
+    HookRunner(project).start()
+    after = json.loads(subprocess.run([*MEMORY, "doctor", "--json"], cwd=project, capture_output=True, text=True,
+                                      env=environ, timeout=120).stdout)
+    assert after["hooks_root"] == str(ROOT) and after["plugin_root"] == str(ROOT)
+    (home / bootstrap.ROOT_FILE).write_text(str(tmp_path / "elsewhere"))  # hooks of another copy ran last
+    HookRunner(project).start()
+    assert (home / bootstrap.ROOT_FILE).read_text() == str(ROOT)
+
+
+def test_the_being_set_up_message_names_the_command_that_finishes_this_copy(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "venv.setup-running").write_text(f"{os.getpid()}\n")  # a setup that runs: this process
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "MEMORY_"))}
+    environ["CLAUDE_PLUGIN_DATA"] = str(data)
+    plugin = tmp_path / "plugin"  # an installed copy: no .venv of a checkout beside it
+    (plugin / "bin").mkdir(parents=True)
+    shutil.copy(ROOT / "bin" / "memory", plugin / "bin" / "memory")
+    done = subprocess.run([str(plugin / "bin" / "memory"), "slash", "stats"], capture_output=True, text=True,
+                          env=environ, timeout=60)
+    assert f"{plugin}/scripts/setup --venv {data}/venv --marker auto" in done.stdout, done.stdout

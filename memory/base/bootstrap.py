@@ -68,6 +68,44 @@ def venv_python() -> str | None:
     return plugin_python() or (sys.executable if sys.prefix != sys.base_prefix else None)
 
 
+ROOT_FILE = "hooks-root"  # in the data dir: the plugin root the hooks last ran from (memory doctor shows it)
+
+
+def record_root(home: str) -> None:
+    """Note the root this hook runs from, when it changed: a directory marketplace runs the source folder,
+    not the copy `memory doctor` may be started from (docs/install.md). One small read per SessionStart."""
+    path = os.path.join(home, ROOT_FILE)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            if fh.read() == ROOT:
+                return
+    except OSError:
+        pass
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(ROOT)
+    except OSError:  # a read-only data dir: doctor says it does not know
+        pass
+
+
+def recorded_root(home: str) -> str | None:
+    try:
+        with open(os.path.join(home, ROOT_FILE), encoding="utf-8") as fh:
+            return fh.read() or None
+    except OSError:
+        return None
+
+
+def marker_name() -> str:
+    """The file a complete venv of this plugin version holds (its dependencies' fingerprint)."""
+    return f".memory-setup-{_fingerprint()}"
+
+
+def setup_command(data: str) -> str:
+    """The command that builds (or finishes) an installed plugin's venv in its data dir, as SessionStart does."""
+    return f"{os.path.join(ROOT, 'scripts', 'setup')} --venv {os.path.join(data, 'venv')} --marker auto"
+
+
 def ensure_venv() -> bool:
     """Start the setup when the plugin is installed (not a checkout with .venv) and its venv is missing or
     stale. Returns True when a setup was started."""
@@ -75,7 +113,7 @@ def ensure_venv() -> bool:
     if not data or env("MEMORY_AUTO_SETUP") == "0" or os.path.exists(os.path.join(ROOT, ".venv")):
         return False
     venv = os.path.join(data, "venv")
-    marker = f".memory-setup-{_fingerprint()}"
+    marker = marker_name()
     if os.path.exists(os.path.join(venv, marker)) or setup_running(data):
         return False
     setup = os.path.join(ROOT, "scripts", "setup")

@@ -64,6 +64,7 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
         if not (spool.is_space_error(exc) or spool.is_corrupt_error(exc)):
             raise
         refused = exc
+    bootstrap.record_root(ws.home)  # after _record: a first session's data dir exists only now
     wake_worker(ws)  # warm for hybrid recall by the first prompt, and the queue gets drained
     text, _ = inject.session_start(ws, sid, source)
     text = _with_map(ws, text)

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from memory import __version__
-from memory.base.bootstrap import ROOT, setup_running, venv_python
+from memory.base.bootstrap import ROOT, recorded_root, setup_command, setup_running, venv_python
 from memory.base.config import data_home, log_path
 from memory.base.words import count
 from memory.store.db import DatabaseCorrupt, connect, schema_version
@@ -133,6 +133,7 @@ def report(ws: Workspace) -> dict[str, Any]:
         "setup": _setup(home, venv),
         "worker": _worker(home),
         "plugin_root": ROOT,
+        "hooks_root": recorded_root(home) or "not known yet (recorded at the next SessionStart)",
         "data_dir": home,
         "data_dir_writable": os.access(home, os.W_OK) if os.path.exists(home) else os.access(
             os.path.dirname(home) or ".", os.W_OK),
@@ -194,7 +195,7 @@ def _setup(home: str, venv: str | None) -> str:
     if venv:
         return "done"
     if os.path.exists(setup_log):
-        return f"not finished: see {setup_log}, or run {ROOT}/scripts/setup"
+        return f"not finished: see {setup_log}, or run {setup_command(home)}"
     return "not started (the first session starts it)"
 
 
