@@ -134,3 +134,52 @@ def test_codex_apply_patch_becomes_an_edit_of_its_file() -> None:
     patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-old line\n+new line\n*** Update File: b.py\n+x\n*** End Patch"
     hosts.set_tool(ev, "apply_patch", {"command": patch})
     assert ev.tool_input == {"file_path": "a.py", "old_string": "old line", "new_string": "new line"}
+
+
+def test_a_host_tool_hook_stays_off_the_slow_imports(tmp_path: Path) -> None:
+    from tests.test_hook_hot_path import _hook_modules
+
+    heavy = {"importlib", "typing", "hashlib", "dataclasses", "pathlib", "logging", "re", "json", "enum"}
+    event = {"hook_event_name": "AfterTool", "tool_name": "run_shell_command",
+             "tool_input": {"command": "pytest -q"}, "tool_response": {"llmContent": "1 passed", "error": None}}
+    modules = _hook_modules(tmp_path, event, MEMORY_HOOK_HOST="gemini")
+    assert "memory.hook.hosts" in modules and not modules & heavy, sorted(modules & heavy)
+    copilot = {"sessionId": "c1", "toolName": "bash", "toolArgs": "{\"command\": \"ls -la src\"}",
+               "toolResult": {"resultType": "success", "textResultForLlm": "a b"}}
+    modules = _hook_modules(tmp_path, copilot)  # detected by its fields; toolArgs parsed by jsonlite, not json
+    assert "memory.hook.hosts" in modules and not modules & heavy, sorted(modules & heavy)
+
+
+def test_the_opencode_plugin_runs_in_node_and_records_through_the_hook(
+        tmp_path: Path, hooks: HookRunner, home: Path) -> None:
+    import shutil
+
+    from memory.present.hosts import opencode_plugin
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node on PATH")
+    plugin = tmp_path / "memory.mjs"
+    plugin.write_text(opencode_plugin("opencode"))
+    project = hooks.project
+    driver = tmp_path / "drive.mjs"
+    driver.write_text(f"""
+const {{ MemoryPlugin }} = await import({json.dumps(plugin.as_uri())});
+const h = await MemoryPlugin({{ directory: {json.dumps(str(project))} }});
+await h.event({{ event: {{ type: "session.created", properties: {{ info: {{ id: "ses_node" }} }} }} }});
+await h["chat.message"]({{ sessionID: "ses_node" }},
+  {{ parts: [{{ type: "text", text: "Rename greet for billing" }}] }});
+await h["tool.execute.before"]({{ tool: "edit", sessionID: "ses_node", callID: "c1" }},
+  {{ args: {{ filePath: {json.dumps(str(project / "app.py"))}, oldString: "def greet(name):",
+             newString: "def greet_billing_customer(name):" }} }});
+await h["tool.execute.after"]({{ tool: "edit", sessionID: "ses_node", callID: "c1" }},
+  {{ title: "app.py", output: "", metadata: {{}} }});
+await h.event({{ event: {{ type: "session.idle", properties: {{ sessionID: "ses_node" }} }} }});
+""")
+    proc = subprocess.run([node, str(driver)], capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    db = _db(home, project)
+    session = db.execute("SELECT * FROM sessions WHERE id = 'ses_node'").fetchone()
+    assert session["host"] == "opencode" and session["prompt_count"] == 1 and session["tool_call_count"] == 1
+    titles = [r[0] for r in db.execute("SELECT title FROM memories WHERE session_id = 'ses_node'")]
+    assert "Modified app.py" in titles, titles

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 
-from memory.capture.tools import TOOL_KINDS
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
@@ -25,7 +23,8 @@ EVENT_NAMES = {"session_start": "SessionStart", "user_prompt_submit": "UserPromp
                "pre_tool_use": "PreToolUse", "post_tool_use": "PostToolUse", "pre_compact": "PreCompact",
                "stop": "Stop", "session_end": "SessionEnd"}
 
-# A host-neutral tool kind and the Claude Code tool the capture code knows it by (TOOL_KINDS inverted).
+# A host-neutral tool kind and the Claude Code tool the capture code knows it by (memory/capture/tools.py
+# TOOL_KINDS inverted; imported only for a tool event, whose handler imports it anyway).
 CLAUDE_TOOL = {"read": "Read", "edit": "Edit", "write": "Write", "shell": "Bash", "search": "Grep",
                "fetch": "WebFetch", "todo": "TodoWrite", "task": "Task"}
 
@@ -112,6 +111,8 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def set_tool(ev: Event, name: Any, args: Any, response: Any = None, failed: bool = False) -> None:
     """The tool of an event as a host-neutral kind, its input under Claude Code's keys."""
+    from memory.capture.tools import TOOL_KINDS
+
     ev.tool = _text(name) or "unknown"
     low = ev.tool.lower()
     ev.tool_kind = ("mcp" if low.startswith("mcp") else TOOL_KINDS.get(ev.tool) or HOST_TOOLS.get(low)
