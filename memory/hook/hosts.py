@@ -245,7 +245,7 @@ def _cline(entry: str, raw: dict[str, Any]) -> Event:
 
 
 def _opencode(entry: str, raw: dict[str, Any]) -> Event:
-    """What the OpenCode plugin (memory/hook/opencode_plugin.js) sends: its hook's input and output."""
+    """What the OpenCode plugin (memory/present/hosts.py opencode_plugin) sends: its hooks' input and output."""
     ev = Event("opencode", entry)
     ev.session, ev.cwd = _text(raw.get("sessionID")), _text(raw.get("directory"))
     ev.prompt, ev.last_message = _text(raw.get("prompt")), _text(raw.get("text"))
