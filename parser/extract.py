@@ -150,8 +150,8 @@ def _named(node: Node, node_type: str) -> Node | None:
 
 def anonymous_enum(node: Node) -> Node | None:
     """The `enum` keyword of a C/C++ enum without a name that stands alone in a file (`enum { A = 1, B };`: its
-    members are the file's constants), None for one inside a typedef or a declaration (the row of that names
-    them)."""
+    members are the file's constants) or types a declaration (`enum { A, B } state;`), None for one inside a
+    typedef (whose row names them)."""
     parent = node.parent
     if parent is None or parent.type not in _ENUM_SCOPE or node.child_by_field_name("body") is None:
         return None
@@ -169,9 +169,10 @@ _FILE_SCOPE = frozenset({"translation_unit", "declaration_list", "preproc_if", "
                          "preproc_elif", "preproc_elifdef", "linkage_specification"})
 
 
-# Where an enum without a name is the file's (c.scm's patterns for it name the same parents).
+# Where an enum without a name gets a row (c.scm's patterns for it name the same parents): the file's, and one
+# a declaration types (`enum { STATE_START, STATE_END } state;`, in a function too: a type a reader looks for).
 _ENUM_SCOPE = frozenset({"translation_unit", "declaration_list", "preproc_if", "preproc_ifdef", "preproc_else",
-                         "preproc_elif"})
+                         "preproc_elif", "declaration"})
 
 
 def variable_names(node: Node) -> list[Node]:

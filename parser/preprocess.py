@@ -72,7 +72,8 @@ def _blank_after_name(match: re.Match[bytes]) -> bytes:
 
 def _blank_alone(match: re.Match[bytes]) -> bytes:
     """_blank, unless the line before ends with a comma or an operator: then the name is a list's last member
-    (`  STATE_CLOSED,\n  STATE_ERROR\n}`) or an operand."""
+    (`  STATE_CLOSED,\n  STATE_ERROR\n}`) or an operand; or with a backslash: then it is a #define's value
+    (blanked, jemalloc's `#define BITMAP_GROUPS_L0(nbits)` it continues ran into the next #define)."""
     text, at = match.string, match.start() - 1
     while at >= 0 and text[at] in _SPACE:
         at -= 1
@@ -82,7 +83,7 @@ def _blank_alone(match: re.Match[bytes]) -> bytes:
 
 
 _SPACE = frozenset(b" \t\r\n")
-_CONTINUED = frozenset(b",(=|&+")
+_CONTINUED = frozenset(b",(=|&+\\")  # and a backslash: the line is part of a #define's value
 
 
 def _blank(match: re.Match[bytes]) -> bytes:

@@ -9,14 +9,16 @@
 (struct_specifier name: (type_identifier) @name body: (_)) @definition.struct
 (union_specifier name: (type_identifier) @name body: (_)) @definition.struct
 (enum_specifier name: (type_identifier) @name body: (_)) @definition.enum
-; An enum without a name standing alone in the file (`enum { A = 1, B };`): its members are the file's
-; constants (parser/extract.py anonymous_enum names it by its keyword).
+; An enum without a name standing alone in the file (`enum { A = 1, B };`: its members are the file's
+; constants) or typing a declaration (`enum { A, B } state;`, in a function too): parser/extract.py
+; anonymous_enum names it by its keyword.
 (translation_unit (enum_specifier !name body: (_)) @definition.enum)
 (preproc_if (enum_specifier !name body: (_)) @definition.enum)
 (preproc_ifdef (enum_specifier !name body: (_)) @definition.enum)
 (preproc_else (enum_specifier !name body: (_)) @definition.enum)
 (preproc_elif (enum_specifier !name body: (_)) @definition.enum)
 (declaration_list (enum_specifier !name body: (_)) @definition.enum)
+(declaration (enum_specifier !name body: (_)) @definition.enum)
 ; The name is found by following the declarator: `typedef int (*handler)(void);` names `handler`.
 (type_definition) @definition.type
 ; #define with a value (a bare #define is an include guard or a flag).

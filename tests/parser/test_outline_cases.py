@@ -548,6 +548,11 @@ def test_every_name_after_a_c_parse_error_is_visible(name: str) -> None:
 
 
 def test_c_file_variables_and_an_anonymous_enum_get_names_only_rows() -> None:
+    source = b"int f(void) {\n  enum { STATE_START, STATE_END } state = STATE_START;\n  int local = 1;\n  return state;\n}\n"
+    outline = outline_source(source, "f.c")  # an enum a function declares is a type a reader looks for, locals not
+    assert [(s.qualified_name, s.kind, s.depth) for s in outline.symbols] == [("f", "function", 0),
+                                                                             ("f.enum", "enum", 1)]
+    assert "  2 enum {STATE_START, STATE_END}" in outline.render()
     _, text = _case("jemalloc_data.c")
     assert "105-111 enum {flag_opt_junk_alloc, flag_opt_junk_free, flag_opt_{zero, utrace, xmalloc}}" in text
     assert "46-76 vars: opt_{junk, junk_alloc, junk_free, utrace, xmalloc, zero, narenas}, ncpus, arenas_lock" in text
@@ -568,3 +573,12 @@ def test_rust_items_in_a_test_function_and_associated_types_are_shown() -> None:
     assert rows["tests.pending_service_debug_impl.DebugService.Error"][:2] == ("type", 191)
     assert rows["tests.pending_service_debug_impl.Boxed"][0] == "type"
     assert rows["FutureService.Response"][0] == "type"
+
+
+def test_a_macro_call_continuing_a_define_is_not_masked() -> None:
+    """jemalloc's bitmap.h: `#define BITMAP_GROUPS_L0(nbits) \\` with `BITMAP_BITS2GROUPS(nbits)` alone on the next
+    line. Masked as a macro alone on its line, the #define ran into the next one and hid BITMAP_GROUPS_L1."""
+    source = (b"#define BITMAP_GROUPS_L0(nbits)\t\t\t\t\\\n    BITMAP_BITS2GROUPS(nbits)\n"
+              b"#define BITMAP_GROUPS_L1(nbits)\t\t\t\t\\\n    BITMAP_BITS2GROUPS(BITMAP_BITS2GROUPS(nbits))\n")
+    rows = _rows(outline_source(source, "bitmap.h"))
+    assert rows == {"BITMAP_GROUPS_L0": ("macro", 1, 2), "BITMAP_GROUPS_L1": ("macro", 3, 4)}
