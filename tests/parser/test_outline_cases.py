@@ -548,7 +548,8 @@ def test_every_name_after_a_c_parse_error_is_visible(name: str) -> None:
 
 
 def test_c_file_variables_and_an_anonymous_enum_get_names_only_rows() -> None:
-    source = b"int f(void) {\n  enum { STATE_START, STATE_END } state = STATE_START;\n  int local = 1;\n  return state;\n}\n"
+    source = (b"int f(void) {\n  enum { STATE_START, STATE_END } state = STATE_START;\n"
+              b"  int local = 1;\n  return state;\n}\n")
     outline = outline_source(source, "f.c")  # an enum a function declares is a type a reader looks for, locals not
     assert [(s.qualified_name, s.kind, s.depth) for s in outline.symbols] == [("f", "function", 0),
                                                                              ("f.enum", "enum", 1)]
