@@ -66,7 +66,8 @@ def reference_shaped(text: str) -> bool:
     lower = read.lower()
     if "<" in lower and fence._closes_or_opens(lower):
         return True
-    return any(all(any(t in lower for t in gate) for gate in gates)
+    gated = " ".join(lower.split())
+    return any(all(any(t in gated for t in gate) for gate in gates)
                and re.search(source, read if i in fence._CASED else lower, re.M)
                for i, (gates, source) in enumerate(fence._ORDERS))
 

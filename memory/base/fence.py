@@ -306,13 +306,18 @@ def when(ts: float | None) -> str:
 # safeguards off, or take recorded text for a turn of the conversation.
 _FETCHERS = (r"(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch|aria2c|httpie|xh|lwp-request|"
              r"downloadstring|downloadfile|webclient|urlopen|urlretrieve|requests\.get|httpx\.get)")
-_FETCH_GATE = ("curl", "wget", "iwr", "irm", "invoke-", "fetch", "aria2c", "http", "lwp-", "download",
-               "webclient", "urlopen", "urlretrieve", "requests.get", "xh ")
+_FETCH_COMMANDS = ("curl", "wget", "iwr", "irm", "invoke-", "fetch", "aria2c", "httpie", "httpx", "lwp-",
+                   "download", "webclient", "urlopen", "urlretrieve", "requests.get", "xh ")
 # What runs text: shells, interpreters, eval and friends; `sudo [-flags] [-u user]` and `env X=1` before it.
 _INTERP = (r"(?:(?:ba|z|da|k|c|tc|fi|a|mk)?sh|python[\d.]*|py|pypy[\d.]*|node(?:js)?|deno|bun|perl|ruby|php|"
            r"lua|pwsh|powershell(?:\.exe)?|iex|invoke-expression|eval|source|osascript|tclsh|rscript|cmd(?:\.exe)?)")
 _INTERP_GATE = ("sh", "python", "py", "node", "deno", "bun", "perl", "ruby", "php", "lua", "pwsh", "powershell",
                 "iex", "invoke-expression", "eval", "source", "osascript", "tclsh", "rscript", "cmd")
+# A pipe into what runs text (_RUNNER's first word, whitespace collapsed: memory/base/fence.py _gating)
+_PIPE_INTO = tuple(f"|{sp}{w}" for sp in ("", " ") for w in (
+    "sh", "bash", "zsh", "dash", "ksh", "csh", "tcsh", "fish", "ash", "mksh", "py", "node", "deno", "bun", "perl",
+    "ruby", "php", "lua", "pwsh", "powershell", "iex", "invoke-expression", "eval", "source", "osascript", "tclsh",
+    "rscript", "cmd", "sudo", "env", "xargs", "/", "\\", ".", "~"))
 _RUNNER = (r"(?:sudo(?:\s+-{1,2}[\w-]+(?:[= ][^\s|;&]+)?)*\s+)?(?:env\s+(?:[\w-]+=\S*\s+)*)?(?:xargs\s+(?:-\S+\s+)*)?"
            r"(?:[\w./\\-]*[/\\])?" + _INTERP + r"\b")
 _SECRET_WORDS = (r"(?:secrets?|credentials?|creds|tokens?|api[ _-]?keys?|access[ _-]?keys?|keys?|passwords?|"
@@ -320,18 +325,25 @@ _SECRET_WORDS = (r"(?:secrets?|credentials?|creds|tokens?|api[ _-]?keys?|access[
                  r"env(?:ironment)?\s+var(?:iable)?s?|environment|cookies?|session\s+(?:tokens?|cookies?)|bearer|"
                  r"auth\w*\s+headers?|wallet|seed\s+phrase|mnemonic|keychain|kubeconfig|"
                  r"\$[a-z_]*(?:token|key|secret|password|pass)[a-z_]*)")
-_SECRET_FILES = (r"(?:~|\$home|%userprofile%|/root|/home/[\w.-]+)?[/\\]?(?:\.ssh\b|id_(?:rsa|dsa|ecdsa|ed25519)\b|"
+# Files and dumps that hold secrets: _SECRET_PATHS named in words, _SECRET_FILES read by a command too
+_SECRET_PATHS = (r"(?:~|\$home|%userprofile%|/root|/home/[\w.-]+)?[/\\]?(?:\.ssh\b|id_(?:rsa|dsa|ecdsa|ed25519)\b|"
                  r"\.env\b|\.aws\b|\.netrc\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.kube\b|\.docker[/\\]config|"
-                 r"\.gnupg\b|/etc/(?:passwd|shadow)\b|\.bash_history\b|\.zsh_history\b|printenv\b|os\.environ\b|"
-                 r"process\.env\b|get-childitem\s+env:|\$env:|\benv\b)")
-_SECRET_GATE = ("secret", "credential", "cred", "token", "key", "passw", "passphrase", ".env", "env", "cookie",
-                "bearer", "auth", "wallet", "seed phrase", "mnemonic", "keychain", ".ssh", "id_rsa", "id_dsa",
-                "id_ecdsa", "id_ed25519", ".aws", ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".kube",
-                ".docker", ".gnupg", "/etc/passwd", "/etc/shadow", "history", "printenv", "environ")
+                 r"\.gnupg\b|/etc/(?:passwd|shadow)\b|\.bash_history\b|\.zsh_history\b|os\.environ\b|process\.env\b)")
+_SECRET_FILES = (r"(?:" + _SECRET_PATHS + r"|printenv\b|get-childitem\s+env:|\$env:|\benv\b)")
+_SECRET_GATE = ("secret", "credential", "creds", "token", "key", "passw", "passphrase", ".env", "env var",
+                "environment", "cookie", "bearer", "header", "wallet", "seed phrase", "mnemonic",
+                "keychain", "kubeconfig", ".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".aws", ".netrc",
+                ".npmrc", ".pypirc", ".git-credentials", ".kube", ".docker", ".gnupg", "/etc/passwd", "/etc/shadow",
+                "_history", "os.environ", "process.env")
+_AI_WORDS = ("ai", "assistant", "agent", "claude", "model", "llm", "copilot", "chatgpt", "gpt", "bot", "automated")
+_BOSSES = ("user", "owner", "maintainer", "admin", "operator")  # whose approval an order claims
+_SECRET_FILE_GATE = (".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".env", ".aws", ".netrc", ".npmrc",
+                     ".pypirc", ".git-credentials", ".kube", ".docker", ".gnupg", "/etc/passwd", "/etc/shadow",
+                     "_history", "printenv", "os.environ", "process.env", "env:", "env |", "env|", "(env", " env ")
 _SENDERS = (r"(?:curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|ftp|telnet|iwr|irm|invoke-webrequest|"
             r"invoke-restmethod|xh|httpie|openssl\s+s_client)")
-_SENDER_GATE = ("curl", "wget", "nc ", "ncat", "netcat", "socat", "scp", "rsync", "sftp", "ftp", "telnet", "iwr",
-                "irm", "invoke-", "xh ", "httpie", "s_client")
+_SENDER_GATE = ("curl", "wget", " nc ", "ncat", "netcat", "socat", "scp ", "rsync", "sftp", "ftp ", "telnet", "iwr",
+                " irm ", "invoke-", " xh ", "httpie", "s_client")
 _AGENT = r"(?:you|claude|the\s+(?:ai|assistant|agent|model|llm|bot)|ai\s+(?:assistants?|agents?|models?))"
 # A verb a sentence opens with when it gives an order (its object then says what): for "as the user asked,
 # VERB ..." and a standing order's clause.
@@ -347,15 +359,19 @@ _VERBS_IGNORE = ("ignore", "disregard", "forget", "override", "overrule", "disca
 _ORDERS: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
     # -- forget your instructions ("ignore previous instructions", "disregard all prior rules", "forget
     # everything above", "your previous instructions are void")
-    ((_VERBS_IGNORE, ("instruction", "prompt", "rule", "direction", "guideline", "directive", "context", "message",
-                      "constraint", "polic", "order", "command", "programming", "guardrail", "restriction",
-                      "training", "guidance", "told", "said", "above", "before")),
+    ((_VERBS_IGNORE, ("previous", "prior", "above", "earlier", "preceding", "system", "original", "initial", "your",
+                      "these", "those", "all", "any", "developer", "user", "operator", "admin", "safety"),
+      ("instruction", "prompt", "rules", "direction", "guideline", "directive", "context", "message", "constraint",
+       "polic", "orders", "command", "programming", "guardrail", "restriction", "training", "guidance")),
      r"\b(?:ignore|disregard|forget|override|overrule|discard|abandon|set\s+aside|"
      r"(?:do\s+not|don'?t|stop|no\s+longer)\s+follow(?:ing)?)\s+(?:all\s+|any\s+|the\s+|of\s+|my\s+|every\s+|"
      r"each\s+)*(?:previous|prior|above|earlier|preceding|system|original|initial|your|these|those|all|any|"
      r"(?:developer|user|operator|admin|safety)(?:'s)?)\s+(?:[\w'-]+\s+)?(?:instructions?|prompts?|rules|"
      r"directions|guidelines|directives|context|messages?|constraints|polic(?:y|ies)|orders|commands|programming|"
-     r"guardrails|restrictions|training|guidance)\b|"
+     r"guardrails|restrictions|training|guidance)\b"),
+    ((tuple(f"{v} {x}" for v in ("ignore", "disregard", "forget") for x in (
+        "all", "everything", "anything", "you", "that", "was", "said", "written", "stated", "of", "the", "above",
+        "before", "earlier")),),
      r"\b(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+|anything\s+)*(?:(?:you\s+(?:were|have\s+been)\s+)"
      r"(?:told|given|instructed|said)|(?:that\s+)?(?:was\s+)?(?:said|written|stated)\s+(?:above|before|earlier)|"
      r"(?:of\s+)?(?:the\s+)?(?:above|before|earlier))\b(?!-)"),
@@ -367,22 +383,25 @@ _ORDERS: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
     # -- fetch and execute: a download piped, substituted or passed to what runs it, in any shell or language
     # `curl URL | sh`, `| tee x | sudo -E bash`, `irm URL | iex`, and a bare URL piped straight in (no table
     # cells between: `[^|]`)
-    ((_FETCH_GATE, ("|",), _INTERP_GATE),
-     r"(?:\b" + _FETCHERS + r"\b[^\n|]{0,300}?|https?://[^\s)\]|]+\s*)(?<!\|)\|(?!\|)\s*"
-     r"(?:[^|\n]{0,80}?(?<!\|)\|(?!\|)\s*)?" + _RUNNER),
+    ((_FETCH_COMMANDS, _PIPE_INTO),
+     r"\b" + _FETCHERS + r"\b[^\n|]{0,300}?(?<!\|)\|(?!\|)\s*(?:[^|\n]{0,80}?(?<!\|)\|(?!\|)\s*)?" + _RUNNER),
+    ((_PIPE_INTO, ("://",)),
+     r"https?://[^\s)\]|]+\s*(?<!\|)\|(?!\|)\s*" + _RUNNER),
     # what runs a substituted download: `bash <(curl ...)`, `python3 -c "$(curl ...)"`, `eval "$(wget ...)"`,
     # `. <(curl ...)`, `iex (iwr ...)`, `iex(New-Object Net.WebClient).DownloadString(...)`
-    ((_INTERP_GATE, ("$(", "`", "<(", "< (", "(", "<<<"), _FETCH_GATE),
+    ((_FETCH_COMMANDS, ("$(", "`", "<(", "< (", "<<<", "iex", "invoke-expression"), _INTERP_GATE),
      r"(?:\b" + _RUNNER + r"|(?:^|[\s;&|({])\.)[^\n]{0,80}?(?:\$\(|`|<\s*\(|<<<)\s*[\"']?\s*(?:sudo\s+)?"
      + _FETCHERS + r"\b|\b(?:iex|invoke-expression)\s*\(?[^\n]{0,60}?\b" + _FETCHERS),
-    ((("exec", "eval", "compile", "function", "iex", "invoke-expression", "scriptblock", "runpy", "execfile"),
+    ((("exec", "eval", "compile", "new function", "iex", "invoke-expression", "scriptblock", "runpy"),
       ("urlopen", "urlretrieve", "requests.get", "httpx", "fetch", "net::http", "open-uri", "uri.open", "http.get",
        "https.get", "lwp::simple", "downloadstring", "webclient", "iwr", "irm", "invoke-web", "invoke-rest", "curl",
-       "wget", "get(")),
+       "wget", "http")),
      r"\b(?:exec|eval|compile|execfile|new\s+function|iex|invoke-expression|\[scriptblock\]::create|runpy\.\w+)\s*"
      r"\([^\n]{0,120}?(?:urlopen|urlretrieve|requests\.get|httpx\.\w+|\bfetch\s*\(|net::http|open-uri|uri\.open|"
      r"https?\.get|lwp::simple|downloadstring|webclient|\biwr\b|\birm\b|invoke-webrequest|invoke-restmethod|"
-     r"\bcurl\b|\bwget\b|\bget\s*\(\s*['\"]https?:)|"
+     r"\bcurl\b|\bwget\b|\bget\s*\(\s*['\"]https?:)"),
+    ((("fetch", "urlopen", "requests.get", "httpx", "downloadstring", "net::http", "http.get", "https.get"),
+      ("eval", "exec", "new function", "iex", "invoke-expression")),
      r"\b(?:fetch\s*\(|urlopen|requests\.get|httpx\.\w+|downloadstring|net::http|https?\.get)[^\n]{0,160}?"
      r"\b(?:eval|exec|new\s+function|iex|invoke-expression)\s*[()]"),
     ((("curl", "wget", "iwr", "invoke-webrequest", "aria2c", "fetch"), ("&&", ";")),
@@ -391,8 +410,10 @@ _ORDERS: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
      r"(?:" + _INTERP + r"\s+|chmod\s+\S+\s+|start(?:-process)?\s+|&\s*)?[\w./\\~-]*?\1\b"),
     # -- standing orders: what outlasts the session ("from now on ...", "in every future session ...")
     ((("from now on", "from here on", "from this point", "going forward", "henceforth", "hereafter",
-       "for the rest of", "future", "subsequent", "start of every", "start of each", "beginning of every",
-       "beginning of each", "before every", "before each"),),
+       "for the rest of", "start of every", "start of each", "beginning of every", "beginning of each",
+       "before every", "before each", *(f"{a} {b}" for a in ("future", "subsequent", "later", "upcoming")
+                                        for b in ("session", "conversation", "task", "run", "response", "repl",
+                                                  "prompt", "chat", "request"))),),
      r"\b(?:from\s+now\s+on|from\s+here\s+on(?:\s+out)?|from\s+this\s+point\s+(?:on|forward)|going\s+forward|"
      r"henceforth|hereafter|for\s+the\s+rest\s+of\s+(?:this|the)\s+(?:session|conversation|task)|"
      r"(?:in|for|during|across)\s+(?:all\s+|every\s+|any\s+|each\s+)?(?:future|subsequent|later|upcoming)\s+"
@@ -403,75 +424,97 @@ _ORDERS: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
     ((("every time you", "whenever you", "each time you", "any time you", "anytime you"),),
      r"\b(?:(?:every|each|any)\s*time|whenever)\s+you\b[^.\n,]{0,80},\s*(?:please\s+)?(?:always\s+|never\s+)?"
      r"(?!you\b)" + _ORDER_VERBS + r"\b"),
-    ((("always", "never", "no longer"), ("you", "claude", "assistant", "agent", "model", " ai", "llm", "bot")),
+    ((("you must", "you shall", "you are to", "you are required", "you are instructed"),
+      ("always", "never", "no longer")),
      r"\byou\s+(?:must|shall|are\s+to|are\s+(?:required|instructed)\s+to)\s+(?:now\s+)?(?:always|never|no\s+"
-     r"longer)\b|\b(?!you\b)" + _AGENT + r"\s+(?:must|shall|should|will|needs?\s+to|has\s+to|is\s+to|is\s+"
+     r"longer)\b"),
+    ((("claude", "the ai", "the assistant", "the agent", "the model", "the llm", "the bot", "ai assistant",
+       "ai agent", "ai model"), ("always", "never", "no longer")),
+     r"\b(?!you\b)" + _AGENT + r"\s+(?:must|shall|should|will|needs?\s+to|has\s+to|is\s+to|is\s+"
      r"(?:required|expected|instructed|supposed)\s+to)?\s*(?:now\s+)?(?:always|never|no\s+longer)\b"),
-    ((("always", "never"), ("without ask", "without confirm", "without check", "without review", "without tell",
+    ((("without ask", "without confirm", "without check", "without review", "without tell",
                             "without approv", "without permission", "without notify", "without inform",
-                            "silently", "every session", "each session", "every conversation")),
+                            "silently", "every session", "each session", "every conversation"), ("always", "never")),
      r"(?:^|[.!?:;]\s|\n)\s*(?:[-*>#]\s*)*(?:(?:important|note|rule|remember|reminder)\s*[:,-]?\s*)?(?:please\s+)?"
      r"(?:always|never)\s+" + _ORDER_VERBS + r"\b[^.\n]{0,160}?\b(?:without\s+(?:asking|confirm\w*|checking|"
      r"review\w*|telling|approval|permission|notify\w*|inform\w*)|silently|in\s+(?:every|each)\s+(?:session|"
      r"conversation)|(?:every|each)\s+session)\b"),
-    ((("remember", "memori", "store", "save", "record", "note", "add ", "keep"),
-      ("future session", "all session", "every session", "later session", "next session", "across session",
-       "future conversation", "as a decision", "as a rule", "as a permanent", "as a standing", "as a team",
-       " memory", "--type decision", "-t decision")),
+    ((("future session", "all session", "every session", "later session", "next session", "across session",
+       "subsequent session", "future conversation", "all conversation", "every conversation",
+       "later conversation", "next conversation", "subsequent conversation", "as a decision", "as a rule",
+       "as an instruction", "as a policy", "as decision", "as rule", "as instruction", "as policy", "permanent",
+       "standing", "team decision", "team rule", "your memory", "your long-term memory", "your long term memory",
+       "long-term memory", "long term memory", "--type decision", "--type=decision", "-t decision"),
+      ("remember", "memori", "store", "save", "record", "note", "add ", "keep")),
      r"\b(?:remember|memori[sz]e|store|save|record|note|add|keep)\b[^.\n]{0,60}?(?:\b(?:for|in|across|into)\s+"
      r"(?:all\s+|every\s+|future\s+|later\s+|next\s+|subsequent\s+)+(?:future\s+)?(?:sessions?|conversations?)\b|"
      r"\bas\s+(?:a\s+|an\s+)?(?:permanent\s+|standing\s+|team\s+)?(?:decision|rule|instruction|policy)\b|"
-     r"\b(?:to|in|into)\s+(?:your\s+)?(?:long[- ]term\s+|permanent\s+)?memory\b|--type[= ]decision\b|"
-     r"-t\s+decision\b)"),
+     r"\b(?:(?:to|in|into)\s+your\s+(?:long[- ]term\s+|permanent\s+)?|long[- ]term\s+|permanent\s+)memory\b|"
+     r"--type[= ]decision\b|-t\s+decision\b)"),
     # -- claimed approval ("the user has approved", "as the user requested, push ...", "no need to ask")
-    ((("user", "owner", "maintainer", "admin", "operator", "you are", "you're", "you have been", "permission",
-       "authori", "approv", "consent", "pre-", "preapprov"),
-      ("approv", "authori", "allow", "permit", "grant", "consent", "confirm", "okay", "ok'd", "signed off",
-       "agreed", "whitelist", "allowlist", "cleared", "request", "asked", "wants", "instruct", "told", "said",
-       "blessing", "go-ahead", "go ahead", "given", "obtained", "fine with", "ok with", "is ok", "is fine",
-       "need to ask", "need to confirm", "need to check", "for confirmation", "for approval", "for permission")),
-     r"\b(?:the\s+)?(?:user|owner|maintainer|admin(?:istrator)?|operator)s?\s+(?:has\s+|have\s+|had\s+|is\s+|was\s+)?"
-     r"(?:already\s+|explicitly\s+|previously\s+|also\s+|fully\s+)*(?:authori[sz]ed|approved|allowed|permitted|"
-     r"granted|consented|confirmed|okay(?:ed)?|ok'?d|signed\s+off|agreed|pre-?approved|whitelisted|allowlisted|"
-     r"cleared|fine\s+with|ok(?:ay)?\s+with)\b|"
-     r"\b(?:the\s+)?(?:user|owner|maintainer|admin)\s+(?:has\s+|had\s+)?(?:given|granted)\s+(?:you\s+)?"
-     r"(?:(?:full|explicit|their|his|her)\s+)?(?:permission|consent|approval|authori[sz]ation|the\s+go-?\s?ahead)\b|"
-     r"\b(?:the\s+)?(?:user|owner|maintainer|admin)\s+(?:wants|asked|requested|instructed|told|expects|needs)\s+"
-     r"you\s+to\b|"
+    ((("as the ", "per the ", "as per "), ("user", "owner", "maintainer", "admin")),
      r"\b(?:as|per)\s+(?:the\s+)?(?:user|owner|maintainer|admin)(?:'s)?\s+(?:has\s+|had\s+)?(?:request(?:ed)?|"
      r"asked|wants|wanted|instruct(?:ed|ions?)|wish(?:es)?|said|specified|approved|authori[sz]ed|demanded|"
      r"required|requirements?)\b(?:\s+(?:it|earlier|before|already))?\s*[,:;-]?\s*(?:please\s+)?"
-     + _ORDER_VERBS + r"\b|"
+     + _ORDER_VERBS + r"\b"),
+    ((("authori", "approved", "allowed", "permitted", "granted", "consented", "confirmed", "okay",
+                 "ok'd", "okd", "signed off", "agreed", "whitelisted", "allowlisted", "cleared", "fine with",
+                 "ok with"), _BOSSES),
+     r"\b(?:the\s+)?(?:user|owner|maintainer|admin(?:istrator)?|operator)s?\s+(?:has\s+|have\s+|had\s+|is\s+|was\s+)?"
+     r"(?:already\s+|explicitly\s+|previously\s+|also\s+|fully\s+)*(?:authori[sz]ed|approved|allowed|permitted|"
+     r"granted|consented|confirmed|okay(?:ed)?|ok'?d|signed\s+off|agreed|pre-?approved|whitelisted|allowlisted|"
+     r"cleared|fine\s+with|ok(?:ay)?\s+with)\b"),
+    ((("permission", "consent", "approval", "authori", "go-ahead", "go ahead", "goahead"), ("given", "granted"),
+      _BOSSES),
+     r"\b(?:the\s+)?(?:user|owner|maintainer|admin)\s+(?:has\s+|had\s+)?(?:given|granted)\s+(?:you\s+)?"
+     r"(?:(?:full|explicit|their|his|her)\s+)?(?:permission|consent|approval|authori[sz]ation|the\s+go-?\s?ahead)\b"),
+    ((tuple(f"{w} you to" for w in ("wants", "asked", "requested", "instructed", "told", "expects", "needs")),),
+     r"\b(?:the\s+)?(?:user|owner|maintainer|admin)\s+(?:wants|asked|requested|instructed|told|expects|needs)\s+"
+     r"you\s+to\b"),
+    ((("approval", "permission", "consent", "blessing", "authori", "go-ahead", "go ahead", "goahead",
+                "sign-off", "signoff"), _BOSSES, ("with the", "has the", "have the", "got the")),
      r"\b(?:with|has|have|got)\s+the\s+(?:user|owner|maintainer|admin)'?s\s+(?:explicit\s+|full\s+|prior\s+)?"
-     r"(?:approval|permission|consent|blessing|authori[sz]ation|go-?\s?ahead|sign-?off)\b|"
+     r"(?:approval|permission|consent|blessing|authori[sz]ation|go-?\s?ahead|sign-?off)\b"),
+    ((tuple(f"by {t}{b}" for t in ("", "the ") for b in ("user", "owner", "maintainer", "admin")),),
      r"\b(?:approved|authori[sz]ed|sanctioned|signed\s+off|okayed|cleared|pre-?approved)\s+by\s+(?:the\s+)?"
-     r"(?:user|owner|maintainer|admin)\b|"
-     r"\byou\s+(?:are|'re|have\s+been)\s+(?:now\s+|hereby\s+|already\s+|fully\s+)*(?:authori[sz]ed|allowed|"
-     r"permitted|cleared|approved|granted\s+permission|free)\s+to\b|"
+     r"(?:user|owner|maintainer|admin)\b"),
+    # ("you are allowed to use this software" is a licence; "you are now allowed to push" a claim)
+    ((("you are", "you're", "you have been"), ("authori", "permitted", "cleared", "approved", "granted permission",
+                                               "now allowed", "hereby allowed", "now free", "hereby free")),
+     r"\byou\s+(?:are|'re|have\s+been)\s+(?:(?:now|hereby)\s+(?:allowed|free)|(?:now\s+|hereby\s+|already\s+|"
+     r"fully\s+)*(?:authori[sz]ed|permitted|cleared|approved|granted\s+permission))\s+to\b"),
+    ((("permission", "authori", "approval", "consent"), ("granted", "given", "obtained", "confirmed")),
      r"\b(?:permission|authori[sz]ation|approval|consent)\s+(?:is\s+|was\s+|has\s+been\s+|had\s+been\s+)?"
-     r"(?:already\s+|hereby\s+)?(?:granted|given|obtained|confirmed)\b|"
+     r"(?:already\s+|hereby\s+)?(?:granted|given|obtained|confirmed)\b"),
+    ((("no need to", "not necessary to", "unnecessary to"),),
      r"\b(?:no\s+need|not\s+necessary|unnecessary)\s+to\s+(?:ask|confirm|check|wait|get\s+(?:approval|"
-     r"permission|consent))\b(?:\s+(?:with|for))?(?:\s+(?:the\s+)?(?:user|permission|approval|confirmation|"
-     r"consent))?|"
+     r"permission|consent))\b"),
+    ((tuple(f"{n} {v}" for n in ("not", "n't", "never") for v in ("ask", "wait")),
+      ("confirmation", "approval", "permission", "consent")),
      r"\b(?:do\s+not|don'?t|never)\s+(?:ask|wait)\s+(?:the\s+user\s+)?for\s+(?:confirmation|approval|permission|"
-     r"consent)\b|\bpre-?(?:approved|authori[sz]ed)\b"),
+     r"consent)\b"),
+    ((("pre-approved", "preapproved", "pre-authori", "preauthori"),), r"\bpre-?(?:approved|authori[sz]ed)\b"),
     # -- exfiltration: secrets sent somewhere, in words or as a command
     ((("exfiltrat",),), r"exfiltrat"),
     ((("send", "upload", "post", "leak", "copy", "forward", "mail", "transmit", "share", "paste", "submit", "pipe",
-       "dump", "publish", "report", "sync", "beacon"), _SECRET_GATE),
+       "dump", "publish", "report", "sync", "beacon"), _SECRET_GATE,
+      ("http", "www.", "@", ".com", ".net", ".io", ".org", ".xyz", ".ru", ".sh", ".site", ".dev", "following",
+       "pastebin", "webhook", "gist", "ngrok", "requestbin", "discord", "telegram", "attacker", "external",
+       "third", "inbox", "email")),
      r"\b(?:send|upload|post|leak|copy|forward|e-?mail|mail|transmit|share|paste|submit|pipe|dump|publish|"
-     r"report|sync|beacon)\b[^\n]{0,60}?(?:" + _SECRET_WORDS + "|" + _SECRET_FILES + r")[^\n]{0,60}?\b(?:to|into|at|"
-     r"via|on|onto)\b\s*"
+     r"report|sync|beacon)\b[^\n]{0,60}?(?:" + _SECRET_WORDS + "|" + _SECRET_PATHS + r")[^\n]{0,60}?\b(?:to|into|"
+     r"at|via|on|onto)\b\s*"
      r"(?:[^\s.]*(?:https?://|www\.|@|\.com\b|\.net\b|\.io\b|\.org\b|\.xyz\b|\.ru\b|\.sh\b|\.site\b|\.dev\b)|"
-     r"(?:the\s+|this\s+|my\s+|our\s+|an?\s+)?(?:following|pastebin|webhook|gist|server|endpoint|url|address|"
-     r"host|channel|ngrok|requestbin|discord|telegram|attacker|remote|external|third[- ]party|public|ip|domain|"
-     r"inbox|email))"),
-    ((_SENDER_GATE, _SECRET_GATE),
+     r"(?:the\s+|this\s+|my\s+|our\s+|an?\s+)?(?:following|pastebin|webhook|gist|ngrok|requestbin|discord|telegram|"
+     r"attacker|external|third[- ]party|inbox|email))"),
+    ((_SENDER_GATE, _SECRET_FILE_GATE),
      r"\b" + _SENDERS + r"\b[^\n]{0,200}?(?:@|\$\(|`|<|=|\s)" + _SECRET_FILES),
-    ((("cat", "base64", "tar", "zip", "gzip", "printenv", "env", "set", "history", "xxd", "gpg", "type",
-       "get-content", "gc "), ("|",), _SENDER_GATE),
-     r"(?:\b(?:printenv|env|set|history|get-childitem\s+env:)\s*\||\b(?:cat|base64|tar|zip|gzip|xxd|gpg|type|"
-     r"get-content|gc)\b[^\n|]{0,120}?" + _SECRET_FILES + r"[^\n|]{0,60}?\|)[^\n]{0,80}?\b" + _SENDERS + r"\b"),
+    ((tuple(f"{w}{sp}|" for w in ("printenv", "env", "set", "history", "env:") for sp in ("", " ")), _SENDER_GATE),
+     r"\b(?:printenv|env|set|history|get-childitem\s+env:)\s*\|[^\n]{0,80}?\b" + _SENDERS + r"\b"),
+    ((_SENDER_GATE, _SECRET_FILE_GATE, ("|",),
+      ("cat", "base64", "tar", "zip", "gzip", "xxd", "gpg", "type", "get-content", "gc ")),
+     r"\b(?:cat|base64|tar|zip|gzip|xxd|gpg|type|get-content|gc)\b[^\n|]{0,120}?" + _SECRET_FILES
+     + r"[^\n|]{0,60}?\|[^\n]{0,80}?\b" + _SENDERS + r"\b"),
     # -- disabling safeguards ("skip" is left out: "skip sobelow (the security scanner) in CI" is a plain note)
     ((("disable", "turn off", "switch off", "bypass", "deactivate", "circumvent", "get around", "evade"),
       ("safety", "security", "safeguard", "guardrail", "sandbox", "permission", "confirmation", "verification",
@@ -482,13 +525,13 @@ _ORDERS: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
      r"protections?|content\s+filters?|safety\s+filters?|monitoring|audit(?:ing)?|approvals?|(?:pre-commit|commit|"
      r"git)\s+hooks?|code\s+review|signature\s+checks?|2fa|mfa)\b"),
     # -- concealment: keeping the user out of it
-    ((("the user", "the human", "the owner", "the developer"),
-      ("not tell", "n't tell", "never tell", "not inform", "n't inform", "never inform", "not alert", "n't alert",
+    ((("not tell", "n't tell", "never tell", "not inform", "n't inform", "never inform", "not alert", "n't alert",
        "not notify", "n't notify", "not ask", "n't ask", "never ask", "not warn", "n't warn", "never warn",
        "without ask", "without tell", "without inform", "without confirm", "without notify", "without let",
        "not let", "n't let", "never let", "hide", "keep", "not mention", "n't mention", "never mention",
        "not reveal", "n't reveal", "never reveal", "not show", "n't show", "never show", "not disclose",
-       "n't disclose", "never disclose", "secret from", "noticing", "knowing", "realizing", "realising")),
+       "n't disclose", "never disclose", "secret from", "noticing", "knowing", "realizing", "realising"),
+      ("the user", "the human", "the owner", "the developer")),
      r"\b(?:(?:do\s+not|don'?t|never)\s+(?:tell|inform|alert|notify|ask|warn|let|mention|reveal|show|disclose|"
      r"report)(?:\s+(?:this|that|it|these|any\s+of\s+this|anything)(?:\s+\w+){0,3})?\s+(?:to\s+)?the\s+(?:user|"
      r"human|owner|developer)|without\s+(?:asking|telling|informing|confirming\s+with|notifying|letting|alerting|"
@@ -496,7 +539,8 @@ _ORDERS: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
      r"(?:\w+\s+)?(?:from|secret\s+from|hidden\s+from)\s+the\s+(?:user|human|owner|developer)|without\s+the\s+"
      r"(?:user|human|owner|developer)\s+(?:noticing|knowing|realizing|realising|seeing))\b"),
     # -- orders and fake system notes, addressed to the agent
-    ((("you must",),), r"\byou\s+must\s+(?:now|immediately|always|never)\b"),
+    ((("you must now", "you must immediately", "you must always", "you must never"),),
+     r"\byou\s+must\s+(?:now|immediately|always|never)\b"),
     ((("new instruction", "new task", "new role", "new orders", "new directive", "new system prompt",
        "updated instruction", "real instruction", "actual instruction", "true instruction", "revised instruction",
        "real task", "actual task", "new objective", "new goal", "new mission", "real objective"),),
@@ -507,16 +551,20 @@ _ORDERS: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
        "developer note", "developer message", "developer instruction", "security notice", "security override"),),
      r"\b(?:important\s+|urgent\s+|critical\s+)?(?:system|admin|administrator|developer|security)\s+(?:note|prompt|"
      r"message|override|instruction|notice|update|alert|directive)s?\b\s*[:!-]"),
-    ((("note to", "message to", "message for", "instructions for", "instruction for", "instructions to",
-       "attention", "dear", "hey", "hello", "hi ", "if you are", "if you're", "reading this", "processing this",
-       "important for", "important:"),
-      (" ai", "assistant", "agent", "claude", "model", "llm", "copilot", "chatgpt", "gpt", "bot")),
-     r"\b(?:(?:note|message|instructions?|important|attention|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?"
+    ((tuple(f"{w} {p}" for w in ("note", "message", "instruction", "instructions", "important", "attention",
+                                  "reminder") for p in ("to", "for")), _AI_WORDS),
+     r"\b(?:note|message|instructions?|important|attention|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?"
      r"(?:ai|assistants?|agents?|claude|models?|llms?|language\s+models?|copilot|chatgpt|gpt|bots?|coding\s+"
-     r"(?:agents?|assistants?))\b|(?:dear|hey|hello|hi|attention|psst)\s*,?\s+(?:ai|assistant|agent|claude|"
-     r"model|llm|copilot|chatgpt|gpt|bot)\b\s*[,:!]|if\s+you\s+(?:are|'re)\s+(?:an?\s+)?(?:ai|llm|language\s+model|"
-     r"assistant|agent|claude|bot|automated|coding\s+(?:agent|assistant))\b|(?:ai|llm|agents?|assistants?|"
-     r"models?|bots?)\s+(?:reading|processing|parsing|summari[sz]ing)\s+this\b)"),
+     r"(?:agents?|assistants?))\b"),
+    ((tuple(f"{a}{sp}{p}" for a in _AI_WORDS for sp in ("", " ") for p in ",:!"),
+      ("dear", "hey", "hello", "hi", "attention", "psst")),
+     r"\b(?:dear|hey|hello|hi|attention|psst)\s*,?\s+(?:ai|assistant|agent|claude|model|llm|copilot|chatgpt|gpt|bot)"
+     r"\b\s*[,:!]"),
+    ((("if you are", "if you're"), _AI_WORDS),
+     r"\bif\s+you\s+(?:are|'re)\s+(?:an?\s+)?(?:ai|llm|language\s+model|assistant|agent|claude|bot|automated|coding\s+"
+     r"(?:agent|assistant))\b"),
+    ((("reading this", "processing this", "parsing this", "summarizing this", "summarising this"), _AI_WORDS),
+     r"\b(?:ai|llm|agents?|assistants?|models?|bots?)\s+(?:reading|processing|parsing|summari[sz]ing)\s+this\b"),
     # (matched as written, not lower-cased: `human: String` is a struct field, `Human:` a turn; _CASED)
     ((("system:", "assistant:", "human:", "system :", "assistant :", "human :", "system**", "assistant**",
        "human**", "system]", "assistant]", "human]", "instruction:", "instructions:", "response:"),),
@@ -524,7 +572,8 @@ _ORDERS: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
      r"(?:\*\*|\])?\s*:(?!:)"),
     # in any case, a role word heading a sentence (three words: `system: linux` is a setting), or a
     # markdown heading the instruction formats use
-    ((("system", "assistant", "human", "instruction", "response"), (":",)),
+    ((tuple(f"{w}{end}" for w in ("system", "assistant", "human", "instruction", "instructions", "response")
+            for end in (":", " :", "*", " *", "]", " ]")),),
      r"(?:^|[\n.!?>\]]\s*)(?:#{1,6}\s*|\*\*|\[)?(?:system|assistant|human)\s*(?:\*\*|\])?\s*:(?!:)(?:\*\*)?"
      r"(?:[ \t]+[a-z'\u2019]+){3}|(?:^|\n)\s*#{2,6}\s*(?:instructions?|response|system)\s*:"),
     ((("[inst]", "<<sys>>", "<< sys >>", "im_start", "start_header_id", "<|system|>", "<|user|>",
@@ -540,12 +589,9 @@ _ORDERS: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
      r"|ai)\b[^.\n]{0,30}\b(?:without|no)\s+(?:any\s+)?(?:restrictions|limits|rules|guidelines|filters)\b"),
 )
 # What each pattern finds, in _ORDERS' order (docs/security.md and the corpus in tests/support name these).
-KINDS = ("forget-instructions", "forget-instructions", "fetch-execute", "fetch-execute", "fetch-execute",
-         "fetch-execute", "standing-order", "standing-order", "standing-order", "standing-order", "standing-order",
-         "claimed-approval",
-         "exfiltration", "exfiltration", "exfiltration", "exfiltration", "disable-safeguards", "concealment",
-         "orders", "orders", "fake-system-note", "fake-system-note", "role-play", "role-play", "role-play",
-         "jailbreak")
+KINDS = ("forget-instructions",) * 3 + ("fetch-execute",) * 6 + ("standing-order",) * 6 + \
+    ("claimed-approval",) * 11 + ("exfiltration",) * 5 + ("disable-safeguards", "concealment") + ("orders",) * 2 + \
+    ("fake-system-note",) * 5 + ("role-play",) * 3 + ("jailbreak",)
 _CASED = frozenset((KINDS.index("role-play"),))  # the role headers: matched on the text as read, cased
 # Standing orders are the one kind the user's own words may give (a preference stated once for every later
 # session is what the plugin keeps for them); from anyone else they are orders.
@@ -591,9 +637,12 @@ _GATES = Needles(t for gates, _ in _ORDERS for gate in gates for t in gate)
 _GATE_SETS = [tuple(frozenset(gate) for gate in gates) for gates, _ in _ORDERS]
 
 
+_FIRST = Needles(_FIRST_GATES)
+
+
 def _may_be_shaped(lower: str) -> bool:
-    # map over a bound method: the substring tests run in C, without a generator frame each (~2x faster).
-    return "<" in lower or any(map(lower.__contains__, _FIRST_GATES))
+    # The ~400 first gates by their trigrams (memory/base/needles.py), not ~400 substring scans of the text.
+    return "<" in lower or _FIRST.any_in(lower)
 
 
 def read_text(text: str) -> str:
@@ -609,6 +658,14 @@ def read_text(text: str) -> str:
 
 def read_lower(text: str) -> str:
     return read_text(text).lower()
+
+
+def _gating(lower: str) -> str:
+    """What the gates look in: whitespace runs as one space, so a gate of several words (`you must now`)
+    holds wherever the pattern's `\\s+` between them matches."""
+    if "\n" in lower or "  " in lower or "\t" in lower or "\r" in lower:
+        return " ".join(lower.split())
+    return lower
 
 
 def orders_in(text: str, *, own: bool = False) -> str:
@@ -627,7 +684,7 @@ def _orders_read(read: str, own: bool) -> str:
     lower = read.lower()
     if "<" in lower and _closes_or_opens(lower):
         return "close-the-block"
-    present = _GATES.present(lower)  # every gate string the text holds, found once (the trigram index)
+    present = _GATES.present(_gating(lower))  # every gate string the text holds, found once (a trigram index)
     for i, ((_gates, source), gates) in enumerate(zip(_ORDERS, _GATE_SETS, strict=True)):
         if own and KINDS[i] in USER_MAY:
             continue
@@ -652,7 +709,7 @@ def flags_for(*texts: str, own: bool = False) -> str:
     """The flags a memory is saved with ('' or FLAG). The texts are gated together first (a gate string in
     any of them is in the joined text), so the usual title and content pay one scan, not two."""
     present = [t for t in texts if t]
-    if not _may_be_shaped(read_lower("\n".join(present))):
+    if not _may_be_shaped(_gating(read_lower("\n".join(present)))):
         return ""
     return _flags_of(present, own)
 
@@ -674,7 +731,7 @@ class Flagger:
         # Each text gated alone, not joined: the join would make a new piece of the title's last word and the
         # content's first at every memory. A text that reads as orders holds "<" or a first gate itself.
         present = [t for t in texts if t]
-        if not any(self.memo.present(read_lower(t)) for t in present):
+        if not any(self.memo.present(_gating(read_lower(t))) for t in present):
             return ""  # no "<" and no first gate in any text: what flags_for returns then
         return _flags_of(present, own)
 
