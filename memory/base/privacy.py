@@ -487,7 +487,7 @@ _RULES: list[tuple] = [
                       "gr1348941"),
      r"\b(?:glpat|gldt|glrt|glptt|glcbt|glsoat|gloas|glft|glimt)-" + _TOK + "*" + _CONT + r"|\bGR1348941" + _TOK
      + "{20,}", 0, 0, _long(24)),
-    ("slack-token", ("xox", "xapp-"), r"\b(?:xox[abposre]|xapp)-[A-Za-z0-9\-]*" + _CONT, 0, 0, _long(15)),
+    ("slack-token", ("xox", "xapp-"), r"\b(?:xox[a-z]|xapp)-[A-Za-z0-9\-]*" + _CONT, 0, 0, _long(15)),
     ("slack-webhook", ("hooks.slack.com",), r"(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+",
      0, 0, None),
     ("webhook-url", ("/api/webhooks/", "webhook.office.com"),

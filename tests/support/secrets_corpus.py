@@ -285,6 +285,8 @@ add("chat-slack", "refresh with {0}", "xoxe-1-" + rand(140, B62))
 add("chat-slack", "config token {0}", "xoxe.xoxp-1-" + rand(150, B62))
 add("chat-slack", "legacy {0}", "xoxa-2-" + rand(12, string.digits) + "-" + rand(32))
 add("chat-slack", "SLACK_SIGNING_SECRET={0}", rand(32, HEX))
+add("chat-slack", "curl -H 'Authorization: Bearer {0}' --cookie 'd={1}'", "xoxc-" + rand(12, string.digits) + "-"
+    + rand(12, string.digits) + "-" + rand(64, HEX), "xoxd-" + rand(60))
 add("chat-mattermost", "MM_BOT_TOKEN={0}", rand(26, string.ascii_lowercase + string.digits))
 add("chat-webhook", "https://discord.com/api/webhooks/{0}/{1}", rand(18, string.digits), rand(68, B62 + "-_"))
 # provider auth tokens by prefix
