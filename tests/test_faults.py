@@ -278,14 +278,28 @@ def commands() -> list[list[str]]:
     return list(walk(group, []))
 
 
-# Arguments a command needs to do its work (others run bare). `ui` serves until stopped and `mcp` until its
-# stdin closes (given none here): `ui` is run with --help only; its pages share the CLI's data layer.
+# Arguments a command needs to do its work (others run bare). `mcp` serves until its stdin closes (given none
+# here); `ui` until stopped: it is stopped once it has printed its URL or failed (ui_outcome).
 ARGS = {"forget": ["1"], "get": ["1"], "search": ["zebra"], "timeline": ["1"], "why": ["1"],
         "save": ["The heron deploy runs from ci/deploy.sh"], "team forget": ["1"], "team grant": ["reader"],
-        "team search": ["zebra"], "team share": ["1"], "worker": ["status"], "ui": ["--help"],
+        "team search": ["zebra"], "team share": ["1"], "worker": ["status"],
         "outline": ["app.py"], "replay": ["events.jsonl"], "import": ["events.jsonl"]}
 SLASH = ["search zebra", "get 1", "forget 1", "recent", "stats", "handoff", "why 1", "timeline 1", "pause",
          "resume", "save a note about herons", "cleanup"]
+
+
+def ui_outcome(home: Path, project: Path) -> subprocess.CompletedProcess[str]:
+    """`memory ui` run until it prints its URL (then stopped: it serves until then) or fails."""
+    env = {**os.environ, "MEMORY_HOME": str(home), "PYTHONPATH": str(ROOT), "HOME": str(home.parent / "user-home")}
+    proc = subprocess.Popen([*CLI, "ui", "--no-browser"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=project)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # the URL, or "" when it ended
+    if first.startswith("http://"):
+        proc.terminate()
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, 0 if first.startswith("http://") else proc.returncode,
+                                       first + out, err)
 
 
 @pytest.mark.parametrize("fault", ["read-only", "full", "lancedb", "sqlite-header", "sqlite-truncated"])
@@ -331,7 +345,7 @@ def test_no_command_shows_a_traceback_under_any_fault(fault: str, tmp_path: Path
         ran = 0
         for path in commands():
             args = ARGS.get(" ".join(path), [])
-            proc = cli(home, project, *path, *args, stdin="")
+            proc = ui_outcome(home, project) if path == ["ui"] else cli(home, project, *path, *args, stdin="")
             assert_one_line(proc)
             ran += 1
         for verb_and_args in SLASH:
