@@ -140,12 +140,25 @@ def _named(node: Node, node_type: str) -> Node | None:
                 (c for c in decl.named_children if c.type.endswith("declarator") or c.type == "type_identifier"),
                 None)
         return None
-    if node_type == "preproc_def" and node.child_by_field_name("value") is None:
-        return None  # a bare #define is an include guard or a flag
+    if node_type == "preproc_def" and include_guard(node):
+        return None
     name = node.child_by_field_name("name")
     if name is None and node_type == "enum_specifier":  # `enum { A, B };` of a file: named by its keyword
         return anonymous_enum(node)
     return name
+
+
+def include_guard(node: Node) -> bool:
+    """Whether a C/C++ `#define` is its file's include guard: no value, the first thing in an `#ifndef` of its
+    name (a flag without a value, `#define HAVE_DECLSPEC_DLL`, is a constant a reader looks for)."""
+    if node.child_by_field_name("value") is not None:
+        return False
+    parent = node.parent
+    if parent is None or parent.type != "preproc_ifdef" or parent.children[0].type != "#ifndef":
+        return False
+    tested, name = parent.child_by_field_name("name"), node.child_by_field_name("name")
+    first = next((c for c in parent.named_children if c != tested and c.type != "comment"), None)
+    return tested is not None and name is not None and first == node and tested.text == name.text
 
 
 def anonymous_enum(node: Node) -> Node | None:

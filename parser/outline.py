@@ -872,6 +872,8 @@ def _collect(root: Node, language: str) -> Collected:
             if resolved is None:
                 continue
             node, name, kind = resolved
+        elif kind == "constant" and language == "c" and node.type == "preproc_def" and extract.include_guard(node):
+            continue  # (C++'s #defines come without @name: name_and_kind leaves their guards out)
         elif name is None:
             named = extract.name_and_kind(node, kind, parent)
             if named is None:

@@ -22,7 +22,8 @@
 ; The name is found by following the declarator: `typedef int (*handler)(void);` names `handler`.
 (type_definition) @definition.type
 ; #define with a value (a bare #define is an include guard or a flag).
-(preproc_def name: (identifier) @name value: (_)) @definition.constant
+; With a value or without (a flag: `#define HAVE_DECLSPEC_DLL`); the outliner leaves out include guards.
+(preproc_def name: (identifier) @name) @definition.constant
 (preproc_function_def name: (identifier) @name) @definition.macro
 
 (preproc_include path: (_) @import)

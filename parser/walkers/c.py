@@ -43,7 +43,7 @@ def _c_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
             yield 0, {capture: [node]}  # `enum { A, B };` of the file: named by its keyword (extract._named)
     elif kind == "preproc_def" or kind == "preproc_function_def":
         name = field_of(node, "name", "identifier")
-        if name is not None and (kind == "preproc_function_def" or field_of(node, "value") is not None):
+        if name is not None:
             yield 0, {"definition.constant" if kind == "preproc_def" else "definition.macro": [node], "name": [name]}
     elif kind == "preproc_include":
         target = field_of(node, "path")

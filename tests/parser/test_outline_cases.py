@@ -583,3 +583,13 @@ def test_a_macro_call_continuing_a_define_is_not_masked() -> None:
               b"#define BITMAP_GROUPS_L1(nbits)\t\t\t\t\\\n    BITMAP_BITS2GROUPS(BITMAP_BITS2GROUPS(nbits))\n")
     rows = _rows(outline_source(source, "bitmap.h"))
     assert rows == {"BITMAP_GROUPS_L0": ("macro", 1, 2), "BITMAP_GROUPS_L1": ("macro", 3, 4)}
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_flag_define_gets_a_row_and_an_include_guard_does_not(language: str) -> None:
+    """Issue 29: a #define without a value is a constant a reader looks for (CPython's `HAVE_DECLSPEC_DLL`), but
+    the file's include guard is not."""
+    source = (b"#ifndef PYPORT_H\n#define PYPORT_H\n#ifdef MS_WIN32\n#  define HAVE_DECLSPEC_DLL\n#endif\n"
+              b"int x;\n#endif\n")
+    text = outline_source(source, "pyport.h", language).render()
+    assert "HAVE_DECLSPEC_DLL" in text and "PYPORT_H" not in text
