@@ -242,9 +242,7 @@ def _record(ws: Workspace, hits: list[Hit], ids: list[int], kind: str, session_i
 
 # Where each line of a handoff (memory/capture/handoff.py render) comes from, by its key: the handoff is one text,
 # so its provenance is told once, in its heading.
-HANDOFF_SOURCES = ("; Task, Later requests, Compaction focus and Decisions are the user's prompts; Last action, "
-                   "Files, Todos, errors, fixes and commands come from tool input and output and the assistant; "
-                   "Recorded this session lists that session's memories")
+HANDOFF_SOURCES = "; Task, requests and decisions quote the user, the rest is tool output and the assistant's"
 
 
 def _handoff_text(head: str, content: str) -> str:
