@@ -77,6 +77,9 @@ class Event:
         if self.prompt:
             out["prompt"] = self.prompt
         if self.tool:
+            path = self.tool_input.get("file_path")
+            if isinstance(path, str) and path and self.cwd and not os.path.isabs(path):  # Codex's apply_patch
+                self.tool_input["file_path"] = os.path.join(self.cwd, path)
             out["tool_name"] = CLAUDE_TOOL.get(self.tool_kind) or self.tool
             out["tool_input"] = self.tool_input
             out["tool_response"] = self.tool_response

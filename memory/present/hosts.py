@@ -227,6 +227,9 @@ def plan(host: str, project: Path | None, rules: bool = False) -> tuple[list[Cha
                      f"args = {json.dumps(srv['args'])}\n{TOML_END}\n")
             before = _read(path)
             changes.append(Change(path, before, _block(before, block, TOML_BEGIN, TOML_END)))
+            notes.append("Codex runs new hooks only once reviewed: accept them at the next interactive start "
+                         "(/hooks); until then `codex exec` runs none (--dangerously-bypass-hook-trust skips the "
+                         "review).")
             notes.append("`codex exec` and other non-interactive modes may run no hooks: "
                          + ("AGENTS.md now tells the agent to call the memory MCP tools." if rules else
                             "`memory install codex --rules` adds an AGENTS.md section telling the agent to call "

@@ -1,0 +1,92 @@
+"""The real Codex CLI (npm @openai/codex, pinned in scripts/install-codex) against a fake Responses API on
+127.0.0.1, hooked by `memory install codex --user`: it is given at its start what an earlier Claude Code
+session decided, its session runs a shell command and an apply_patch edit, the hooks record them under the
+Codex host, and a following Claude Code session (the real CLI, the plugin's own hooks) is given them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.e2e_harness import REPO, RunClaude, make_git_repo
+from tests.support.fake_anthropic import Turns, all_text, text
+from tests.support.fake_responses import FakeResponses
+
+pytestmark = pytest.mark.e2e
+
+CODEX_VERSION = "0.169.0"
+CHECK = "grep -q 'def total_with_tax' billing.py && echo 'invoice check passed' || echo 'invoice check FAILED'"
+PATCH = ("*** Begin Patch\n*** Update File: billing.py\n@@\n-def total(amount):\n+def total_with_tax(amount):\n"
+         "*** End Patch\n")
+# Codex's own model list comes from its servers: a local catalog gives the fake model the apply_patch tool.
+CATALOG = {"models": [{"slug": "fake-codex", "display_name": "fake", "apply_patch_tool_type": "freeform",
+                       "base_instructions": "You are a coding agent.", "supported_reasoning_levels": [],
+                       "shell_type": "shell_command", "visibility": "list", "supported_in_api": True,
+                       "priority": 1, "support_verbosity": False,
+                       "truncation_policy": {"mode": "bytes", "limit": 10000}, "experimental_supported_tools": []}]}
+
+
+def _codex() -> Path:
+    path = REPO / ".tools" / "codex" / "node_modules" / ".bin" / "codex"
+    if path.is_file() and os.access(path, os.X_OK):
+        return path
+    reason = f"Codex CLI not found at {path}: run scripts/install-codex"
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def _env(home: Path, memory_home: Path) -> dict[str, str]:
+    strip = ("ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX_", "MEMORY_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(strip)}
+    env.update(HOME=str(home), MEMORY_HOME=str(memory_home), MEMORY_EMBEDDER="hashing",
+               MEMORY_WORKER_IDLE_SECONDS="15", FAKE_CODEX_KEY="dummy", NO_COLOR="1")
+    return env
+
+
+def test_a_codex_session_is_recalled_by_the_next_claude_code_session(
+        run_claude: RunClaude, tmp_path: Path, memory_home: Path) -> None:
+    codex = _codex()
+    project = make_git_repo(tmp_path / "project", {"billing.py": "def total(amount):\n    return amount * 1.2\n"})
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps(CATALOG))
+    env = _env(home, memory_home)
+    before = run_claude("We decided invoices round to cents with Decimal, never float.", cwd=project,
+                        home=tmp_path / "claude-home", plugin_dir=REPO, script=Turns([text("Noted.")]))
+    assert before.returncode == 0, before.describe()
+    steps = [{"call": "exec_command", "arguments": {"cmd": CHECK}},
+             {"call": "apply_patch", "arguments": PATCH, "custom": True},
+             {"call": "exec_command", "arguments": {"cmd": CHECK}},
+             {"text": "Renamed total to total_with_tax; the invoice check passes."}]
+    with FakeResponses(steps) as fake:
+        # The user's own config first (a provider on the fake server), then the install merges into it.
+        (home / ".codex" / "config.toml").write_text(
+            f'model = "fake-codex"\nmodel_provider = "fake"\nmodel_catalog_json = "{catalog}"\n\n'
+            f'[model_providers.fake]\nname = "fake"\nbase_url = "{fake.base_url}"\nwire_api = "responses"\n'
+            'env_key = "FAKE_CODEX_KEY"\n')
+        install = subprocess.run([str(REPO / "bin" / "memory"), "install", "codex", "--user"], cwd=project,
+                                 env=env, capture_output=True, timeout=120)
+        assert install.returncode == 0, install.stderr.decode()
+        run = subprocess.run([str(codex), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+                              "--dangerously-bypass-hook-trust",
+                              "We decided to rename total to total_with_tax in billing.py for the invoices"],
+                             cwd=project, env=env, capture_output=True, timeout=300, stdin=subprocess.DEVNULL)
+        assert run.returncode == 0, run.stderr.decode()[-3000:]
+    assert "total_with_tax" in (project / "billing.py").read_text()
+    asked = [r for r in fake.requests if r.get("input") is not None]
+    assert len(asked) >= 4
+    assert "round to cents with Decimal" in json.dumps(asked[0]["input"])  # Claude Code's decision, given to Codex
+    assert (memory_home / "hosts" / "codex").read_text().split()[0] == "stop"
+
+    claude = run_claude("What did we change in billing.py?", cwd=project, home=tmp_path / "claude-home",
+                        plugin_dir=REPO, script=Turns([text("You renamed total to total_with_tax.")]))
+    assert claude.returncode == 0, claude.describe()
+    first = all_text(claude.main_requests[0])
+    assert "billing.py" in first and "total_with_tax" in first, first[-3000:]
+    assert "invoice check" in first or "We decided to rename total" in first, first[-3000:]
