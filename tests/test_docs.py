@@ -99,6 +99,21 @@ def test_the_readmes_mcp_table_lists_exactly_the_servers_tools(tmp_path: Path,
     assert listed == names, f"README's MCP table: missing {names - listed}, extra {listed - names}"
 
 
+def test_the_install_size_docs_state_is_what_is_tracked() -> None:
+    """docs/install.md states what a marketplace install copies (the tracked files): within 15%."""
+    import subprocess
+
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    files = [ROOT / n for n in filter(None, names.decode().split("\0")) if (ROOT / n).is_file()]
+    total = sum(p.stat().st_size for p in files) / 1e6
+    tests = sum(p.stat().st_size for p in files if p.relative_to(ROOT).parts[0] == "tests") / 1e6
+    text = (ROOT / "docs" / "install.md").read_text()
+    stated = re.search(r"tracked files, about ([\d.]+) MB, of\s+which tests/ are ([\d.]+) MB", text)
+    assert stated, "docs/install.md no longer states the install's size"
+    assert abs(total - float(stated[1])) <= 0.15 * float(stated[1]), f"tracked files: {total:.1f} MB"
+    assert abs(tests - float(stated[2])) <= 0.15 * float(stated[2]), f"tests/: {tests:.1f} MB"
+
+
 def test_every_slash_command_is_documented() -> None:
     names = [path.stem for path in (ROOT / "commands").glob("*.md")]
     assert "search" in names
