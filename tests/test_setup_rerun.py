@@ -2,7 +2,8 @@
 (pyproject.toml's dependencies and the script's pins, hashed) and a re-run that finds the same spec runs no pip
 and no compileall before it starts Claude Code. And `claude` ends up on PATH, or the last line says how to run
 it. The real script, in a fresh HOME and cache, on a small stand-in project so that the first run installs
-from this machine's local wheels only (no network); pip's own log (PIP_LOG) shows every pip run."""
+from this machine's local wheels only (no network); pip's own log (PIP_LOG) shows every pip run. A
+`uv` that fails stands on PATH: the setup asks it first, with pip's index settings, and falls back to pip."""
 
 from __future__ import annotations
 
@@ -80,11 +81,27 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
         pytest.skip("no local setuptools wheel to build the stand-in project offline")
     calls = tmp_path / "claude-calls"
     _stub(tmp_path / "bin" / "claude", calls)
+    # A `uv` on PATH that records what it was asked and how its indexes were set, then fails: pip takes over.
+    uv = tmp_path / "bin" / "uv"
+    uv.write_text(f"#!/bin/sh\necho \"$1 $2|$UV_NO_INDEX|$UV_FIND_LINKS|$UV_INDEX_STRATEGY\" >> {tmp_path}/uv-calls\n"
+                  "exit 1\n")
+    uv.chmod(0o755)
     root = _plugin(tmp_path)
     env = _env(tmp_path, [tmp_path / "bin"])
     first = _setup(root, env)
     assert _pip_runs(tmp_path) > 0 and any(line.startswith("setup: venv ready") for line in first), first
+    assert any("installed with pip" in line for line in first), first
     return root, env, calls, tmp_path
+
+
+def test_uv_is_tried_first_with_pips_index_configuration(built: tuple[Path, dict[str, str], Path, Path]) -> None:
+    """The build above had a `uv` that failed: it was asked first, saw pip's index settings (here only the
+    local wheels, no index), and pip did the work (the venv is complete)."""
+    root, _, _, tmp_path = built
+    calls = (tmp_path / "uv-calls").read_text().splitlines()
+    assert calls[0] == f"venv -q|1|{WHEELS}|unsafe-best-match", calls
+    assert f"pip install|1|{WHEELS}|unsafe-best-match" in calls
+    assert (root / ".venv" / "bin" / "python").exists()
 
 
 def test_a_rerun_with_nothing_changed_installs_nothing(built: tuple[Path, dict[str, str], Path, Path]) -> None:
