@@ -79,7 +79,9 @@ def _roles(text: str, colons: str | None = None) -> str:
         start = word_end
         while start > 0 and (head[start - 1].isalpha() or not plain and _is_mark(head[start - 1])):
             start -= 1
-        word = head[start:word_end] if plain else _fold(head[start:word_end])
+        word = head[start:word_end]
+        if not plain and not word.isascii():
+            word = _fold(word)
         if word.lower() == "prompt" and head[:start].rstrip(" \t").lower().endswith("system"):
             start = len(head[:start].rstrip(" \t")) - 6  # "System prompt:"
             word = head[start:word_end]
@@ -142,7 +144,9 @@ def _tags_read(text: str) -> str:
         at = view.find(s)
         while at >= 0:
             end = at + 1
-            if s != "<":
+            if s != "<" and not view[at + 1:at + 2].isalnum() and view[at + 1:at + 2] not in ("#", "\\"):
+                end = -1  # `&&`, `& `, `\\n`'s neighbours: no entity or escape starts here
+            elif s != "<":
                 got = reading.decoded_at(view, at)
                 end = got[1] if got is not None and reading.read(got[0])[:1] == "<" else -1
             if end > 0 and _opens_tag(view, end, reading):
