@@ -99,6 +99,8 @@ def test_memories_about_the_touched_symbol_come_first(hooks: HookRunner, project
 def test_symbol_names_from_outline_rows() -> None:
     assert symbol_name("def apply_limit(amount, cap)") == "apply_limit"
     assert symbol_name("func (s *Server) Serve(l net.Listener) error") == "Serve"
+    assert symbol_name("(c *Command) SetArgs(a []string)") == "SetArgs"  # a Go method's outline row
+    assert symbol_name("4 constants: A, B, C, D") == ""
     assert symbol_name("pub fn call(&self, req: Request) -> Result<Response>") == "call"
     assert symbol_name("class Foo(Base)") == "Foo"
     assert symbol_name("MAX_RETRIES = 3") == "MAX_RETRIES"

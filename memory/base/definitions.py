@@ -21,7 +21,9 @@ def symbol_name(signature: str) -> str:
     that is not a keyword, else the first such word ("class Foo(Base)" -> Foo, "func (r *T) Name(x int)" ->
     Name, "MAX = 3" -> MAX)."""
     sig = signature.split(" # ", 1)[0]
-    if sig.startswith("func ("):  # Go methods: the receiver comes first
+    if sig[:1].isdigit():  # an outline's names-only row ("4 constants: A, B"): no one definition
+        return ""
+    if sig.startswith(("func (", "(")):  # Go methods (an outline row drops `func`): the receiver comes first
         sig = sig[sig.find(")") + 1:]
     head, paren, _ = sig.partition("(")
     words = [w.strip("*&").split("<", 1)[0] for w in head.translate(_SEPARATORS).split()]
