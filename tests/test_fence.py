@@ -563,3 +563,24 @@ def test_a_row_without_flags_is_read_again_before_an_edit(hooks: HookRunner, hom
     tin = {"file_path": str(path), "old_string": "return 1", "new_string": "return 2"}
     note = hooks.context(hooks.run("pre_tool_use", hooks.event("PreToolUse", tool_name="Edit", tool_input=tin)))
     assert "Deploy fix" in note and "sudo" not in note and "x.example" not in note, note
+
+
+def test_random_lookalike_markup_never_closes_the_block() -> None:
+    """Random strings of lookalikes, invisible characters, entities, escapes and role words: inside the block
+    nothing reads (memory/base/reading.py fold, spaces dropped) as the block's tag, opening or closing; the
+    block has its one closing tag; neutralising twice changes nothing."""
+    from memory.base.reading import fold
+
+    rnd = random.Random(25)
+    pieces = ["<", "/", ">", fence.TAG, "system", "Human", ":", " ", "\n", "\uff1c", "\uff0f", "\u2215", "\u2060",
+              "\u00ad", "\u034f", "\u3164", "\U000e003c", "\U000e002f", "&lt;", "&amp;", "lt;", "&#60;", "&#x2f;",
+              "\\u003c", "\\", "u003c", "\u0405", "\uff1a", "\u0301", "&", "#", "x", "\u2039"]
+    for _ in range(3000):
+        attack = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 24)))
+        block = fence.wrap(f"line: {attack}")
+        inner = block[len(fence.OPEN):-len(fence.CLOSE)]
+        read = "".join(fold(inner).split()).lower()
+        assert block.count(fence.CLOSE) == 1, repr(attack)
+        assert f"</{fence.TAG}" not in read and f"<{fence.TAG}" not in read, (repr(attack), repr(inner))
+        once = fence.neutralise(attack)
+        assert fence.neutralise(once) == once, repr(attack)

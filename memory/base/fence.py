@@ -128,12 +128,17 @@ def _tags_read(text: str) -> str:
     """`_tags` for text that is not plain ASCII or holds an entity or escape: whatever reads as `<` (a
     lookalike, `&lt;`, `&amp;lt;`, `&#60;`, `\\u003c`, fullwidth `＆ｌｔ；`), before whatever reads as a tag's
     start (past spaces, invisible characters and combining marks; entities read too), becomes `‹`. The scan
-    runs over a view of the text with each character replaced by the one it reads as (NUL for a mark), so a
-    position in the view is the same position in the text."""
+    runs over a view of the text with each character replaced by the one it reads as and the marks left
+    out; `where` maps a position in the view back to the text."""
     from memory.base import reading
 
-    view = text if text.isascii() else text.translate(
-        {ord(c): reading.read(c)[:1] or "\0" if not reading.is_mark(c) else "\0" for c in set(text) if not c.isascii()})
+    table = {} if text.isascii() else \
+        {ord(c): "" if reading.is_mark(c) else reading.read(c)[:1] or "" for c in set(text) if not c.isascii()}
+    if "" in table.values():  # marks (rare): the view is shorter, each of its positions mapped back
+        where = [i for i, c in enumerate(text) if table.get(ord(c)) != ""] + [len(text)]
+        view = "".join(text[i] for i in where[:-1]).translate(table)
+    else:
+        where, view = None, text.translate(table) if table else text
     starts = ["<"]
     if "&" in view:
         starts.append("&")
@@ -157,6 +162,8 @@ def _tags_read(text: str) -> str:
     out: list[str] = []
     done = 0
     for at, end in sorted(spans):
+        if where is not None:
+            at, end = where[at], where[end - 1] + 1
         out.append(text[done:at] + "\u2039")
         done = end
     out.append(text[done:])
@@ -168,7 +175,7 @@ def _opens_tag(view: str, k: int, reading: Any) -> bool:
     n = len(view)
     while k < n:
         c = view[k]
-        if c.isspace() or c == "\0":
+        if c.isspace():
             k += 1
             continue
         if c in "&\\":
