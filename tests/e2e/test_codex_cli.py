@@ -1,4 +1,4 @@
-"""The real Codex CLI (npm @openai/codex, pinned in scripts/install-codex) against a fake Responses API on
+"""The real Codex CLI (npm @openai/codex, pinned in scripts/install-clients) against a fake Responses API on
 127.0.0.1, hooked by `memory install codex --user`: it is given at its start what an earlier Claude Code
 session decided, its session runs a shell command and an apply_patch edit, the hooks record them under the
 Codex host, and a following Claude Code session (the real CLI, the plugin's own hooks) is given them."""
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e_harness import REPO, RunClaude, make_git_repo
+from tests.support.e2e_harness import REPO, RunClaude, find_client, make_git_repo
 from tests.support.fake_anthropic import Turns, all_text, text
-from tests.support.fake_responses import FakeResponses
+from tests.support.fake_openai import FakeResponses
 
 pytestmark = pytest.mark.e2e
 
@@ -30,16 +30,6 @@ CATALOG = {"models": [{"slug": "fake-codex", "display_name": "fake", "apply_patc
                        "truncation_policy": {"mode": "bytes", "limit": 10000}, "experimental_supported_tools": []}]}
 
 
-def _codex() -> Path:
-    path = REPO / ".tools" / "codex" / "node_modules" / ".bin" / "codex"
-    if path.is_file() and os.access(path, os.X_OK):
-        return path
-    reason = f"Codex CLI not found at {path}: run scripts/install-codex"
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
 def _env(home: Path, memory_home: Path) -> dict[str, str]:
     strip = ("ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX_", "MEMORY_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(strip)}
@@ -50,7 +40,7 @@ def _env(home: Path, memory_home: Path) -> dict[str, str]:
 
 def test_a_codex_session_is_recalled_by_the_next_claude_code_session(
         run_claude: RunClaude, tmp_path: Path, memory_home: Path) -> None:
-    codex = _codex()
+    codex = find_client("codex", CODEX_VERSION)
     project = make_git_repo(tmp_path / "project", {"billing.py": "def total(amount):\n    return amount * 1.2\n"})
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)

@@ -39,6 +39,20 @@ def find_claude(client: str = "pinned") -> Path:
     pytest.skip(reason)
 
 
+def find_client(name: str, version: str) -> Path:
+    """Another coding agent's pinned CLI in .tools/<name> (scripts/install-clients): skips the test when it is
+    missing (fails it when CI is set); one of another version fails the test."""
+    path = REPO / ".tools" / name / "node_modules" / ".bin" / name
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        reason = f"{name} CLI not found at {path}: run scripts/install-clients"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    found = subprocess.run([str(path), "--version"], capture_output=True, timeout=60).stdout.decode().split()
+    assert found and found[-1] == version, f"{path} is {found}, not the pinned {version}"
+    return path
+
+
 class ClaudeRun(NamedTuple):
     returncode: int
     output: Json | None  # parsed stdout of --output-format json

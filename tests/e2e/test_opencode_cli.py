@@ -1,0 +1,67 @@
+"""The real OpenCode CLI (npm opencode-ai, pinned in scripts/install-clients) against a fake OpenAI-compatible
+API on 127.0.0.1, hooked by `memory install opencode`: its plugin hands a bash call and an edit to the hook
+process, which records them under the OpenCode host; OpenCode reads no context from plugins' hooks, so the
+AGENTS.md section the install wrote reaches its model instead; and a following Claude Code session (the real
+CLI) is given what OpenCode did."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.e2e_harness import REPO, RunClaude, find_client, make_git_repo
+from tests.support.fake_anthropic import Turns, all_text, text
+from tests.support.fake_openai import FakeChat
+
+pytestmark = pytest.mark.e2e
+
+OPENCODE_VERSION = "1.18.33"
+
+
+def test_an_opencode_session_is_recalled_by_the_next_claude_code_session(
+        run_claude: RunClaude, tmp_path: Path, memory_home: Path) -> None:
+    opencode = find_client("opencode", OPENCODE_VERSION)
+    project = make_git_repo(tmp_path / "project", {"billing.py": "def total(amount):\n    return amount * 1.2\n"})
+    home = tmp_path / "home"
+    config = home / ".config"
+    strip = ("ANTHROPIC_", "CLAUDE", "OPENAI_", "OPENCODE_", "MEMORY_", "XDG_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(strip)}
+    # PWD too: OpenCode takes its folder from it, not from the process's cwd.
+    env.update(HOME=str(home), PWD=str(project), XDG_CONFIG_HOME=str(config), XDG_DATA_HOME=str(home / "data"),
+               XDG_CACHE_HOME=str(home / "cache"), XDG_STATE_HOME=str(home / "state"), MEMORY_HOME=str(memory_home),
+               MEMORY_EMBEDDER="hashing", MEMORY_WORKER_IDLE_SECONDS="15", OPENCODE_DISABLE_AUTOUPDATE="1",
+               OPENCODE_DISABLE_MODELS_FETCH="1", NO_COLOR="1")
+    install = subprocess.run([str(REPO / "bin" / "memory"), "install", "opencode", "--project"], cwd=project,
+                             env=env, capture_output=True, timeout=120)
+    assert install.returncode == 0, install.stderr.decode()
+    assert (project / ".opencode" / "plugins" / "memory.js").is_file()
+    steps = [{"call": "bash", "arguments": {"command": "grep -c total billing.py", "description": "count uses"}},
+             {"call": "edit", "arguments": {"filePath": str(project / "billing.py"), "oldString": "def total(amount):",
+                                           "newString": "def total_with_tax(amount):"}},
+             {"text": "Renamed total to total_with_tax."}]
+    with FakeChat(steps) as fake:
+        (config / "opencode").mkdir(parents=True)
+        (config / "opencode" / "opencode.json").write_text(json.dumps({
+            "$schema": "https://opencode.ai/config.json", "model": "fake/fake-model", "autoupdate": False,
+            "share": "disabled", "permission": {"edit": "allow", "bash": "allow"},
+            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
+                                  "options": {"baseURL": fake.base_url, "apiKey": "dummy"},
+                                  "models": {"fake-model": {"name": "Fake", "tool_call": True}}}}}))
+        run = subprocess.run([str(opencode), "run", "We decided to rename total to total_with_tax in billing.py"],
+                             cwd=project, env=env, capture_output=True, timeout=300, stdin=subprocess.DEVNULL)
+        assert run.returncode == 0, run.stderr.decode()[-3000:]
+    assert "total_with_tax" in (project / "billing.py").read_text()
+    main = [r for r in fake.requests if r.get("tools")]
+    assert len(main) >= 3
+    assert "This project keeps a memory shared by every coding agent" in json.dumps(main[0]["messages"])
+    assert (memory_home / "hosts" / "opencode").read_text().split()[0] in ("stop", "post_tool_use")
+
+    claude = run_claude("What did we change in billing.py?", cwd=project, home=tmp_path / "claude-home",
+                        plugin_dir=REPO, script=Turns([text("You renamed total to total_with_tax.")]))
+    assert claude.returncode == 0, claude.describe()
+    first = all_text(claude.main_requests[0])
+    assert "billing.py" in first and "total_with_tax" in first, first[-3000:]
