@@ -133,7 +133,7 @@ def _patch_input(tin: dict[str, Any]) -> dict[str, Any]:
     patch = _text(tin.get("command") or tin.get("input") or tin.get("patch"))
     if isinstance(tin.get("command"), list):
         patch = "\n".join(_text(p) for p in tin["command"])
-    path, old, new = "", [], []
+    path, old, new = "", list[str](), list[str]()
     for line in patch.splitlines():
         for head in ("*** Update File: ", "*** Add File: ", "*** Delete File: "):
             if line.startswith(head):
@@ -149,7 +149,8 @@ def _patch_input(tin: dict[str, Any]) -> dict[str, Any]:
 
 def _diff_sides(diff: str) -> tuple[str, str]:
     """Cline's SEARCH/REPLACE blocks as the text before and after."""
-    old, new, side = [], [], None
+    old, new = list[str](), list[str]()
+    side: list[str] | None = None
     for line in diff.splitlines():
         if line.startswith("------- SEARCH") or line.startswith("<<<<<<< SEARCH"):
             side = old

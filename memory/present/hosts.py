@@ -218,10 +218,10 @@ def plan(host: str, project: Path | None, rules: bool = False) -> tuple[list[Cha
         changes.append(Change(path, before, after))
 
     if host in ("codex", "qwen"):
-        folder = ".codex" if host == "codex" else ".qwen"
+        dot = ".codex" if host == "codex" else ".qwen"
         if host == "codex":
-            json_file(base / folder / "hooks.json", lambda d: _hooks_doc(host, d))
-            path = base / folder / "config.toml"
+            json_file(base / dot / "hooks.json", lambda d: _hooks_doc(host, d))
+            path = base / dot / "config.toml"
             srv = mcp_server()
             block = (f"{TOML_BEGIN}\n[mcp_servers.memory]\ncommand = {json.dumps(srv['command'])}\n"
                      f"args = {json.dumps(srv['args'])}\n{TOML_END}\n")
@@ -235,7 +235,7 @@ def plan(host: str, project: Path | None, rules: bool = False) -> tuple[list[Cha
                             "`memory install codex --rules` adds an AGENTS.md section telling the agent to call "
                             "the memory MCP tools."))
         else:
-            json_file(base / folder / "settings.json",
+            json_file(base / dot / "settings.json",
                       lambda d: _with_mcp(_hooks_doc(host, d), "mcpServers", mcp_server()))
     elif host in ("gemini", "antigravity"):
         json_file(base / ".gemini" / "settings.json",
