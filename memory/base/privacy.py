@@ -417,7 +417,7 @@ _VALUE_KEY = r"\b(?i:value|content)\\?[\"']?[ \t]*[:=][ \t]*\\?(?P<q>[\"']?)(?P<
 _DEFAULT_KEY = r"\b(?i:default)[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<value>[^\"'\s,}]{1,400})(?P=q)"
 # #define API_KEY "x", (def api-key "x"), set -x TOKEN x, setx API_KEY x, setenv DB_PASSWORD x
 _DEFINE_TRIGGERS = ("#define", "# define", "(def ", "set -", "setx ", "setenv ")
-_DEFINE = (r"(?:^|(?<=[\s;(\"'`]))(?:#[ \t]*define|\(def|set[ \t]+-[A-Za-z]+|setx|setenv)[ \t]+" + _NAME +
+_DEFINE = (r"(?<![A-Za-z0-9_\-])(?:#[ \t]*define|\(def|set[ \t]+-[A-Za-z]+|setx|setenv)[ \t]+" + _NAME +
            r"[ \t]+(?P<q>[\"']?)(?P<value>[^\"'\s()]{1,400})(?P=q)")
 _LINE_WORDS = {
     _BASIC: ("basic",),

@@ -95,7 +95,9 @@ def build(places: tools.Places | None = None) -> MCPServer:
                  structured_output=False)
     async def save(
         content: Annotated[str, Field(min_length=1, max_length=20000, description="What to remember.")],
-        title: Annotated[str | None, Field(max_length=200, description="Short title (default: first line).")] = None,
+        # No max_length: a refusal echoes the value to the client (a secret in it too); store.save filters the
+        # title whole, then cuts it to 200 characters.
+        title: Annotated[str | None, Field(description="Short title (default: first line).")] = None,
         type: Annotated[TypeName, Field(description="Kind of memory.")] = "learning",
         importance: Annotated[float, Field(ge=0, le=1, description="0-1; kept at most 0.5 (a save of "
                                                                    "yours is the model's).")] = 0.7,

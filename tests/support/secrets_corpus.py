@@ -325,7 +325,7 @@ for family, value in (
 ):
     SECRETS.append((family, f"export TOKEN={value}", [value]))
     SECRETS.append((family, f"the token is {value}", [value]))
-    SECRETS.append((family, f"- run: deploy {value} --prod", [value]))  # no name: the shape alone
+    SECRETS.append((family, f"run: deploy {value} --prod", [value]))  # no name: the shape alone
 # provider keys that have no prefix: the name of the variable says what they are
 UUID = f"{rand(8, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(4, HEX)}-{rand(12, HEX)}"
 for name, value in (("HEROKU_API_KEY", UUID), ("CLOUDFLARE_API_TOKEN", rand(40, B62 + "_-")),
