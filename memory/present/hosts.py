@@ -351,7 +351,7 @@ def _manifest_path() -> Path:
 def _manifest() -> dict[str, Any]:
     try:
         return json.loads(_manifest_path().read_text())
-    except (FileNotFoundError, ValueError):
+    except (OSError, ValueError):  # none yet, or a data dir that cannot be read (doctor says so elsewhere)
         return {}
 
 
