@@ -473,12 +473,7 @@ def test_the_filter_leaves_no_core_of_any_form() -> None:
     assert not MISSED_BY_THE_FILTER, describe({i: ["privacy.clean"] for i in MISSED_BY_THE_FILTER})
 
 
-# Rows pulled from a team are filtered by another change of issue 25 (the team's own trust work).
-_PENDING = {"team-pull": "teamtrust: rows pulled from the team server pass the privacy filter"}
-
-
-@pytest.mark.parametrize("channel", [pytest.param(c, marks=pytest.mark.xfail(reason=_PENDING[c], strict=False))
-                                     if c in _PENDING else c for c in CHANNELS])
+@pytest.mark.parametrize("channel", list(CHANNELS))
 def test_no_form_sent_through_a_channel_reaches_any_sink(channel: str, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     w = World(tmp_path, monkeypatch)
