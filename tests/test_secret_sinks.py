@@ -111,9 +111,11 @@ class World:
         self.printed.append(done.stdout + done.stderr)
         return done
 
+    def db_path(self) -> Path:
+        return self.home / "projects" / identify(str(self.project)).key / "memory.db"
+
     def db(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.home / "projects" / identify(str(self.project)).key / "memory.db",
-                               isolation_level=None)
+        return sqlite3.connect(self.db_path(), isolation_level=None)
 
     def everything(self) -> dict[str, bytes]:
         found = blobs(self.home, self.tmp)
@@ -439,12 +441,39 @@ def ch_team_pull(w: World) -> None:
         ws.close()
 
 
+def straddling(text: str, value: str, cut: int, head: str = "") -> str | None:
+    """The one-line text padded so that the secret starts ten characters before `cut` (with `head` before
+    the padding): a cut there keeps its first ten characters. None when it cannot be placed so."""
+    pad = cut - 10 - len(head) - text.find(value)
+    return f"{head}{'x' * (pad - 1)} {text}" if text.find(value) >= 0 and pad > 1 else None
+
+
+def ch_cut_edges(w: World) -> None:
+    """Texts whose secret straddles the length a title or a state line is cut at: a Bash title (120), a
+    prompt's title (150), a stated decision (150), a todo (150, 300), the Stop message's state line (400)."""
+    w.hooks.start()
+    todos = []
+    for _i, (_f, text, values) in FORMS[::9]:
+        value = max(values, key=len)
+        if "\n" in text or len(value) < 12:
+            continue
+        if (cmd := straddling(text, value, 120)) is not None:
+            w.hooks.tool("Bash", {"command": cmd}, {"stdout": "ok", "stderr": "", "interrupted": False})
+        if (prompt := straddling(text, value, 150, "Decision: we will use ")) is not None:
+            w.hooks.prompt(prompt)
+        if (said := straddling(text, value, 400, "Assistant: ")) is not None:
+            w.hooks.stop(said)
+        todos += [{"content": t, "status": "completed", "activeForm": "x"}
+                  for cut in (150, 300) if (t := straddling(text, value, cut, "Completed: ")) is not None]
+    w.hooks.tool("TodoWrite", {"todos": todos}, {"oldTodos": []})
+
+
 CHANNELS: dict[str, Callable[[World], None]] = {
     "prompt": ch_prompt, "bash": ch_bash, "bash-failure": ch_bash_failure, "webfetch": ch_webfetch,
     "grep": ch_grep, "edit": ch_edit, "write": ch_write, "todos": ch_todos, "turn-end": ch_turn_end,
     "read-outline": ch_read_outline, "spool-locked": ch_spool_locked, "spool-blocked": ch_spool_blocked,
     "logs": ch_logs, "mcp-save": ch_mcp, "cli-save-export": ch_cli_save, "import": ch_import,
-    "team-pull": ch_team_pull,
+    "team-pull": ch_team_pull, "cut-edges": ch_cut_edges,
 }
 QUIET = {"write"}  # a written file's content is not recorded (only its path and size)
 
@@ -495,3 +524,132 @@ def test_no_form_sent_through_a_channel_reaches_any_sink(channel: str, tmp_path:
     print(f"\n{channel}: {len(found)} of {len(FORMS)} forms reached a sink, {len(sinks)} of them not a gap of the "
           f"filter's rules ({len(w.hooks.results)} hooks)")
     assert not sinks, describe(sinks, str(tmp_path))
+
+
+# --- memory audit --redact on a data dir an older version left secrets in ------------------------------
+
+def _session(w: World) -> None:
+    """An ordinary session first, so that most tables and files have rows: prompts, tools, an outline, a
+    handoff, a compaction's job, an import, an export in the data dir, a spooled event."""
+    w.hooks.start()
+    w.hooks.prompt("fix the zebracorn importer, we decided to keep the retries at three")
+    w.hooks.tool("Bash", {"command": "pytest -q"}, failed="Exit code 1\nFAILED test_zebracorn")
+    w.hooks.tool("Bash", {"command": "pytest -q"}, {"stdout": "3 passed", "stderr": ""})
+    w.hooks.tool("TodoWrite", {"todos": [{"content": "zebracorn retries", "status": "completed"}]}, {"oldTodos": []})
+    code = code_files(w.project)[0]
+    code.write_text("\n".join(code.read_text().splitlines()[:400]) + "\n")
+    w.hooks.run("post_tool_use", w.hooks.read_event(code))
+    w.hooks.stop("Done: the zebracorn importer retries three times.")
+    w.hooks.compact()
+    w.hooks.end()
+    path = w.project.parent / "old.jsonl"
+    path.write_text("\n".join(json.dumps(ln) for ln in transcript(w.project, [(0, ("x", "zebracorn", []))])) + "\n")
+    assert w.cli("import", str(path), "--no-progress").returncode == 0
+    (w.home / "exports").mkdir(mode=0o700)
+    assert w.cli("export", "-o", str(w.home / "exports" / "memories.jsonl")).returncode == 0
+
+
+def _plant_json(text: str, secret: str) -> str:
+    """A JSON document or JSON lines with the secret added as a string, written as the plugin writes JSON."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text + json.dumps({"planted": secret}) + "\n"  # JSON lines
+    if isinstance(value, dict):
+        value["planted"] = secret
+    elif isinstance(value, list):
+        value.append(secret)
+    return json.dumps(value, ensure_ascii=False, indent=2 if "\n" in text.strip() else None)
+
+
+def plant_everywhere(w: World) -> tuple[list[str], list[int]]:
+    """Every text column of every row (five a table) of the project database and every text file of the data
+    dir and of the temp dir's spool, each given a share of the corpus, bypassing the filter as an older
+    version would have written it; and a corrupt copy of the database. Returns the places and the forms."""
+    forms = [f for f in FORMS if f[0] not in MISSED_BY_THE_FILTER]
+    places: list[str] = []
+
+    def share() -> str:
+        k = len(places)
+        return "\n".join(text for _i, (_f, text, _v) in forms[k % 7::7][k // 7 % 5::5])
+
+    db = w.db()
+    # The worker (off here) keeps the neighbour index: one row of it, as it would have written it.
+    db.execute("INSERT INTO memories_ctx (rowid, title, content, tags, ctx) SELECT id, title, content, tags, "
+               "'zebracorn context' FROM memories LIMIT 1")
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                                       "'sqlite_%' AND name NOT LIKE 'memories_fts%' AND name NOT LIKE "
+                                       "'memories_ctx_%'")]
+    for table in tables:
+        cols = [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
+        key = "rowid" if table != "memory_files" else "memory_id || path"
+        for row in db.execute(f'SELECT {key}, * FROM "{table}" LIMIT 5').fetchall():
+            for col, value in zip(cols, row[1:], strict=True):
+                if not isinstance(value, str) or col in ("id", "uid", "session_id", "project"):
+                    continue
+                new = _plant_json(value, share()) if value[:1] in "{[" else f"{value}\n{share()}"
+                try:
+                    db.execute(f'UPDATE "{table}" SET "{col}" = ? WHERE {key} = ?', (new, row[0]))
+                except sqlite3.IntegrityError:
+                    continue  # a column with a CHECK (a status): no text anyone wrote
+                places.append(f"{table}.{col}")
+    db.close()
+    assert {"memories.content", "memories.title", "handoffs.content", "session_state.state", "sessions.summary",
+            "file_signatures.outline", "queue.payload", "memory_files.path", "memories_ctx.ctx"} <= set(places), places
+    copy = w.db_path().with_name("memory.db.corrupt-1767225600")
+    copy.write_bytes(w.db_path().read_bytes())
+    (w.home / "logs").mkdir(exist_ok=True)
+    (w.home / "logs" / "hooks.log.1").write_text("2026-01-01T00:00:00 INFO old rotated log\n")
+    (w.home / "spool").mkdir(exist_ok=True)
+    (w.home / "spool" / "0001-1-post_tool_use.json.bad").write_text('{"hook": "post_tool_use", "event": ')
+    elsewhere = w.tmp / f"claude-memory-{os.getuid()}"
+    spool = elsewhere / f"spool-{_fallback_name(w.home)}"
+    spool.mkdir(parents=True, mode=0o700)
+    (spool / "0002-1-user_prompt_submit.json").write_text(json.dumps({"hook": "user_prompt_submit", "event": {}}))
+    (elsewhere / "notices.jsonl").write_text(json.dumps({"kind": "disk-full", "message": "x"}) + "\n")
+    for path in sorted(p for root in (w.home, elsewhere) for p in root.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        if b"\0" in data[:8192] or path.name.endswith(("-wal", "-shm")) or path.name == "reserve":
+            continue
+        text = data.decode()
+        secret = share()
+        planted = _plant_json(text, secret) if path.suffix in (".json", ".jsonl") else f"{text}{secret}\n"
+        path.write_text(planted)
+        places.append(path.name)
+    return places, [i for i, _ in forms]
+
+
+def _fallback_name(home: Path) -> str:
+    from hashlib import sha256
+
+    return sha256(str(home).encode()).hexdigest()[:12]
+
+
+def test_audit_redact_cleans_every_table_and_file_and_then_finds_nothing(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    w = World(tmp_path, monkeypatch)
+    _session(w)
+    places, planted = plant_everywhere(w)
+    everything = blobs(w.home, w.tmp)
+    assert len(leaked(everything, [(i, None) for i in planted])) == len(planted), "every form was planted"
+
+    first = w.cli("audit", "--json")
+    assert first.returncode == 1, first.stderr[-2000:]
+    found = json.loads(first.stdout)
+    assert found["secrets"] >= len(places), (found["secrets"], len(places))
+    where = " ".join(found["by_place"])
+    for place in ("memory.db:memories", "memory.db:handoffs", "memory.db:session_state", "memory.db:file_signatures",
+                  "memory.db:memory_files", "memory.db:memories_ctx", "memory.db:queue", "memory.db.corrupt",
+                  "logs", "daily", "spool", "exports", "projects", "temp dir"):
+        assert place in where, (place, found["by_place"])
+
+    done = w.cli("audit", "--redact")
+    assert done.returncode == 0, done.stderr[-2000:]
+    left = leaked(blobs(w.home, w.tmp), [(i, None) for i in planted])
+    assert not left, describe(left, str(tmp_path))
+    for path in [*w.home.rglob("*.json"), *w.tmp.rglob("*.json")]:
+        json.loads(path.read_text())  # still JSON: strings were redacted inside it
+    again = w.cli("audit", "--json")
+    assert again.returncode == 0 and json.loads(again.stdout)["secrets"] == 0, again.stdout[-2000:]
+    found = w.cli("search", "zebracorn", "--json")
+    assert found.returncode == 0 and json.loads(found.stdout), found.stdout[-500:]  # the indexes were rebuilt

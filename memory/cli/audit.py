@@ -12,8 +12,9 @@ from memory.cli.common import emit, json_option
               "files), rebuild the full-text indexes and vacuum the databases.")
 @json_option
 def audit(redact: bool, as_json: bool) -> None:
-    """Scan the data dir (every project database, logs, daily log, spool, state) for secrets with the privacy
-    filter and detect-secrets; report counts by kind, never the values. Exit 1 when some were found and left."""
+    """Scan the data dir (every database, log, daily log, spool, state, notice, export there) and this data
+    dir's spool in the temp dir for secrets with the privacy filter and detect-secrets; report counts by kind,
+    never the values. Exit 1 when some were found and left."""
     import os
 
     from memory.base.config import data_home
