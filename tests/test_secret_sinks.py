@@ -244,6 +244,14 @@ def _py_literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def yaml_doc(value: str) -> list[str]:
+    return ["database:", "  host: db.internal", f"  password: {value}", f"  api_token: {value}"]
+
+
+def toml_doc(value: str) -> list[str]:
+    return ["[database]", f'password = "{value}"', "[service]", f'secret_key = "{value}"']
+
+
 def code_files(project: Path) -> list[Path]:
     """Code files long enough for the Read outline whose module constants hold every form: as one-line
     literals (escaped newlines and quotes), as YAML and TOML inside triple-quoted strings, in a JavaScript
@@ -256,10 +264,8 @@ def code_files(project: Path) -> list[Path]:
                *[f"  const s{k} = event.s{k} * {k};" for k in range(12)], "  return s0;", "}", ""]
         value = values[0]
         if "\n" not in value and '"""' not in value and "\\" not in value:
-            py += [f'SETTINGS_YAML_{i} = """', "database:", "  host: db.internal", f"  password: {value}",
-                   f"  api_token: {value}", '"""', "", f"def yaml_{i}(x):", *_BODY, ""]
-            py += [f"SETTINGS_TOML_{i} = '''", "[database]", f'password = "{value}"', "[service]",
-                   f'secret_key = "{value}"', "'''", "", f"def toml_{i}(x):", *_BODY, ""]
+            py += [f'SETTINGS_YAML_{i} = """', *yaml_doc(value), '"""', "", f"def yaml_{i}(x):", *_BODY, ""]
+            py += [f"SETTINGS_TOML_{i} = '''", *toml_doc(value), "'''", "", f"def toml_{i}(x):", *_BODY, ""]
     files = [project / "settings.py", project / "settings.js"]
     files[0].write_text("\n".join(py) + "\n")
     files[1].write_text("\n".join(js) + "\n")
@@ -316,7 +322,7 @@ def ch_logs(w: World) -> None:
     w.hooks.start()
     for batch in batches():
         for i, (_f, text, _v) in batch[::6]:
-            gone = f"{w.project.parent}/gone-{i}/{text}"  # not a Path: it would fold the `//` of a URL
+            gone = f"{w.project.parent}/gone-{i}/ {text}"  # not a Path: it would fold the `//` of a URL
             w.hooks.run("user_prompt_submit", {**w.hooks.event("UserPromptSubmit", prompt=text), "cwd": gone})
         text = joined(batch)
         w.hooks.run("post_tool_use", {**w.hooks.event("PostToolUse", tool_name="Bash"),
@@ -357,8 +363,12 @@ def mcp_server_save(w: World, forms: list[tuple[int, Any]]) -> None:
     async def main() -> None:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
+            # A title within the tool's schema (200 characters), not itself JSON: the SDK parses a string
+            # argument that is JSON into an object, and the tool then refuses it (not a string).
             for i, (_f, text, _v) in forms:
-                result = await s.call_tool("save", {"content": f"item{i:04d}\n{text}", "title": text})
+                args = {"content": f"item{i:04d}\n{text}", **({"title": f"Note: {text}"} if len(text) < 190 else {})}
+                result = await s.call_tool("save", args)
+                assert not result.is_error, (result.content[0].text, args)
                 w.printed.append("\n".join(getattr(c, "text", "") for c in result.content))
 
     asyncio.run(main())
@@ -497,9 +507,21 @@ def _missed_by_the_filter() -> set[int]:
 MISSED_BY_THE_FILTER = _missed_by_the_filter()
 
 
-@pytest.mark.xfail(bool(MISSED_BY_THE_FILTER), reason="filter rule: privrules", strict=False)
-def test_the_filter_leaves_no_core_of_any_form() -> None:
-    assert not MISSED_BY_THE_FILTER, describe({i: ["privacy.clean"] for i in MISSED_BY_THE_FILTER})
+def _missed_in_config() -> set[int]:
+    """The forms whose value the filter leaves in a YAML or TOML document (as the outline channel's string
+    constants hold them), given the document alone: a gap of its rules, not of the outline."""
+    from memory.base.privacy import clean
+
+    return {i for i, (_f, _t, values) in FORMS
+            if any(n in clean("\n".join(doc(values[0]))).encode() for doc in (yaml_doc, toml_doc) for n in NEEDLES[i])}
+
+
+GAPS = {"read-outline": MISSED_BY_THE_FILTER | _missed_in_config()}
+
+
+@pytest.mark.xfail(bool(GAPS["read-outline"]), reason="filter rule: privrules", strict=False)
+def test_the_filter_leaves_no_core_of_any_form_alone_in_a_batch_or_in_yaml_and_toml() -> None:
+    assert not GAPS["read-outline"], describe({i: ["privacy.clean"] for i in GAPS["read-outline"]})
 
 
 @pytest.mark.parametrize("channel", list(CHANNELS))
@@ -520,7 +542,7 @@ def test_no_form_sent_through_a_channel_reaches_any_sink(channel: str, tmp_path:
                 needle = next(n for n in NEEDLES[i] if n in data)
                 at = data.find(needle)
                 print(f"#{i} {SECRETS[i][0]} {place.replace(str(tmp_path), '')}: {data[max(0, at - 150):at + 60]!r}")
-    sinks = {i: p for i, p in found.items() if i not in MISSED_BY_THE_FILTER}
+    sinks = {i: p for i, p in found.items() if i not in GAPS.get(channel, MISSED_BY_THE_FILTER)}
     print(f"\n{channel}: {len(found)} of {len(FORMS)} forms reached a sink, {len(sinks)} of them not a gap of the "
           f"filter's rules ({len(w.hooks.results)} hooks)")
     assert not sinks, describe(sinks, str(tmp_path))
@@ -582,7 +604,11 @@ def plant_everywhere(w: World) -> tuple[list[str], list[int]]:
                                        "'memories_ctx_%'")]
     for table in tables:
         cols = [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
-        key = "rowid" if table != "memory_files" else "memory_id || path"
+        try:
+            db.execute(f'SELECT rowid FROM "{table}" LIMIT 0')
+            key = "rowid"
+        except sqlite3.OperationalError:  # WITHOUT ROWID: the primary key's columns, joined
+            key = " || ".join(f'"{r[1]}"' for r in db.execute(f'PRAGMA table_info("{table}")') if r[5])
         for row in db.execute(f'SELECT {key}, * FROM "{table}" LIMIT 5').fetchall():
             for col, value in zip(cols, row[1:], strict=True):
                 if not isinstance(value, str) or col in ("id", "uid", "session_id", "project"):

@@ -10,7 +10,8 @@ and place, never the values. Redaction rewrites the rows and files, rebuilds the
 vacuums the databases, so no old page keeps the secret (in the file or its WAL).
 
 The filter reads each value once (what it redacts is counted from its markers), a JSON file's strings
-decoded (an escaped `\\n` or `\\"` would hide a secret's start) and a long text file in pieces of at most
+decoded (an escaped `\\n` or `\\"` would hide a secret's start), so are the escaped string literals of
+other texts (a `repr()` an older version stored), and a long text file in pieces of at most
 64 KB cut at line ends, so the audit's cost stays linear in the data dir's size.
 
 detect-secrets' entropy plugins alone ("High Entropy String") are counted as possible secrets but not
@@ -29,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from memory.base.literals import escaped_literals
 from memory.base.privacy import clean
 
 _SKIP_DIRS = {"venv", ".venv", "models", "node_modules", "__pycache__", "vectors", "lancedb"}
@@ -127,12 +129,9 @@ def _markers(text: str) -> Counter[str]:
 
 def _redact_value(text: str, library: list[tuple[str, str]], report: Report, place: str) -> str:
     """The text with our filter's and the library's findings redacted; counts them. The filter reads it
-    once: what it found is counted from the markers it added."""
-    out = clean(text)
-    if out != text:
-        for kind, n in (_markers(out) - _markers(text)).items():
-            report.kinds[kind] += n
-            report.places[place] += n
+    once (and an escaped literal's content again, decoded: an older version stored `repr()`s); what it
+    found is counted from the markers it added."""
+    out = _counted(text, clean(escaped_literals(text) if "\\" in text else text), report, place)
     for kind, value in library:
         if kind in _ENTROPY_ONLY:
             if value in out:
@@ -142,7 +141,23 @@ def _redact_value(text: str, library: list[tuple[str, str]], report: Report, pla
             report.kinds[f"detect-secrets: {kind}"] += 1
             report.places[place] += 1
             out = out.replace(value, f"[REDACTED:{_slug(kind)}]")
+    for _ in range(2 if out != text else 0):
+        # What was redacted is read again until nothing more is found, so that the next audit finds nothing
+        # either: a marker's name may read as a secret's (`[REDACTED:private-key]: ssh-rsa`).
+        again = _counted(out, clean(out), report, place)
+        if again == out:
+            break
+        out = again
     return out
+
+
+def _counted(before: str, after: str, report: Report, place: str) -> str:
+    """`after`, once the markers the filter added to `before` are counted by kind."""
+    if after != before:
+        for kind, n in (_markers(after) - _markers(before)).items():
+            report.kinds[kind] += n
+            report.places[place] += n
+    return after
 
 
 def _tables(db: sqlite3.Connection) -> list[str]:
