@@ -7,7 +7,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -51,6 +51,10 @@ def find_client(name: str, version: str) -> Path:
     found = subprocess.run([str(path), "--version"], capture_output=True, timeout=60).stdout.decode().split()
     assert found and found[-1] == version, f"{path} is {found}, not the pinned {version}"
     return path
+
+
+BILLING = {"billing.py": "def total(amount):\n    return amount * 1.2\n"}  # the other hosts' e2e project
+DECISION = "We decided invoices round to cents with Decimal, never float."
 
 
 class ClaudeRun(NamedTuple):
@@ -196,3 +200,22 @@ def event_label(payload: Json) -> str:
     detail = payload.get("source") or payload.get("trigger") or payload.get("tool_name")
     name = str(payload.get("hook_event_name"))
     return f"{name}:{detail}" if detail else name
+
+
+def claude_before_and_after(run_claude: RunClaude, project: Path, tmp_path: Path) -> Callable[[], None]:
+    """A Claude Code session (the real CLI) that decides DECISION now, and the check to run after another
+    host's session: the next Claude Code session is given that host's rename of `total` in billing.py."""
+    from tests.support.fake_anthropic import Turns, all_text, text
+
+    home = tmp_path / "claude-home"
+    before = run_claude(DECISION, cwd=project, home=home, plugin_dir=REPO, script=Turns([text("Noted.")]))
+    assert before.returncode == 0, before.describe()
+
+    def after() -> None:
+        run = run_claude("What did we change in billing.py?", cwd=project, home=home, plugin_dir=REPO,
+                         script=Turns([text("You renamed total to total_with_tax.")]))
+        assert run.returncode == 0, run.describe()
+        first = all_text(run.main_requests[0])
+        assert "billing.py" in first and "total_with_tax" in first, first[-3000:]
+
+    return after

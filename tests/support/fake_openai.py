@@ -1,6 +1,7 @@
-"""Fake OpenAI APIs on 127.0.0.1 for driving real clients without a network: the Responses API (Codex CLI)
-and Chat Completions (OpenCode's OpenAI-compatible provider). Each request is answered, streamed, by the next
-step of a script (a tool call, or a final message), and every request body is kept for the test to read."""
+"""Fake model APIs on 127.0.0.1 for driving real clients without a network: OpenAI's Responses API (Codex
+CLI), Chat Completions (OpenCode's OpenAI-compatible provider) and Gemini's generateContent (Gemini CLI).
+Each request is answered, streamed, by the next step of a script (a tool call, or a final message), and
+every request body is kept for the test to read."""
 
 from __future__ import annotations
 
@@ -132,3 +133,23 @@ class FakeChat(_Fake):
                   {**base, "object": "chat.completion.chunk", "usage": usage,
                    "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}]
         send_events(handler, [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"])
+
+
+class FakeGemini(_Fake):
+    """Gemini's API (POST /v1beta/models/M:streamGenerateContent?alt=sse); the CLI's side requests (token
+    counts, its model router's classifier) get a short answer and take no step."""
+
+    def answer(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        if ":countTokens" in handler.path:
+            send_json(handler, {"totalTokens": 10})
+            return
+        main = ":streamGenerateContent" in handler.path and body.get("tools")
+        step = self._next() if main else {"text": '{"reasoning": "simple", "model_choice": "flash"}'}
+        part = ({"functionCall": {"name": step["call"], "args": step["arguments"]}} if "call" in step
+                else {"text": step["text"]})
+        resp = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}}
+        if ":streamGenerateContent" in handler.path:
+            send_events(handler, [f"data: {json.dumps(resp)}\r\n\r\n"])
+        else:
+            send_json(handler, resp)
