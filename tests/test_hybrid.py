@@ -288,7 +288,7 @@ def test_a_relative_date_in_the_query_counts_from_as_of(home: Path) -> None:
     _dated(ws, "2023-03-04T19:00", ["Cooked a mushroom risotto for dinner", "The weather was mild"], "s-march")
     _dated(ws, "2023-05-29T19:00", ["Cooked a lentil curry for dinner", "Watched a film after"], "s-may")
     p = indexed(home, ws)
-    weights = hybrid.Weights(time=0.25)
+    weights = hybrid.Weights()  # the default lift: between hits that match as well, the one in the span leads
 
     def first(as_of: str) -> str:
         hits = hybrid.search(ws.db, "what did I cook for dinner yesterday", limit=3, weights=weights,
@@ -303,6 +303,21 @@ def test_a_relative_date_in_the_query_counts_from_as_of(home: Path) -> None:
 
     assert filters_from(layers.filters_json(Filters(as_of=12.5))).as_of == 12.5  # the CLI asks the worker
     p.close()
+
+
+def test_a_time_span_lifts_a_hit_by_a_share_of_its_own_score() -> None:
+    """"Last weekend" names when something happened, not when it was told: a memory recorded in the span
+    gains a share of its own score, so it passes only a hit that matches about as well, never the evidence
+    told earlier that matches clearly better (TIME_LIFT)."""
+    rows = {i: (f"s{i}", 0.5) for i in (1, 2, 3, 4)}
+    w = hybrid.Weights(session=0.0)
+    told_earlier = hybrid.fuse({1: 10.0, 2: 6.0, 3: 4.0}, {}, rows, w, dated={3: w.time})
+    assert [s.id for s in told_earlier] == [1, 2, 3]  # added as 0.25 of the most, 3 rose over 2
+    tie = hybrid.fuse({2: 6.0, 3: 6.0}, {}, rows, w, dated={3: w.time})
+    assert [s.id for s in tie] == [3, 2]
+    # a memory with no evidence of its own gets nothing from being recorded in the span
+    nothing = hybrid.fuse({1: 10.0}, {4: 0.1, 1: 0.9}, rows, w, dated={4: w.time})
+    assert nothing[-1].id == 4 and nothing[-1].score == 0.0
 
 
 def test_cli_search_as_of_resolves_yesterday_from_that_date(home: Path, project: Path) -> None:

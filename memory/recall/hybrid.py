@@ -45,13 +45,23 @@ TALLY = re.compile(r"\b(how many|how much|total|in all|altogether|combined|avera
                    r"|than|between)\b|\bfirst\b.*\bor\b|сколько", re.I)
 
 
+# TIME_LIFT. "Last weekend" in a question names when something happened, but a memory's time is when it was
+# told: a question asked on Monday about "last weekend" may be about an event told weeks before, about an
+# earlier weekend. The lift used to be added to every memory recorded in the span (0.25 of the most the lists
+# can give), so a memory that merely happened to be recorded then rose over the evidence: on the held-out
+# half of LongMemEval it pushed evidence out of the top 5, and on both development datasets it changed no
+# recall figure (docs/benchmarks.md, 2026-12-07). Now a hit in the span gains a share of its own score
+# (`time`, 0.1): a tie-breaker between hits whose words and meaning match about as well, never a lift for
+# a memory with no evidence of its own.
+
+
 @dataclass
 class Weights:
     keyword: float = 0.75
     vector: float = 0.25
     session: float = 0.25
     repeat: float = 0.0  # each further hit of a session already ranked keeps (1 - repeat) of its score
-    time: float = 0.25  # added to the hits recorded in the span of time the query names ("last week")
+    time: float = 0.1  # the share a hit recorded in the span of time the query names gains (TIME_LIFT)
     later: float = 0.0  # added to those recorded after that span, up to the time asked at (told afterwards)
     cap: float = 0.0  # places one session may take in the top CAP_TOP (0: no cap); the others move down
     tally: float = 0.0  # the session lift for a question that counts, sums or compares (TALLY)
@@ -216,9 +226,9 @@ def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, Any], wei
     most = (weights.keyword if lex else 0.0) + (weights.vector if vec else 0.0)
     if method == "rrf":
         most /= rrf_k + 1
-    if dated:  # {id: the time weight it earns}: added in units of the most the lists can give
+    if dated:  # {id: the time weight it earns}: a share of the hit's own score (TIME_LIFT)
         for i in dated.keys() & ids:
-            base[i] += dated[i] * most
+            base[i] *= 1 + dated[i]
         most *= 1 + max(dated.values())
     most = most or 1.0
     # The same gentle boost keyword search gives: between two equally relevant memories, the important one.
