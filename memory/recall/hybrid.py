@@ -48,11 +48,12 @@ TALLY = re.compile(r"\b(how many|how much|total|in all|altogether|combined|avera
 # TIME_LIFT. "Last weekend" in a question names when something happened, but a memory's time is when it was
 # told: a question asked on Monday about "last weekend" may be about an event told weeks before, about an
 # earlier weekend. The lift used to be added to every memory recorded in the span (0.25 of the most the lists
-# can give), so a memory that merely happened to be recorded then rose over the evidence: on the held-out
-# half of LongMemEval it pushed evidence out of the top 5, and on both development datasets it changed no
-# recall figure (docs/benchmarks.md, 2026-12-07). Now a hit in the span gains a share of its own score
-# (`time`, 0.1): a tie-breaker between hits whose words and meaning match about as well, never a lift for
-# a memory with no evidence of its own.
+# can give), so a memory that merely happened to be recorded then rose over evidence that matched better: on
+# the held-out half of LongMemEval it pushed evidence out of the top 5. Now a hit in the span gains a share
+# of its own score (`time`, still 0.25): it passes hits that match about as well, and a memory with no
+# evidence of its own gains nothing. On the development data (neighbour-aware keyword list, 2026-12-07):
+# LongMemEval r@5/r@10 unchanged, LoCoMo -0.004/-0.006 against the added lift, +0.005/+0.007 over none;
+# a share of 0.1 was lower on both (docs/benchmarks.md).
 
 
 @dataclass
@@ -61,7 +62,7 @@ class Weights:
     vector: float = 0.25
     session: float = 0.25
     repeat: float = 0.0  # each further hit of a session already ranked keeps (1 - repeat) of its score
-    time: float = 0.1  # the share a hit recorded in the span of time the query names gains (TIME_LIFT)
+    time: float = 0.25  # the share of its score a hit recorded in the span the query names gains (TIME_LIFT)
     later: float = 0.0  # added to those recorded after that span, up to the time asked at (told afterwards)
     cap: float = 0.0  # places one session may take in the top CAP_TOP (0: no cap); the others move down
     tally: float = 0.0  # the session lift for a question that counts, sums or compares (TALLY)
