@@ -344,13 +344,19 @@ def test_arbitrary_text_as_a_query_never_raises(tmp_path: Path) -> None:
     check()
 
 
-def test_bm25_ranks_a_title_match_above_a_content_only_match(db: sqlite3.Connection) -> None:
-    content_only = add(db, "Notes on the build", "we saw the scheduler stall twice during the nightly build")
-    in_title = add(db, "Scheduler stall", "happened twice during the nightly build run, see the notes")
+def test_a_title_cut_from_the_content_does_not_outrank_the_answer(db: sqlite3.Connection) -> None:
+    """A title is mostly its content's first line (capture, `save --jsonl`): counted over the content (weight 3),
+    its words counted four times and the memory that told the answer further down came second
+    (KEYWORD_WEIGHTS). A word only in a title still finds its memory."""
+    plans = add(db, "Hiking trip plans", "Hiking trip plans: gear list, trail maps, campsite booking, snacks, water, "
+                "first aid kit and a headlamp.")
+    told = add(db, "Weekend recap", "Last weekend was busy: groceries on Saturday morning, then my sister came over "
+               "and we drove to the coast for the hiking trip she had talked about for months.")
     add(db, "Unrelated", "nothing to see here at all")
-    hits = keyword_search(db, "scheduler")
-    assert [h.id for h in hits] == [in_title, content_only]
+    hits = keyword_search(db, "Where did my sister and I go on the hiking trip?")
+    assert [h.id for h in hits] == [told, plans]
     assert hits[0].score > hits[1].score > 0
+    assert [h.id for h in keyword_search(db, "recap")] == [told]
 
 
 def test_russian_memory_is_found_by_another_word_form(db: sqlite3.Connection) -> None:

@@ -132,10 +132,22 @@ def hit_from_row(row: sqlite3.Row, score: float, parts: dict[str, float] | None 
                row["content"], row["importance"], row["project"], parts)
 
 
+# bm25() weights of title, content and tags in keyword mode. A title is mostly cut from its content (capture
+# takes a decision's or a reply's first 150 characters, "Asked: " and a prompt's first line; `save --jsonl`
+# the first line) and tags name what the content says, so their words are counted in the content already:
+# weighted 3 and 0.5, a title's words counted four times, and a memory whose first line named the query's
+# words outranked the one that told the answer further down. On the LongMemEval development split that put
+# keyword mode below plain FTS5 BM25 over the content alone (recall@10 -0.020; on the held-out half recall@5
+# -0.030). At a quarter each: recall@1/5/10 .351/.804/.860 against plain BM25's .316/.782/.859 (3/1/0.5:
+# .290/.791/.839); LoCoMo, whose titles are speaker labels, moves by at most 0.001 at any of 0-3 (the title
+# weight) and stays .074 over plain BM25 at recall@5 (docs/benchmarks.md, 2026-12-07).
+KEYWORD_WEIGHTS = "0.25, 1.0, 0.25"
+
+
 def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filters | None = None,
                    min_terms: int = 1, max_candidates: int | None = None) -> list[Hit]:
-    """BM25 (title weighted over content over tags), filters applied before the cut, then a gentle boost
-    for importance. `min_terms` drops hits that share fewer distinct content words with the query.
+    """BM25 (content, with its title and tags at a quarter: KEYWORD_WEIGHTS), filters applied before the cut,
+    then a gentle boost for importance. `min_terms` drops hits that share fewer distinct content words with the query.
 
     `max_candidates` bounds the work for a hook: BM25 costs ~2 us per matching row, so with common words
     over 50,000 memories ranking every match takes ~100 ms. Only the newest N matches are ranked then
@@ -154,7 +166,7 @@ def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filte
             where += " AND memories_fts.rowid >= ?"
             args.append(edge[0])
     rows = db.execute(
-        f"""SELECT m.*, bm25(memories_fts, 3.0, 1.0, 0.5) AS rank
+        f"""SELECT m.*, bm25(memories_fts, {KEYWORD_WEIGHTS}) AS rank
             FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
             WHERE memories_fts MATCH ? {where}
             ORDER BY rank LIMIT ?""",
