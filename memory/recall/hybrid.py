@@ -25,7 +25,7 @@ from typing import Any
 from memory.base.config import env, env_int
 from memory.base.timeparse import DAY, query_span
 from memory.recall import layers
-from memory.recall.search import Filters, Hit, fts_query, hit_from_row, relevance
+from memory.recall.search import KEYWORD_WEIGHTS, Filters, Hit, fts_query, hit_from_row, relevance
 from memory.store.workspace import Workspace
 
 CANDIDATES = 200  # per list; the fused top-k is taken from their union (100: -1.5 points recall@10)
@@ -33,7 +33,10 @@ CANDIDATES = 200  # per list; the fused top-k is taken from their union (100: -1
 # LongMemEval split it sank hybrid recall@5 below the keyword mode (0.703 against 0.791): a memory's
 # neighbours outranked the evidence from other sessions. At 0.1 hybrid beats or ties both baselines on
 # both datasets (docs/benchmarks.md, 2026-11-24; 0.25 and 0.15 still lose at LongMemEval's recall@5).
-BM25_WEIGHTS = "3.0, 1.0, 0.5, 0.1"
+# Title and tags at a quarter, as in keyword mode and for its reason (search.py KEYWORD_WEIGHTS): at 3 and
+# 0.5 this list's recall@1/5/10 on LongMemEval was .292/.794/.857, at a quarter .306/.812/.875; LoCoMo
+# .354/.629/.711 and .354/.629/.710 (docs/benchmarks.md, 2026-12-07).
+BM25_WEIGHTS = "0.25, 1.0, 0.25, 0.1"
 CAP_TOP = 5  # the places Weights.cap spreads over sessions: the prompt hook injects the first few hits
 LEX_BOUND = 1000  # keyword matches ranked at most (the newest): scripts/bench/search.py, 100,000 memories
 # A question that counts, sums or compares ("how many", "the total", "my previous status", "which came
@@ -157,7 +160,7 @@ def keyword_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: 
     if pending:
         marks = ",".join("?" * len(pending))
         for row in db.execute(
-            f"""SELECT memories_fts.rowid AS id, bm25(memories_fts, 3.0, 1.0, 0.5) AS rank
+            f"""SELECT memories_fts.rowid AS id, bm25(memories_fts, {KEYWORD_WEIGHTS}) AS rank
                 FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
                 WHERE memories_fts MATCH ? AND memories_fts.rowid IN ({marks}) {where} ORDER BY rank LIMIT ?""",
             [match, *pending, *args, k],
