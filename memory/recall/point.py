@@ -22,7 +22,6 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 
 KIND = "inject-edit"  # access_log / injections kind: `memory why` shows it; prompt recall skips what it showed
 SHOWN = 3  # lines at most: a note beside an edit, not a search result page
-FEW = 2  # lines when none is about the definition being edited: what else was recorded about the file
 CANDIDATES = 60  # newest memories naming the file that are ranked (a file edited in every session stays cheap)
 MAX_READ = 2 << 20  # bytes of the file read to place the edit on a line
 # What a memory about a file is worth beside an edit: what was decided and what broke first, then what was
@@ -48,9 +47,8 @@ def recall(ws: Workspace, session_id: str, path: str, old_text: str = "") -> str
     # Rows saved before the flag knew their form are read again (memory/base/fence.py is_flagged), best first,
     # until SHOWN pass: the flag withholds a memory here as at startup and per prompt.
     ranked: list[sqlite3.Row] = []
-    focused = _focus(rows, names, about)
-    for r in sorted(focused, key=lambda r: -scores[r["id"]]):
-        if len(ranked) == (SHOWN if len(focused) < len(rows) or not names else FEW):
+    for r in sorted(rows, key=lambda r: -scores[r["id"]]):
+        if len(ranked) == SHOWN:
             break
         if not fence.is_flagged(r, r["title"], r["content"]):
             ranked.append(r)
@@ -77,15 +75,6 @@ def _candidates(db: sqlite3.Connection, session_id: str, path: str) -> list[sqli
               AND m.title NOT LIKE 'Read %' AND (m.expires_at IS NULL OR m.expires_at > ?)
               AND (m.flags IS NULL OR m.flags = '')
             ORDER BY m.created_at DESC LIMIT {CANDIDATES}""", (path, session_id, time.time())).fetchall()
-
-
-def _focus(rows: list[sqlite3.Row], names: list[str], about: set[int]) -> list[sqlite3.Row]:
-    """When some memories are about the definition the edit is in, those (and the file's decisions and fixes);
-    the others, about other parts of the file, would only dilute the note. Else all of them."""
-    mine = [r for r in rows if r["id"] in about or _WEIGHT.get(r["type"], 0.3) >= 0.9
-            or names and _mentions(r["title"] + "\n" + r["content"], names)]
-    return mine if any(r["id"] in about or _mentions(r["title"] + "\n" + r["content"], names) for r in mine) \
-        and names else rows
 
 
 def _about(db: sqlite3.Connection, ids: list[int], path: str, names: list[str]) -> set[int]:
