@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,3 +44,16 @@ def hooks(home: Path, project: Path) -> Iterator[HookRunner]:
     for r in runner.results:  # the contract, checked after every test that ran hooks
         assert r["exit_code"] == 0, r
         assert not r["stdout"].strip() or isinstance(r["json"], dict), r
+
+
+@pytest.fixture(autouse=True)
+def _no_shm_spool_left_behind() -> Iterator[None]:
+    """A test that fills the data dir and the temp dir spools into /dev/shm (memory/base/config.py fallback_dirs),
+    which every test shares: what it leaves there would change what the next tests' hooks load and report."""
+    shm = Path("/dev/shm") / f"claude-memory-{os.getuid()}"
+    before = set(os.listdir(shm)) if shm.is_dir() else set()
+    yield
+    if shm.is_dir():
+        for name in set(os.listdir(shm)) - before:
+            shutil.rmtree(shm / name, ignore_errors=True)
+

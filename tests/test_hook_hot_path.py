@@ -14,6 +14,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from memory.base.classify import DEFAULT_LOW_VALUE, is_low_value
 from memory.base.project import _slug, normalise_remote, origin_url
 from memory.store import normalise
@@ -358,6 +360,10 @@ def test_a_read_s_pre_tool_use_loads_no_privacy_filter_notices_or_sha(tmp_path: 
     """PreToolUse runs before every Read and, for a file the client reads whole, writes nothing: the privacy
     filter is loaded only when a log line is written (~3.7 M instructions), and with no spool and no fallback
     folder in the temp dir neither notices nor the SHA-256 module (hashing the data dir's path) is."""
+    shm = Path("/dev/shm") / f"claude-memory-{os.getuid()}"
+    if shm.is_dir() and any(n.startswith("spool-") for n in os.listdir(shm)):
+        pytest.skip(f"{shm} holds a spool of another data dir (events this machine could not write): a hook "
+                    "then looks for its own, which is what this test says it does not need to")
     small = tmp_path / "project" / "a.py"
     small.parent.mkdir()
     small.write_text("x = 1\n")
