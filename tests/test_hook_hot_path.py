@@ -370,6 +370,6 @@ def test_a_read_s_pre_tool_use_loads_no_privacy_filter_notices_or_sha(tmp_path: 
     read = {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": str(small)}}
     temp = tmp_path / "temp"
     temp.mkdir()
-    modules = _hook_modules(tmp_path, read, entry="pre_tool_use", TMPDIR=str(temp))
+    modules = _hook_modules(tmp_path, read, entry="pre_tool_use", TMPDIR=str(temp), XDG_RUNTIME_DIR=str(temp))
     assert not modules & {"memory.base.privacy", "memory.base.notices", "memory.base.sha", "_sha256", "_sha2"}, \
         sorted(modules)
