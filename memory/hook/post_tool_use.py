@@ -47,21 +47,19 @@ def _symbols(ws: Workspace, event: dict[str, Any], saved: list[store.Saved]) -> 
         return
     from memory.store import symbols
 
-    symbols.check_file(ws.db, path)
+    data = symbols.read(path)  # read once: the staleness check and an edit's record both need it
+    if data is None:
+        return
+    symbols.check(ws.db, path, data.decode("utf-8", "replace"))
     changes = [s.id for s in saved if s.id is not None and s.action in ("inserted", "updated")]
     if tool != "Read" and changes:
-        _record_edit(ws, path, str(tin.get("new_string") or tin.get("content") or ""), changes)
+        _record_edit(ws, path, data, str(tin.get("new_string") or tin.get("content") or ""), changes)
 
 
-def _record_edit(ws: Workspace, path: str, new: str, ids: list[int]) -> None:
+def _record_edit(ws: Workspace, path: str, data: bytes, new: str, ids: list[int]) -> None:
     from memory.base.definitions import enclosing
     from memory.store import symbols
 
-    try:
-        with open(path, "rb") as f:
-            data = f.read(symbols.MAX_BYTES)
-    except OSError:
-        return
     at = data.find(new.encode("utf-8", "replace")) if new.strip() else -1
     names = enclosing(data, data.count(b"\n", 0, at) + 1) if at >= 0 else []
     if names:

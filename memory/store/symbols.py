@@ -43,16 +43,21 @@ def check(db: sqlite3.Connection, path: str, text: str) -> int:
     return len(marks)
 
 
-def check_file(db: sqlite3.Connection, path: str) -> int:
-    """check() against the file on disk (a file that is gone: its symbols are gone too)."""
+def read(path: str) -> bytes | None:
+    """The file's first MAX_BYTES (b"" when it is gone: its symbols are gone too), None when it cannot be read."""
     try:
         with open(path, "rb") as f:
-            text = f.read(MAX_BYTES).decode("utf-8", "replace")
+            return f.read(MAX_BYTES)
     except FileNotFoundError:
-        text = ""
+        return b""
     except OSError:
-        return 0
-    return check(db, path, text)
+        return None
+
+
+def check_file(db: sqlite3.Connection, path: str) -> int:
+    """check() against the file on disk."""
+    data = read(path)
+    return 0 if data is None else check(db, path, data.decode("utf-8", "replace"))
 
 
 def stale(db: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
