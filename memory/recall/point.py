@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 KIND = "inject-edit"  # access_log / injections kind: `memory why` shows it; prompt recall skips what it showed
 SHOWN = 3  # lines at most: a note beside an edit, not a search result page
 CANDIDATES = 60  # newest memories naming the file that are ranked (a file edited in every session stays cheap)
-MAX_READ = 2 << 20  # bytes of the file read to place the edit on a line
 # What a memory about a file is worth beside an edit: what was decided and what broke first, then what was
 # learned, then what was changed (a change names the session's task, the "why" of that edit).
 _WEIGHT = {"decision": 1.0, "bugfix": 0.9, "learning": 0.8, "discovery": 0.6, "fact": 0.6, "change": 0.5,
@@ -39,9 +38,11 @@ def recall(ws: Workspace, session_id: str, path: str, old_text: str = "") -> str
     rows = _candidates(ws.db, session_id, path)
     if not rows:
         return ""
-    symbols.check_file(ws.db, path)  # what changed in the file since a memory was made labels it, lazily
+    data = symbols.read(path)  # read once: the staleness check and placing the edit both need it
+    if data is not None:  # what changed in the file since a memory was made labels it, lazily
+        symbols.check(ws.db, path, data.decode("utf-8", "replace"))
     old = symbols.stale(ws.db, [r["id"] for r in rows])
-    names = _touched(ws.db, path, old_text)
+    names = _touched(ws.db, path, old_text, data or b"")
     about = _about(ws.db, [r["id"] for r in rows], path, names)
     scores = {r["id"]: _score(r, names, r["id"] in old, r["id"] in about) for r in rows}
     # Rows saved before the flag knew their form are read again (memory/base/fence.py is_flagged), best first,
@@ -113,26 +114,14 @@ def _outline(db: sqlite3.Connection, path: str) -> str:
     return row[0] if row else ""
 
 
-def _touched(db: sqlite3.Connection, path: str, old_text: str) -> list[str]:
+def _touched(db: sqlite3.Connection, path: str, old_text: str, data: bytes) -> list[str]:
     """The definitions the edit is in, innermost first: from the file's cached outline, or (a file too short to
-    be outlined) from the definition lines above the edit."""
-    data, line = _edit_line(path, old_text)
-    if not line:
+    be outlined) from the definition lines above the edit. `data`: the file as it is now, before the edit."""
+    at = data.find(old_text.encode("utf-8", "replace")) if old_text.strip() else -1
+    if at < 0:
         return []
+    line = data.count(b"\n", 0, at) + 1
     return symbols_at(_outline(db, path), line) or enclosing(data, line)
-
-
-def _edit_line(path: str, old_text: str) -> tuple[bytes, int]:
-    """The file as it is now (before the edit) and the line the edit's old text starts on (0: not found)."""
-    if not old_text.strip():
-        return b"", 0
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_READ)
-    except OSError:
-        return b"", 0
-    at = data.find(old_text.encode("utf-8", "replace"))
-    return data, (data.count(b"\n", 0, at) + 1 if at >= 0 else 0)
 
 
 def symbols_at(outline: str, line: int) -> list[str]:
