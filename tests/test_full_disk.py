@@ -127,7 +127,7 @@ def test_fifteen_tool_events_of_a_full_disk_are_kept_told_once_and_all_written_l
     assert LINE.match(report["what the user is told"])
 
     filler.unlink()  # space returns
-    for _ in range(40):  # each hook replays within its 30 ms budget
+    for _ in range(18):  # each hook replays at least one event, however loaded the machine (spool.replay)
         runner.tool("Bash", {"command": "true"}, {"stdout": "", "stderr": ""})
         if not [p for p in kept.glob("*.json") if p.name != "fault.json"]:
             break

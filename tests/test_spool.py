@@ -68,7 +68,7 @@ def test_a_replay_that_meets_the_lock_again_keeps_the_event(
     hooks.prompt("Also check the currency conversion for yen amounts")  # still locked: both wait
     assert len(list((home / "spool").glob("*.json"))) == 2
     locked.rollback()
-    for _ in range(5):  # each hook replays within a 30 ms budget: on a loaded machine one may do only one
+    for _ in range(2):  # each hook replays at least one event, however loaded the machine (spool.replay)
         hooks.stop("Looked at the rounding")
         if not list((home / "spool").glob("*")):
             break
@@ -82,7 +82,7 @@ def test_a_damaged_spool_file_is_set_aside_and_breaks_nothing(hooks: HookRunner,
     spool.mkdir(mode=0o700)
     (spool / "00000000000000000001-1-post_tool_use.json").write_text('{"hook": "post_tool_use", "event": ')
     (spool / "00000000000000000002-1-os.json").write_text('{"hook": "../../x", "event": {}}')
-    for _ in range(5):  # each hook replays within a 30 ms budget: on a loaded machine one may do only one
+    for _ in range(2):  # each hook takes at least one event, however loaded the machine (spool.replay)
         hooks.tool("Bash", {"command": "pytest tests/test_tax.py"}, {"stdout": "FAILED test_vat_rounding",
                                                                      "stderr": ""})
         if not list(spool.glob("*.json")):

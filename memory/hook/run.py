@@ -293,8 +293,11 @@ def _replay_spool() -> None:
         from memory.hook import spool
 
         deadline = time.monotonic() + spool.REPLAY_BUDGET_S
-        for folder in spool.folders():
-            spool.replay(dispatch, budget_s=deadline - time.monotonic(), folder=folder)
+        written = 0
+        for folder in spool.folders():  # a folder replays one event whatever its budget: the next only in time
+            if written and time.monotonic() > deadline:
+                break
+            written += spool.replay(dispatch, budget_s=deadline - time.monotonic(), folder=folder)
         spool.clear_fault_if_over()
     except BaseException as exc:  # noqa: BLE001
         log_exception("spool replay", exc)

@@ -399,8 +399,8 @@ def _claim(folder: str, name: str) -> str | None:
 
 def replay(dispatch: Dispatch, budget_s: float = REPLAY_BUDGET_S, folder: str | None = None) -> int:
     """Replay spooled events through `dispatch` (memory/hook/run.py's), each in the project it was
-    recorded in (their output is dropped: the session they belonged to
-    has moved on) until the budget is spent. An event still refused by a locked database goes back to
+    recorded in (their output is dropped: the session they belonged to has moved on) until the budget is
+    spent, the first event whatever the budget. An event still refused by a locked database goes back to
     the spool. Returns how many were written."""
     folder = folder or spool_dir()
     names = pending(folder)
@@ -409,13 +409,16 @@ def replay(dispatch: Dispatch, budget_s: float = REPLAY_BUDGET_S, folder: str | 
     from memory.base.log import log, log_exception
 
     deadline = time.monotonic() + budget_s
-    done = 0
+    done = tried = 0
     for name in names:
-        if time.monotonic() > deadline:
+        # At least one event a call whatever the budget: on a loaded machine a hook may be descheduled past its
+        # whole budget before it starts, and a spool must still drain by one event a hook.
+        if tried and time.monotonic() > deadline:
             break
         claimed = _claim(folder, name)
         if claimed is None:
             continue
+        tried += 1
         try:
             with open(claimed, encoding="utf-8") as f:
                 record = json.loads(f.read())

@@ -1,7 +1,7 @@
 """Real source files on this machine, picked deterministically, for the outline tests and benchmark.
 
-Each language has a list of roots where a Debian/pyenv/npm machine keeps
-source; the first existing root wins. Files of at least ``min_lines`` lines
+Each language has a list of roots where a Debian/npm machine keeps source (Python's own from the
+running interpreter); the first existing root wins. Files of at least ``min_lines`` lines
 are sorted by path and sampled evenly, so the same machine always yields the
 same files, spread across the whole tree rather than the first folder.
 """
@@ -30,8 +30,8 @@ def _npm_roots() -> list[str]:
 
 
 def _python_roots() -> list[str]:
-    roots = [sysconfig.get_paths()["stdlib"], "/root/.pyenv/versions/3.11.7/lib/python3.11"]
-    return [r for r in roots if r]
+    root = sysconfig.get_paths()["stdlib"]
+    return [root] if root else []
 
 
 def _existing(*patterns: str) -> list[str]:
@@ -51,9 +51,9 @@ _SOURCES: dict[str, tuple[list[str], str, tuple[str, ...]]] = {
     "rust": (_existing("/usr/src/rustc-*/library",
                        "~/.rustup/toolchains/*/lib/rustlib/src/rust/library", "~/.cargo/registry/src"),
              "**/*.rs", ()),
-    # CPython's C API headers and the C examples Debian ships.
-    "c": (_existing(sysconfig.get_paths()["include"], "/root/.pyenv/versions/3.11.7/include/python3.11",
-                    "/usr/share/doc"), "**/*.[ch]", ()),
+    # CPython's C API headers: the running interpreter's own, so every machine with this Python outlines the
+    # same files (the C examples under /usr/share/doc varied with the Debian packages a machine had installed).
+    "c": (_existing(sysconfig.get_paths()["include"]), "**/*.[ch]", ()),
     # LLVM's headers are C++ despite the .h (outlined with language="cpp").
     "cpp": (_existing("/usr/include/llvm-1*/llvm", "/usr/include/c++/*/bits"), "**/*.h", ()),
     "php": (_existing("/usr/lib/google-cloud-sdk/platform/google_appengine"), "**/*.php", ()),
