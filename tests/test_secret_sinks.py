@@ -304,7 +304,7 @@ def ch_spool_locked(w: World) -> None:
 
 def ch_spool_blocked(w: World) -> None:
     """A data dir that cannot be written (its parent is a file): events go to the temp dir's spool."""
-    w.env.delenv("XDG_RUNTIME_DIR", raising=False)  # tests/support/pg_server.py sets one for the whole run
+    w.env.delenv("XDG_RUNTIME_DIR", raising=False)  # the runner's own runtime dir would take the spool
     blocker = w.home.parent / "blocked"
     blocker.write_text("a file where the data dir's parent should be")
     w.env.setenv("MEMORY_HOME", str(blocker / "data"))

