@@ -199,12 +199,12 @@ def test_a_host_and_port_are_not_a_cut_password(text: str) -> None:
 
 
 def test_notices_and_the_worker_log_are_filtered(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
-    from memory import worker
     from memory.base import notices
+    from memory.worker.log import log
 
     monkeypatch.setenv("MEMORY_HOME", str(tmp_path))
     notices.add("error", "psql failed: PGPASSWORD=Zq8vW2nP4tLk psql -h db")
-    worker._log("extract failed for postgres://app:Zq8vW2nP4tLk@db/shop")
+    log("extract failed for postgres://app:Zq8vW2nP4tLk@db/shop")
     written = (tmp_path / notices.NAME).read_text() + capsys.readouterr().err
     assert "Zq8vW2nP4tLk" not in written and written.count("[REDACTED:") == 2
 

@@ -200,7 +200,7 @@ def _setup(home: str, venv: str | None) -> str:
 
 
 def _worker(home: str) -> str:
-    """Alive, or why not: a failed start is recorded (memory/worker/__init__.py) and hooks wait before retrying."""
+    """Alive, or why not: a failed start is recorded (memory/worker/process.py) and hooks wait before retrying."""
     from memory.base import worker_client
 
     if not worker_client.enabled():

@@ -18,7 +18,7 @@ from memory.base.config import env_int
 # A window of five memories must fit the embedding models' input (all-MiniLM-L6-v2 reads 256 word
 # pieces): each member's text is cut to this many characters in the window.
 WINDOW_MEMBER_CHARS = 400
-# How a memory's window vector is made (memory/worker ProjectIndex._embed): "text" embeds the window's
+# How a memory's window vector is made (memory/worker/index.py ProjectIndex._embed): "text" embeds the window's
 # text (its own text and its neighbours', three times the tokens of the memory alone), "mean" averages
 # the members' own vectors (no second forward pass), "none" stores the memory's own vector alone.
 WINDOW_RULES = ("text", "mean", "none")

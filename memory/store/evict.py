@@ -430,5 +430,5 @@ def _evict_bytes(r: Run, spaces: list[Workspace], excess: int, now: float, gone:
 def handle_job(ws: Workspace, payload: dict[str, Any], delete_vectors: VectorDelete | None = None
                ) -> dict[str, Any]:
     """An `evict` job (payload: {"reason": ...}) over the whole data dir the workspace lives in; the
-    worker runs it with the vector store's delete (memory/worker/__init__.py's evict_job)."""
+    worker runs it with the vector store's delete (memory/worker/jobs.py's evict_job)."""
     return run(ws.home, delete_vectors=delete_vectors)

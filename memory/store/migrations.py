@@ -173,7 +173,7 @@ def m002_outlines(db: sqlite3.Connection) -> None:
 
 
 def m003_semantic(db: sqlite3.Connection) -> None:
-    # Derived data for semantic recall, written by the worker only (memory/worker/__init__.py), rebuilt by
+    # Derived data for semantic recall, written by the worker only (memory/worker/index.py), rebuilt by
     # `memory reindex`. memories_ctx indexes each memory together with its neighbours in the same session
     # (the `ctx` column): on LoCoMo that alone lifts BM25 recall@10 from 0.63 to 0.74. memory_index is the
     # ledger of what the vector store holds, so a worker killed at any point can tell what is missing.

@@ -3,7 +3,7 @@
 Two measures, CPU seconds beside wall seconds (CPU is the one to compare on a shared machine):
 - turns: the turns alone, per length bucket (characters), each bucket one embed() call, as the worker's
   batches come; memories/s = turns per CPU second;
-- worker: what the worker embeds per memory (memory/worker ProjectIndex._embed) under the window rule
+- worker: what the worker embeds per memory (memory/worker/index.py ProjectIndex._embed) under the window rule
   (memory/recall/context.py WINDOW_RULE): with "mean", its own text alone (the window vector is the mean
   of the neighbours' own vectors); "worker, window text" beside it, the rule before: its own text and its
   window with MEMORY_CONTEXT_NEIGHBOURS (2) neighbours of the same session on each side, both through
@@ -11,7 +11,7 @@ Two measures, CPU seconds beside wall seconds (CPU is the one to compare on a sh
 
     .venv/bin/python -m scripts.bench.embed [--providers minilm,hashing] [--memories 256] [--batch 64]
 
-One BLAS thread unless OPENBLAS_NUM_THREADS says otherwise, as in the worker (memory/worker main()).
+One BLAS thread unless OPENBLAS_NUM_THREADS says otherwise, as in the worker (memory/worker/process.py main()).
 """
 
 from __future__ import annotations
