@@ -288,9 +288,10 @@ class ParseBudget:
     allowance runs out (py-tree-sitter 0.26 has no timeout, and its progress callback can only abandon a parse,
     leaving no tree), so a parse that has read `n` bytes stops there; the progress callback counts the work."""
 
-    __slots__ = ("start", "read", "cut", "scale", "units")
+    __slots__ = ("start", "read", "cut", "scale", "units", "limit")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit  # units of the first parse instead of PARSE_UNITS and PARSE_UNITS_PER_KB
         self.start = time.process_time()
         self.read = 0  # furthest byte a parse has read
         self.cut: int | None = None  # where the first parse's text was ended, when it was
@@ -305,7 +306,8 @@ class ParseBudget:
     def spent(self) -> bool:
         """Whether the allowance is used up: the units, or the CPU ceiling."""
         kb = self.read / 1024
-        if self.units > max(PARSE_UNITS, kb * PARSE_UNITS_PER_KB) * self.scale:
+        allowance = max(PARSE_UNITS, kb * PARSE_UNITS_PER_KB) if self.limit is None else self.limit
+        if self.units > allowance * self.scale:
             return True
         ms = (time.process_time() - self.start) * 1000
         return ms > CPU_CEILING * max(PARSE_BUDGET_MS, kb * PARSE_MS_PER_KB * self.scale)
@@ -969,8 +971,11 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
     return symbols
 
 
-def outline_source(source: bytes, path: str, language: str | None = None) -> Outline:
-    """Outline ``source`` (the file's bytes); ``language`` overrides detection."""
+def outline_source(source: bytes, path: str, language: str | None = None, units: list[int] | None = None,
+                   max_units: int | None = None) -> Outline:
+    """Outline ``source`` (the file's bytes); ``language`` overrides detection. ``units``, when given, gets the
+    work its parses did (ParseBudget units: the same on every run, whatever the load); ``max_units`` replaces
+    the first parse's allowance (a parse it ends sets the outline's parsed_bytes)."""
     try:
         if language is None:
             language = refine_language(language_for_path(path, head=source[:256]), path, source)
@@ -988,8 +993,10 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
             return _fallback(path, language, source, f"grammar for {language} not installed")
         # C/C++: parse a copy with derailing macros blanked (same offsets).
         text = mask_macros(source) if language in ("c", "cpp") else source
-        budget = ParseBudget()  # from here: masking a 400 KB header's macros alone can take 25 ms
+        budget = ParseBudget(max_units)  # from here: masking a 400 KB header's macros alone can take 25 ms
         parsed = _parse_repaired(parser, text, language, budget)
+        if units is not None:
+            units.append(budget.units)
         root, broken, blanked = parsed.tree.root_node, parsed.broken, parsed.blanked
         parsed_bytes = None
         if budget.cut is not None:  # over the budget: the whole lines before the cut, or nothing if mostly broken
@@ -1005,6 +1012,8 @@ def outline_source(source: bytes, path: str, language: str | None = None) -> Out
         if broken and parsed_bytes is None:  # definitions a syntax error swallowed, parsed again
             extra, recovered, unread = _recover(parser, parsed, language, budget)
             entries.extend(extra)
+            if units is not None:
+                units[-1] = budget.units
         bare: frozenset[tuple[int, int]] = frozenset()
         if language in VARIABLE_LANGUAGES and not path.endswith("_pb2.py"):
             from parser import variables

@@ -175,7 +175,7 @@ def test_a_huge_file_is_parsed_within_its_budget_and_the_rest_scanned(hooks: Hoo
     reason = denied(pre_read(hooks, path))
     total = source.count("\n")  # it ends with a newline
     assert f"Its outline: {total} lines." in reason
-    assert "not parsed (over the hook's time budget)" in reason and "definitions without a keyword" in reason
+    assert "not parsed (over the hook's parse budget)" in reason and "definitions without a keyword" in reason
     # Parsed rows first (ranges), then scanned ones (start line only); every name is shown, or a note says
     # from which line nothing was scanned or shown.
     assert "-1" in reason.split("method_0(value: int = 0) -> int")[0][-8:]  # a parsed row: its range
@@ -201,13 +201,47 @@ def test_the_parse_stops_at_the_budget() -> None:
     from memory.outline.partial import PARSE_MAX_BYTES, PROBE_BYTES, outline_within
 
     data = _generated(6000).encode()
-    outline, cut = outline_within(data, "big.py", budget_ms=0)  # no time: the probe alone
-    assert 0 < cut <= PROBE_BYTES and data[cut - 1:cut] == b"\n"
+    outline, cut = outline_within(data, "big.py", budget_units=0)  # no work left: the probe alone
+    assert PROBE_BYTES // 2 <= cut <= PROBE_BYTES and data[cut - 1:cut] == b"\n"
     assert outline.parsed and outline.symbols and outline.error_ratio == 0  # cut where a top-level line starts
-    outline, cut = outline_within(data, "big.py", budget_ms=10_000)  # all the time: up to the cap
+    outline, cut = outline_within(data, "big.py", budget_units=10**9)  # all the work: up to the cap
     assert PARSE_MAX_BYTES - 16 * 1024 <= cut <= PARSE_MAX_BYTES
     small = _generated(40).encode()
     assert outline_within(small, "small.py")[1] == len(small)
+
+
+def test_a_partial_outline_is_the_same_however_slow_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The part parsed is counted in tree-sitter's work units, not CPU time: a machine three times as slow (each
+    CPU second read as three) gives the same cut and the same rows."""
+    import time as clock
+
+    from memory.outline.partial import outline_within
+
+    data = _generated(6000).encode()
+    outline, cut = outline_within(data, "big.py")
+    assert 2 * 16 * 1024 < cut < len(data)
+    real = clock.process_time
+    monkeypatch.setattr(clock, "process_time", lambda: 3 * real())
+    slow, slow_cut = outline_within(data, "big.py")
+    assert (slow_cut, slow.render()) == (cut, outline.render())
+
+
+def test_a_part_costlier_than_its_probe_ends_where_the_work_does() -> None:
+    """A file whose first part is cheap to parse (a licence, comments) and the rest is not: the probe's rate
+    over-promises, and the parse of the longer part stops where its units run out; the rest is scanned and the
+    note names its lines."""
+    from memory.outline.partial import outline_within, scanned_tail
+
+    comment = "".join(f"# licence line {i}: permission is hereby granted to any person\n" for i in range(400))
+    data = (comment + "\n" + _generated(6000)).encode()
+    outline, cut = outline_within(data, "lic.py")
+    assert outline.parsed_bytes is not None and cut == outline.parsed_bytes < 256 * 1024
+    assert outline_within(data, "lic.py")[1] == cut  # the same every time
+    total = data.count(b"\n") + 1
+    first = data.count(b"\n", 0, cut) + 1
+    note = f"[lines {first}-{total} not parsed (over the hook's parse budget)"
+    assert scanned_tail(data, cut, total).startswith(note)
+    assert outline.symbols[-1].start_line < first
 
 
 def test_keyword_rows_find_definitions_not_prose() -> None:

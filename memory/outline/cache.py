@@ -77,7 +77,7 @@ def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_re
     """The outline of a file whose bytes are `data`; None when it has none (unknown language, minified,
     unparseable, no symbols, tree-sitter missing). With `writes`, the cache update is queued there to join
     the caller's transaction instead of committing on its own. With `partial`, a large file is outlined only
-    as far as the hook's time budget goes and the rest scanned for keywords (memory/outline/partial.py); such
+    as far as the hook's parse budget goes and the rest scanned for keywords (memory/outline/partial.py); such
     a row is kept under its own key, so a full outline is never served from it."""
     digest = f"{content_hash(data)}/{OUTLINE_FORMAT}"
     row = db.execute(

@@ -2,27 +2,27 @@
 
 PreToolUse denies a whole Read of a file the client refuses (over 256 KB) with its outline. Parsing and
 extracting cost ~0.4 ms CPU per KB of ordinary code and up to ~1.3 on macro-heavy C (a 315 KB Python file:
-107 ms, over the 100 ms budget by itself), so only the first PARSE_MAX_BYTES are parsed, cut where a
-top-level line starts; the rest gets one row per line that opens a definition with a keyword (`def`,
-`class`, `fn`, `func`, `function`, `struct`...), found by a scan of the lines (~1.5 ms per 100 KB), and a note saying
-which lines were scanned rather than parsed and that definitions without a keyword (C functions, Java
-methods) are not listed there: names past the cut are never hidden without saying so."""
+107 ms, over the 100 ms budget by itself), so only the file's first part is parsed, as much as PARTIAL_UNITS
+of parse work holds (at most PARSE_MAX_BYTES), cut where a top-level line starts; the rest gets one row per
+line that opens a definition with a keyword (`def`, `class`, `fn`, `func`, `function`, `struct`...), found by a
+scan of the lines (~1.5 ms per 100 KB), and a note saying which lines were scanned rather than parsed and that
+definitions without a keyword (C functions, Java methods) are not listed there: names past the cut are never
+hidden without saying so. The budget is counted in tree-sitter's work units, not CPU time, so the same file
+gives the same outline however loaded the machine."""
 
 from __future__ import annotations
-
-import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from parser.outline import Outline
 
-# CPU spent parsing and extracting in the hook, at most (the rest of a cold PreToolUse on a 315 KB file,
-# start, imports, grammar, hash, token count, privacy filter, cache write, is ~55 ms). The first PROBE_BYTES
-# are outlined to measure this file's rate (0.3 ms per KB of ordinary Python, 1.3 of GL/glext.h's macros),
-# then as much as the rest of the budget holds is outlined again from the start, up to PARSE_MAX_BYTES.
-# The same budget bounds each outline's parses (parser/outline.py: a text that is not code stops there).
-from parser.outline import PARSE_BUDGET_MS  # noqa: E402  (imported only where a file is outlined)
-
+# Parse work the hook spends on the parsed part, in ParseBudget units (one per 100 tree-sitter parse operations,
+# the same count on every run). The first PROBE_BYTES are outlined to learn this file's units per KB (4-9 for
+# Python, 16-25 for macro-heavy C and C++), then as much as PARTIAL_UNITS holds is outlined again from the
+# start, up to PARSE_MAX_BYTES; that parse ends where its units do if the rest costs more than the probe did.
+# Parsing and extracting cost 15-100 us of CPU a unit (Python's cheapest, C++ headers' costliest: 2026-12-07),
+# so 500 units are 6-50 ms: mypy's 447 KB checker.py's first 151 KB, GL/glext.h's first 15 KB.
+PARTIAL_UNITS = 500
 PROBE_BYTES = 16 * 1024
 PARSE_MAX_BYTES = 256 * 1024
 # The scanned rows stop here (the deny reason shows ~50,000 characters in all, parsed rows first; the privacy
@@ -45,21 +45,22 @@ _NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 MAX_ROW_CHARS = 100
 
 
-def outline_within(data: bytes, path: str, budget_ms: float = PARSE_BUDGET_MS) -> tuple[Outline, int]:
-    """The outline of `data`'s first part that fits in `budget_ms` of CPU, and where that part ends."""
+def outline_within(data: bytes, path: str, budget_units: int = PARTIAL_UNITS) -> tuple[Outline, int]:
+    """The outline of `data`'s first part that fits in `budget_units` of parse work, and where that part ends."""
     from parser import outline_source
 
-    outline_source(b"", path)  # the grammar and its query loaded outside the measured probe
-    start = time.process_time()
     cut = parse_cut(data, PROBE_BYTES)
-    outline = outline_source(data[:cut], path)
+    units: list[int] = []
+    outline = outline_source(data[:cut], path, units=units)
     if cut == len(data):
         return outline, cut
-    spent = (time.process_time() - start) * 1000
-    fits = int(cut * (budget_ms - spent) / max(spent, 0.5))  # outlined again from the start, at the probe's rate
-    if fits >= 2 * cut:
+    spent = units[0] if units else budget_units  # no parse (no grammar): no more to learn
+    fits = int(cut * (budget_units - spent) / max(spent, 1))  # outlined again from the start, at the probe's rate
+    if fits >= 2 * cut:  # a part that costs more than the probe's rate ends where the units do (parsed_bytes)
         cut = parse_cut(data, min(fits, PARSE_MAX_BYTES))
-        outline = outline_source(data[:cut], path)
+        outline = outline_source(data[:cut], path, max_units=budget_units - spent)
+    if outline.parsed_bytes is not None:
+        cut = min(cut, outline.parsed_bytes)
     return outline, cut
 
 
@@ -68,12 +69,15 @@ def parse_cut(data: bytes, limit: int) -> int:
     preferably a top-level one (not indented, after a blank line) so that the parsed part ends whole."""
     if len(data) <= limit:
         return len(data)
-    blank = data.rfind(b"\n\n", max(0, limit - _CUT_WINDOW), limit)
+    # Not before half the limit: a probe cut at GL/glext.h's licence (every later line a `#define`) learnt
+    # its rate from 820 bytes of comment.
+    floor = max(limit // 2, limit - _CUT_WINDOW)
+    blank = data.rfind(b"\n\n", floor, limit)
     while blank >= 0:
         start = blank + 2
         if start < limit and data[start:start + 1] not in b" \t\n}])#" and data[start:start + 1] != b"":
             return start
-        blank = data.rfind(b"\n\n", max(0, limit - _CUT_WINDOW), blank)
+        blank = data.rfind(b"\n\n", floor, blank)
     line = data.rfind(b"\n", 0, limit)
     return line + 1 if line >= 0 else limit
 
@@ -133,7 +137,7 @@ def scanned_tail(data: bytes, cut: int, total_lines: int) -> str:
     first = data.count(b"\n", 0, cut) + 1
     rows, stopped = keyword_rows(data, cut)
     scanned = f"{first}-{stopped}" if stopped else f"{first}-{total_lines}"
-    note = (f"[lines {first}-{total_lines} not parsed (over the hook's time budget); lines {scanned}: {len(rows)} "
+    note = (f"[lines {first}-{total_lines} not parsed (over the hook's parse budget); lines {scanned}: {len(rows)} "
             f"definitions found by keyword below, start line only; definitions without a keyword (C functions, "
             f"methods of Java, C#, C++) are not listed"
             + (f"; lines {stopped + 1}-{total_lines} not scanned" if stopped else "") + ": Read offset+limit]")

@@ -147,7 +147,7 @@ def refused_read(ws: Workspace, path: str, st: os.stat_result) -> dict[str, Any]
     max_bytes, max_tokens = env_int("MEMORY_OUTLINE_CLIENT_MAX_BYTES"), client_max_tokens()
     if st.st_size <= max_bytes and estimate_tokens(data) <= max_tokens:
         return None  # the client reads it whole: PostToolUse outlines it (nothing parsed here)
-    # Parsed within a time budget, the rest scanned: a file of any size fits the hook's budget.
+    # Parsed within a budget of work units, the rest scanned: a file of any size fits the hook's budget.
     cached = outline_cache.get_outline(ws.db, path, data, st, partial=True)
     if cached is None:
         return None

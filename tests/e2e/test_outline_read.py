@@ -133,7 +133,7 @@ def test_a_long_outline_reaches_the_model_whole(run_claude: RunClaude, tmp_path:
     assert "class Thing0 # Doc 0" in rows[1]
     notes = [i for i, row in enumerate(rows) if row.startswith("[lines ")]
     assert len(notes) == 1, notes
-    note = re.fullmatch(r"\[lines \d+-\d+ not parsed \(over the hook's time budget\); lines \d+-(\d+): (\d+) "
+    note = re.fullmatch(r"\[lines \d+-\d+ not parsed \(over the hook's parse budget\); lines \d+-(\d+): (\d+) "
                         r"definitions found by keyword below, .*; lines (\d+)-\d+ not scanned: Read offset\+limit\]",
                         rows[notes[0]])
     assert note, rows[notes[0]]

@@ -91,7 +91,7 @@ def test_hook_passes_prose_through_promptly(hooks: HookRunner, project: Path) ->
     assert result["exit_code"] == 0, result["stderr"]
     out = result["json"] or {}
     replaced = out.get("hookSpecificOutput", {}).get("updatedToolOutput")
-    assert replaced is None or "not parsed (over the hook's time budget)" in replaced["file"]["content"]
+    assert replaced is None or "not parsed (over the hook's parse budget)" in replaced["file"]["content"]
     assert wall < 10  # generous (a loaded machine); before: ~1 s of CPU in the parser alone
 
 
