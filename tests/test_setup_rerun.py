@@ -16,28 +16,19 @@ from pathlib import Path
 import pytest
 
 from tests.support.helpers import ROOT
+from tests.support.stand_in import PYPROJECT
 
 WHEELS = Path("/opt/pypi/files")  # this machine's local wheels (pip's configured extra index)
-PYPROJECT = """[build-system]
-requires = ["setuptools>=64"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "stand-in-plugin"
-version = "{version}"
-dependencies = []
-
-[tool.setuptools]
-packages = []
-"""
+SETUPTOOLS = "\n[tool.setuptools]\npackages = []\n"
 STUB = "#!/bin/sh\necho \"$0 $*\" >> \"{calls}\"\n"
 
 
-def _plugin(tmp_path: Path, version: str = "0.1") -> Path:
+def _plugin(tmp_path: Path, version: str = "0.1", deps: str = "") -> Path:
     root = tmp_path / "plugin"
     (root / "scripts").mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "scripts" / "setup", root / "scripts" / "setup")
-    (root / "pyproject.toml").write_text(PYPROJECT.format(version=version))
+    (root / "pyproject.toml").write_text(PYPROJECT.format(version=version, deps=deps, extra=SETUPTOOLS))
+    shutil.copy(ROOT / "scripts" / "venv_store.py", root / "scripts" / "venv_store.py")
     (root / "memory" / "base").mkdir(parents=True, exist_ok=True)
     (root / "memory" / "base" / "mod.py").write_text("X = 1\n")  # hooks import it: setup byte-compiles it
     return root
@@ -137,9 +128,13 @@ def test_claude_is_put_on_path_or_the_last_line_says_how_to_run_it(
 
 
 def test_a_changed_dependency_spec_installs_again(built: tuple[Path, dict[str, str], Path, Path]) -> None:
+    """A new version alone changes nothing (the venv is shared across versions: tests/test_venv_store.py);
+    changed dependencies install again."""
     root, env, _, tmp_path = built
     logged = _pip_runs(tmp_path)
-    (root / "pyproject.toml").write_text(PYPROJECT.format(version="0.2"))
+    (root / "pyproject.toml").write_text(PYPROJECT.format(version="0.2", deps="", extra=SETUPTOOLS))
+    assert any("venv up to date" in line for line in _setup(root, env)), "a new version alone installed"
+    (root / "pyproject.toml").write_text(PYPROJECT.format(version="0.2", deps='"six"', extra=SETUPTOOLS))
     out = _setup(root, env)
     assert _pip_runs(tmp_path) > logged and any(line.startswith("setup: venv ready") for line in out), out
     again = _setup(root, env)

@@ -44,13 +44,23 @@ def _ensure_site_packages() -> None:
 
     Under -S, sys.prefix is the base interpreter's, so the venv is found two folders above the interpreter.
     A plain sys.path entry, not site.addsitedir: processing the .pth files costs ~7 ms and tree-sitter's
-    packages need none."""
+    packages need none. scripts/setup's venvs are overlays on a shared one (scripts/venv_store.py), which
+    `.memory-shared` names: the packages are in its site-packages."""
     venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
-    lib = os.path.join(venv if os.path.exists(os.path.join(venv, "pyvenv.cfg")) else sys.prefix, "lib")
-    for name in os.listdir(lib) if os.path.isdir(lib) else []:
-        candidate = os.path.join(lib, name, "site-packages")
-        if name.startswith("python") and os.path.isdir(candidate) and candidate not in sys.path:
-            sys.path.append(candidate)
+    if not os.path.exists(os.path.join(venv, "pyvenv.cfg")):
+        venv = sys.prefix
+    venvs = [venv]
+    try:
+        with open(os.path.join(venv, ".memory-shared"), encoding="utf-8") as fh:
+            venvs.append(fh.read().strip())
+    except OSError:
+        pass
+    for folder in venvs:
+        lib = os.path.join(folder, "lib")
+        for name in os.listdir(lib) if os.path.isdir(lib) else []:
+            candidate = os.path.join(lib, name, "site-packages")
+            if name.startswith("python") and os.path.isdir(candidate) and candidate not in sys.path:
+                sys.path.append(candidate)
 
 
 def content_hash(data: bytes) -> str:
