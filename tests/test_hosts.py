@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from memory.base.event import EVENT_NAMES
 from memory.base.project import identify
 from memory.hook import hosts
 from tests.support.helpers import ROOT, HookRunner
@@ -59,7 +60,7 @@ def test_every_fixture_names_its_source_and_maps_known_entries() -> None:
     for host in HOST_FILES:
         data = json.loads((FIXTURES / f"{host}.json").read_text())
         assert data["host"] == host and data["source"] and all(s.startswith("https://") for s in data["source"])
-        assert {e["entry"] for e in data["events"]} <= set(hosts.EVENT_NAMES)
+        assert {e["entry"] for e in data["events"]} <= set(EVENT_NAMES)
 
 
 @pytest.mark.parametrize("host", HOST_FILES)
@@ -116,7 +117,7 @@ def test_hosts_are_detected_without_a_host_flag(hooks: HookRunner, home: Path) -
 
 
 def test_tool_kinds_map_to_the_claude_tools_capture_knows() -> None:
-    from memory.capture.tools import TOOL_KINDS
+    from memory.base.event import TOOL_KINDS
 
     assert all(TOOL_KINDS[name] == kind for kind, name in hosts.CLAUDE_TOOL.items())
     cases = {("gemini", "run_shell_command"): "Bash", ("gemini", "replace"): "Edit", ("gemini", "write_file"): "Write",
@@ -125,7 +126,7 @@ def test_tool_kinds_map_to_the_claude_tools_capture_knows() -> None:
     for (host, tool), want in cases.items():
         ev = hosts.Event(host, "post_tool_use")
         hosts.set_tool(ev, tool, {"path": "/x"})
-        assert ev.claude()["tool_name"] == want, (host, tool)
+        assert ev.tool == want and ev.claude()["tool_name"] == want, (host, tool)
         assert ev.tool_input.get("file_path") == "/x"
 
 

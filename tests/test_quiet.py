@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memory.base import quiet
+from memory.base.event import from_claude
 from memory.base.project import identify
 from tests.support.helpers import HookRunner, make_git_project
 from tests.test_cli import Cli
@@ -140,7 +141,7 @@ def test_the_check_costs_microseconds(tmp_path: Path, monkeypatch: pytest.Monkey
     """What every hook pays before its handler: nothing paused or excluded, and with an exclusion list."""
     monkeypatch.setenv("MEMORY_HOME", str(tmp_path))
     monkeypatch.delenv("MEMORY_EXCLUDE", raising=False)
-    event = {"session_id": "abc-123", "cwd": str(tmp_path)}
+    event = from_claude("session_start", {"session_id": "abc-123", "cwd": str(tmp_path)})
 
     def per_call() -> float:
         n = 2000

@@ -30,10 +30,9 @@ def project_folder(fallback: str | None = None) -> str | None:
     return os.environ.get("MEMORY_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR") or fallback
 
 
-def event_folder(event: dict[str, object]) -> str | None:
+def event_folder(cwd: str) -> str | None:
     """The folder whose project a hook event belongs to: project_folder, with the event's cwd last."""
-    cwd = event.get("cwd")
-    return project_folder(cwd if isinstance(cwd, str) and cwd else None)
+    return project_folder(cwd or None)
 
 
 def _read(path: str) -> str | None:

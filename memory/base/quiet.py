@@ -14,6 +14,10 @@ import os
 
 from memory.base.config import data_home, env
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only
+    from memory.base.event import Event
+
 PAUSED_DIR = "paused"
 EXCLUDED_FILE = "excluded"
 TOLD_FILE = "excluded.told"  # the excluded folders SessionStart told about today (tell)
@@ -85,12 +89,12 @@ def excluded_by(folder: str, home: str) -> str | None:
     return None
 
 
-def reason(event: dict[str, object], project_dir: str | None = None) -> tuple[str, str] | None:
+def reason(event: Event, project_dir: str | None = None) -> tuple[str, str] | None:
     """Why a hook should record and inject nothing for this event: ("paused", session id) or ("excluded",
     the exclusion), or None."""
     home = data_home()
-    sid = event.get("session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID")
-    if isinstance(sid, str) and sid and is_paused(home, sid[:128]):
+    sid = event.session or os.environ.get("CLAUDE_CODE_SESSION_ID")
+    if sid and is_paused(home, sid[:128]):
         return "paused", sid[:128]
     if not env("MEMORY_EXCLUDE").strip() and not os.path.exists(os.path.join(home, EXCLUDED_FILE)):
         return None
@@ -99,17 +103,17 @@ def reason(event: dict[str, object], project_dir: str | None = None) -> tuple[st
     return ("excluded", found) if found else None
 
 
-def _real_folder(event: dict[str, object], project_dir: str | None) -> str | None:
+def _real_folder(event: Event, project_dir: str | None) -> str | None:
     """The real path of the hook's project folder (CLAUDE_PROJECT_DIR, else the event's cwd)."""
     from memory.base.project import event_folder  # only with an exclusion: PreToolUse imports it for nothing else
 
     try:
-        return os.path.realpath(project_dir or event_folder(event) or os.getcwd())
+        return os.path.realpath(project_dir or event_folder(event.cwd) or os.getcwd())
     except OSError:
         return None
 
 
-def tell(why: tuple[str, str], event: dict[str, object], project_dir: str | None = None) -> bool:
+def tell(why: tuple[str, str], event: Event, project_dir: str | None = None) -> bool:
     """Whether this SessionStart tells the user about a quiet session: a paused one at each start or resume,
     an excluded folder once a local day (else every startup, resume and /clear repeats it). What was told is
     `<data dir>/excluded.told`, one `day<TAB>folder` line each, today's only: nothing goes in the excluded

@@ -9,19 +9,20 @@ again what it writes (a title or text made of several pieces). Standard library 
 
 from __future__ import annotations
 
+from memory.base.event import Event
 from memory.base.privacy import clean_obj
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
-    from typing import Any
-
 # What nobody typed: ids, names and the paths the hook finds the project by (each cleaned where it is stored).
-_AS_IS = frozenset(("session_id", "transcript_path", "cwd", "hook_event_name", "tool_name", "tool_use_id",
-                    "permission_mode", "agent_id", "agent_type", "stop_hook_active", "timestamp"))
+_AS_IS = frozenset(("host", "kind", "session", "cwd", "transcript", "tool", "tool_kind", "host_tool", "agent_id",
+                    "agent_type", "failed"))
 
 
-def screened(event: dict[str, Any]) -> dict[str, Any]:
+def screened(event: Event) -> Event:
     """The event with every text it carries through the privacy filter. A Read's result (the file) is left
     as it is: capture keeps only its path, and the outline filters what it shows and caches."""
-    read = event.get("tool_name") == "Read"
-    return {k: v if k in _AS_IS or (read and k == "tool_response") else clean_obj(v) for k, v in event.items()}
+    out = Event(event.host, event.kind)
+    read = event.tool == "Read"
+    for name in Event.__slots__:
+        value = getattr(event, name)
+        setattr(out, name, value if name in _AS_IS or (read and name == "tool_response") else clean_obj(value))
+    return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from memory.base.classify import classify
+from memory.base.event import Event, tool_kind
 from memory.base.privacy import clean
 from memory.capture import Capture, rel
 from memory.store import NewMemory
@@ -20,20 +21,11 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
 MAX_TODO_MEMORIES = 20  # completed todos saved one by one per TodoWrite; the rest share one memory
-# Claude Code's tool names by the kind of thing they do; a tool of another host maps to the same kinds.
-TOOL_KINDS = {"Read": "read", "Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit", "Write": "write",
-              "Bash": "shell", "Grep": "search", "Glob": "search", "WebFetch": "fetch", "WebSearch": "fetch",
-              "TodoWrite": "todo", "Task": "task", "Agent": "task"}
 _ERROR_WORDS = ("error", "exception", "traceback", "failed", "failure", "fatal", "panic", "cannot", "not found",
                 "denied")
 # How much of an edit's old or new string the privacy filter reads before it is cut: a secret that starts
 # within the kept part ends long before this, and the filter's cost stays bounded on a huge edit.
 _EDIT_SCAN = 20_000
-
-
-def tool_kind(tool: str) -> str:
-    """The kind of a Claude Code tool: read, edit, write, shell, search, fetch, todo, task, mcp or other."""
-    return "mcp" if tool.startswith("mcp__") else TOOL_KINDS.get(tool, "other")
 
 
 class ToolCall:
@@ -42,16 +34,12 @@ class ToolCall:
 
     __slots__ = ("tool", "kind", "tin", "resp", "failed", "error", "session", "agent", "tags", "path", "root")
 
-    def __init__(self, event: dict[str, Any], root: str) -> None:
-        self.tool = str(event.get("tool_name") or "")
-        self.kind = tool_kind(self.tool)
-        tin = event.get("tool_input")
-        self.tin: dict[str, Any] = tin if isinstance(tin, dict) else {}
-        self.resp = event.get("tool_response")
-        self.error = event.get("error")
-        self.failed = event.get("hook_event_name") == "PostToolUseFailure" or bool(self.error)
-        self.session = str(event.get("session_id") or "") or None
-        self.agent = event.get("agent_type") or (event.get("agent_id") and "subagent")
+    def __init__(self, event: Event, root: str) -> None:
+        self.tool, self.kind = event.tool, event.tool_kind or tool_kind(event.tool)
+        self.tin: dict[str, Any] = event.tool_input
+        self.resp, self.error, self.failed = event.tool_response, event.error, event.failed
+        self.session = event.session or None
+        self.agent = event.agent_type or (event.agent_id and "subagent")
         self.tags = [f"tool:{self.tool.lower()}"] + ([f"agent:{self.agent}"] if self.agent else [])
         self.path = str(self.tin.get("file_path") or self.tin.get("notebook_path") or "")
         self.root = root
@@ -68,7 +56,7 @@ class ToolCall:
             cap.change(lambda s: s.__setitem__("last_action", text))
 
 
-def tool_event(event: dict[str, Any], root: str) -> Capture:
+def tool_event(event: Event, root: str) -> Capture:
     cap = Capture()
     cap.change(_count_call)
     call = ToolCall(event, root)

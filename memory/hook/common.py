@@ -17,8 +17,7 @@ from memory.store.workspace import Workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
-    from typing import Any
-
+    from memory.base.event import Event
     from memory.hook.run import Call
 
 
@@ -30,9 +29,9 @@ class NotAProject(Exception):
     """The event's folder is `/` or not a folder: the hook records nothing (no project database made)."""
 
 
-def workspace(event: dict[str, Any], call: Call | None = None) -> Workspace:
+def workspace(event: Event, call: Call | None = None) -> Workspace:
     """The event's project workspace: the folder a replayed event was recorded in, else event_folder."""
-    folder = call.project_dir if call is not None and call.project_dir else event_folder(event)
+    folder = call.project_dir if call is not None and call.project_dir else event_folder(event.cwd)
     try:
         real = os.path.realpath(folder or os.getcwd())
     except OSError as exc:  # the process's own cwd was removed
@@ -59,7 +58,7 @@ def close_workspaces() -> None:
             pass
 
 
-def touch_session(ws: Workspace, event: dict[str, Any], *, source: str | None = None, prompts: int = 0,
+def touch_session(ws: Workspace, event: Event, *, source: str | None = None, prompts: int = 0,
                   tools: int = 0) -> bool:
     """Create the session row if needed and count activity. Returns True when the session is new."""
     now = time.time()
@@ -68,9 +67,8 @@ def touch_session(ws: Workspace, event: dict[str, Any], *, source: str | None = 
         cur = ws.db.execute(
             """INSERT INTO sessions (id, project, source, cwd, transcript_path, started_at, last_event_at, host)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING""",
-            (sid, ws.project.key, clean(source)[:40] if source else source, clean(str(event.get("cwd") or "")),
-             clean(str(event.get("transcript_path") or "")),
-             now, now, clean(str(event.get("memory_host") or "claude"))[:20]),  # memory/hook/hosts.py
+            (sid, ws.project.key, clean(source)[:40] if source else source, clean(event.cwd),
+             clean(event.transcript), now, now, clean(event.host)[:20]),  # memory/hook/hosts.py
         )
         new = cur.rowcount == 1
         ws.db.execute(
@@ -101,13 +99,13 @@ def apply(ws: Workspace, sid: str, cap: Capture) -> list[store.Saved]:
     return saved
 
 
-def queue_extraction(ws: Workspace, event: dict[str, Any], sid: str, trigger: str,
+def queue_extraction(ws: Workspace, event: Event, sid: str, trigger: str,
                      dedup_key: str | None) -> None:
     """Queue the session's learning extraction for the worker (PreCompact and SessionEnd)."""
     from memory.store import queue
 
     queue.enqueue(ws.db, "extract", {"session_id": sid, "trigger": trigger,
-                                     "transcript_path": clean(str(event.get("transcript_path") or ""))},
+                                     "transcript_path": clean(event.transcript)},
                   dedup_key=dedup_key)
 
 

@@ -1,13 +1,14 @@
-"""The hook boundary for every coding agent: one adapter per host turns its raw payload into one typed
-Event, and one output writer per host turns a handler's answer into what that host takes back (or nothing).
-
-The handlers read Claude Code's event shape (docs/claude-code-hooks.md); Event.claude() gives them that
-shape from any host, so a Codex, Gemini, Copilot, Cursor, Cline or OpenCode event is recorded by the same
-code as Claude Code's. Hot path: standard library only, no `re`, no `json` (memory/base/jsonlite.py)."""
+"""The hook boundary for every coding agent: one adapter per host turns its raw payload into the typed
+Event the handlers and the capture code read (memory/base/event.py), and one output writer per host turns a
+handler's answer into what that host takes back (or nothing). A Codex, Gemini, Copilot, Cursor, Cline or
+OpenCode event is so recorded by the same code as Claude Code's. Hot path: standard library only, no `re`,
+no `json` (memory/base/jsonlite.py)."""
 
 from __future__ import annotations
 
 import os
+
+from memory.base.event import TOOL_KINDS, Event, from_claude
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -18,13 +19,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 HOSTS = ("claude", "codex", "cursor", "copilot", "gemini", "antigravity", "cline", "opencode", "qwen")
 ALIASES = {"agy": "antigravity", "claude-code": "claude", "gemini-cli": "gemini", "copilot-cli": "copilot"}
 
-# Each hook entrypoint (memory/hook/run.py HANDLERS) and Claude Code's name of its event.
-EVENT_NAMES = {"session_start": "SessionStart", "user_prompt_submit": "UserPromptSubmit",
-               "pre_tool_use": "PreToolUse", "post_tool_use": "PostToolUse", "pre_compact": "PreCompact",
-               "stop": "Stop", "session_end": "SessionEnd"}
-
-# A host-neutral tool kind and the Claude Code tool the capture code knows it by (memory/capture/tools.py
-# TOOL_KINDS inverted; imported only for a tool event, whose handler imports it anyway).
+# A host-neutral tool kind and the Claude Code tool the capture code knows it by (TOOL_KINDS inverted).
 CLAUDE_TOOL = {"read": "Read", "edit": "Edit", "write": "Write", "shell": "Bash", "search": "Grep",
                "fetch": "WebFetch", "todo": "TodoWrite", "task": "Task"}
 
@@ -53,51 +48,12 @@ INPUT_KEYS = {"path": "file_path", "filePath": "file_path", "absolute_path": "fi
               "query": "pattern", "dir_path": "path"}
 
 
-class Event:
-    """One hook event, whatever the host: what every handler may read."""
-
-    __slots__ = ("host", "kind", "session", "cwd", "prompt", "tool", "tool_kind", "tool_input", "tool_response",
-                 "failed", "transcript", "last_message", "trigger", "source", "reason")
-
-    def __init__(self, host: str, kind: str) -> None:
-        self.host, self.kind = host, kind
-        self.session = self.cwd = self.prompt = self.tool = self.tool_kind = ""
-        self.transcript = self.last_message = self.trigger = self.source = self.reason = ""
-        self.tool_input: dict[str, Any] = {}
-        self.tool_response: Any = None
-        self.failed = False
-
-    def claude(self) -> dict[str, Any]:
-        """The event in Claude Code's shape, the one the handlers and the capture code read."""
-        name = EVENT_NAMES.get(self.kind, self.kind)
-        if self.kind == "post_tool_use" and self.failed:
-            name = "PostToolUseFailure"
-        out: dict[str, Any] = {"session_id": self.session or f"{self.host}-{os.getppid()}", "cwd": self.cwd,
-                               "transcript_path": self.transcript, "hook_event_name": name, "memory_host": self.host}
-        if self.prompt:
-            out["prompt"] = self.prompt
-        if self.tool:
-            path = self.tool_input.get("file_path")
-            if isinstance(path, str) and path and self.cwd and not os.path.isabs(path):  # Codex's apply_patch
-                self.tool_input["file_path"] = os.path.join(self.cwd, path)
-            out["tool_name"] = CLAUDE_TOOL.get(self.tool_kind) or self.tool
-            out["tool_input"] = self.tool_input
-            out["tool_response"] = self.tool_response
-            if self.failed:
-                out["error"] = _text(self.tool_response)[:2000] or "failed"
-        if self.last_message:
-            out["last_assistant_message"] = self.last_message
-        if self.trigger:
-            out["trigger"] = self.trigger
-        if self.source:
-            out["source"] = self.source
-        if self.reason:
-            out["reason"] = self.reason
-        return out
-
-
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _prompt(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -113,19 +69,21 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def set_tool(ev: Event, name: Any, args: Any, response: Any = None, failed: bool = False) -> None:
-    """The tool of an event as a host-neutral kind, its input under Claude Code's keys."""
-    from memory.capture.tools import TOOL_KINDS
-
-    ev.tool = _text(name) or "unknown"
-    low = ev.tool.lower()
-    ev.tool_kind = ("mcp" if low.startswith("mcp") else TOOL_KINDS.get(ev.tool) or HOST_TOOLS.get(low)
+    """The tool of an event as a host-neutral kind and the Claude Code tool capture knows it by, its input
+    under Claude Code's keys."""
+    ev.host_tool = _text(name) or "unknown"
+    low = ev.host_tool.lower()
+    ev.tool_kind = ("mcp" if low.startswith("mcp") else TOOL_KINDS.get(ev.host_tool) or HOST_TOOLS.get(low)
                     or HOST_TOOLS.get(low.replace("_", "")) or "other")
+    ev.tool = CLAUDE_TOOL.get(ev.tool_kind) or ev.host_tool
     tin = {INPUT_KEYS.get(k, k): v for k, v in _dict(args).items()}
     if ev.tool_kind == "edit" and low == "apply_patch":
         tin = _patch_input(tin)
     elif ev.tool_kind == "edit" and "diff" in tin and "new_string" not in tin:  # Cline's replace_in_file
         tin["old_string"], tin["new_string"] = _diff_sides(_text(tin.get("diff")))
     ev.tool_input, ev.tool_response, ev.failed = tin, response, failed
+    if failed:
+        ev.error = _text(response)[:2000] or "failed"
 
 
 def _patch_input(tin: dict[str, Any]) -> dict[str, Any]:
@@ -167,19 +125,15 @@ def _diff_sides(diff: str) -> tuple[str, str]:
 
 def _claude_shaped(host: str, entry: str, raw: dict[str, Any]) -> Event:
     """Codex CLI, Qwen Code and Gemini CLI send Claude Code's field names (snake_case, session_id, cwd)."""
-    ev = Event(host, entry)
-    ev.session, ev.cwd = _text(raw.get("session_id")), _text(raw.get("cwd"))
-    ev.transcript, ev.prompt = _text(raw.get("transcript_path")), _text(raw.get("prompt"))
-    ev.source, ev.reason = _text(raw.get("source")), _text(raw.get("reason"))
-    ev.trigger = _text(raw.get("trigger"))
-    ev.last_message = _text(raw.get("last_assistant_message") or raw.get("prompt_response"))
-    if raw.get("tool_name"):
-        resp = raw.get("tool_response")
-        failed = raw.get("hook_event_name") == "PostToolUseFailure" or bool(raw.get("error"))
+    ev = from_claude(entry, raw)
+    ev.host = host
+    ev.last_message = ev.last_message or _text(raw.get("prompt_response"))  # Gemini's AfterAgent
+    if ev.tool:
+        resp, failed = ev.tool_response, ev.failed
         if isinstance(resp, dict) and ("llmContent" in resp or "returnDisplay" in resp):  # Gemini's
             failed = failed or bool(resp.get("error"))
             resp = _text(resp.get("llmContent") or resp.get("returnDisplay") or resp.get("error"))
-        set_tool(ev, raw.get("tool_name"), raw.get("tool_input"), resp or raw.get("error"), failed)
+        set_tool(ev, ev.host_tool, raw.get("tool_input"), resp or ev.error or None, failed)
     return ev
 
 
@@ -213,7 +167,7 @@ def _copilot(entry: str, raw: dict[str, Any]) -> Event:
         return _claude_shaped("copilot", entry, raw)
     ev = Event("copilot", entry)
     ev.session, ev.cwd = _text(raw.get("sessionId")), _text(raw.get("cwd"))
-    ev.prompt = _text(raw.get("prompt") or (raw.get("initialPrompt") if entry == "user_prompt_submit" else ""))
+    ev.prompt = _prompt(raw.get("prompt") or (raw.get("initialPrompt") if entry == "user_prompt_submit" else None))
     ev.source, ev.reason = _text(raw.get("source")), _text(raw.get("reason"))
     if raw.get("toolName"):
         result = raw.get("toolResult")
@@ -233,7 +187,7 @@ def _cline(entry: str, raw: dict[str, Any]) -> Event:
     hook = _text(raw.get("hookName"))
     data = raw.get(hook[:1].lower() + hook[1:]) if hook else None
     data = data if isinstance(data, dict) else {}
-    ev.prompt = _text(data.get("prompt"))
+    ev.prompt = _prompt(data.get("prompt"))
     if data.get("toolName"):
         set_tool(ev, data.get("toolName"), data.get("parameters"), data.get("result"),
                  data.get("success") is False)
@@ -252,7 +206,7 @@ def _opencode(entry: str, raw: dict[str, Any]) -> Event:
     """What the OpenCode plugin (memory/present/hosts.py opencode_plugin) sends: its hooks' input and output."""
     ev = Event("opencode", entry)
     ev.session, ev.cwd = _text(raw.get("sessionID")), _text(raw.get("directory"))
-    ev.prompt, ev.last_message = _text(raw.get("prompt")), _text(raw.get("text"))
+    ev.prompt, ev.last_message = _prompt(raw.get("prompt")), _text(raw.get("text"))
     if raw.get("tool"):
         out = raw.get("output")
         set_tool(ev, raw.get("tool"), raw.get("args"), out, bool(raw.get("error")))
@@ -291,13 +245,18 @@ def host_name(argv: list[str]) -> str | None:
     return name if name in HOSTS else None
 
 
-def adapt(host: str | None, entry: str, raw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The host and the event in the handlers' shape. Claude Code's own event goes through untouched."""
+def adapt(host: str | None, entry: str, raw: dict[str, Any]) -> Event:
+    """The typed event of a payload from `host` (detected when None: Claude Code's unless it says otherwise)."""
     host = host or detect(raw)
     adapter = ADAPTERS.get(host)
     if adapter is None:
-        return "claude", raw
-    return host, adapter(entry, raw).claude()
+        return from_claude(entry, raw)
+    ev = adapter(entry, raw)
+    ev.session = ev.session or f"{host}-{os.getppid()}"  # one session per host process when it names none
+    path = ev.tool_input.get("file_path")
+    if isinstance(path, str) and path and ev.cwd and not os.path.isabs(path):  # Codex's apply_patch
+        ev.tool_input["file_path"] = os.path.join(ev.cwd, path)
+    return ev
 
 
 # Output writers: a handler's answer (Claude Code's shape) -> what the host reads on stdout.

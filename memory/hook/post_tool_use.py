@@ -13,34 +13,35 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
     from memory import store
+    from memory.base.event import Event
     from memory.hook.run import Call
     from memory.store.workspace import Workspace
 
 
-def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
-    if not event.get("tool_name"):
+def handle(event: Event, call: Call) -> dict[str, Any] | None:
+    if not event.tool:
         return None
     ws = workspace(event, call)
     sid = session_id(event)
     cap = tools.tool_event(screened(event), ws.project.root)  # filter first: capture cuts what it keeps
     out = None
-    if event.get("tool_name") == "Read" and event.get("hook_event_name") == "PostToolUse":
+    if event.tool == "Read" and not event.failed:
         from memory.outline.read import maybe_outline
 
         out = maybe_outline(ws, event, sid, cap)  # parses (if it must) before the write lock is taken
     with Tx(ws.db):
         touch_session(ws, event, tools=1)
         saved = apply(ws, sid, cap)
-    if event.get("hook_event_name") == "PostToolUse":
+    if not event.failed:
         _symbols(ws, event, saved)
     return out
 
 
-def _symbols(ws: Workspace, event: dict[str, Any], saved: list[store.Saved]) -> None:
+def _symbols(ws: Workspace, event: Event, saved: list[store.Saved]) -> None:
     """An edit's change memory records the definitions it was in (memory/store/symbols.py); a Read or an edit
     of a file marks stale the memories whose recorded definitions of it have changed since."""
-    tool, tin = event.get("tool_name"), event.get("tool_input")
-    if not isinstance(tin, dict) or tool not in ("Read", "Edit", "MultiEdit", "Write"):
+    tool, tin = event.tool, event.tool_input
+    if tool not in ("Read", "Edit", "MultiEdit", "Write"):
         return
     path = tin.get("file_path")
     if not isinstance(path, str):

@@ -13,17 +13,18 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory.base.event import Event
     from memory.hook.run import Call
 
 
-def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
+def handle(event: Event, call: Call) -> dict[str, Any] | None:
     ws = workspace(event, call)
     sid = session_id(event)
     with Tx(ws.db):  # one commit
         touch_session(ws, event)
         st = session_state.load(ws, sid)
-        instructions = event.get("custom_instructions")
-        if isinstance(instructions, str) and instructions.strip():
+        instructions = event.instructions
+        if instructions.strip():
             # What the user asked /compact to keep: filtered, then cut.
             st["compact_instructions"] = clean(instructions.strip())[:300]
         handoff.write(ws, st, "compact")

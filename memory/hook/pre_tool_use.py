@@ -13,18 +13,19 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory.base.event import Event
     from memory.hook.run import Call
 
 EDITS = ("Edit", "Write", "MultiEdit")
 
 
-def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
-    tool = event.get("tool_name")
+def handle(event: Event, call: Call) -> dict[str, Any] | None:
+    tool = event.tool
     if tool in EDITS:
         return _before_edit(event, call)
     if tool != "Read":
         return None
-    found = may_be_refused(event.get("tool_input"))
+    found = may_be_refused(event.tool_input)
     if found is None:
         return None  # the common case: no database opened, nothing imported beyond limits.py
     from memory.hook.common import workspace
@@ -33,9 +34,9 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
     return refused_read(workspace(event, call), *found)
 
 
-def _before_edit(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
-    tin = event.get("tool_input")
-    if not isinstance(tin, dict) or not isinstance(tin.get("file_path"), str):
+def _before_edit(event: Event, call: Call) -> dict[str, Any] | None:
+    tin = event.tool_input
+    if not isinstance(tin.get("file_path"), str):
         return None
     from memory.hook.common import session_id, workspace
     from memory.hook.run import context_output

@@ -15,6 +15,8 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from collections.abc import Callable
     from typing import Any
 
+    from memory.base.event import Event
+
 # Each entrypoint (hooks/<name>.py, the `args` of hooks/hooks.json) and the module whose handle(event, call)
 # answers it; only the one module a hook needs is imported.
 HANDLERS = {
@@ -49,9 +51,8 @@ def at_exit(fn: Callable[[], None]) -> None:
         _AT_EXIT.append(fn)
 
 
-def session_id(event: dict[str, Any]) -> str:
-    sid = event.get("session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID") or "unknown"
-    return str(sid)[:128]
+def session_id(event: Event) -> str:
+    return (event.session or os.environ.get("CLAUDE_CODE_SESSION_ID") or "unknown")[:128]
 
 
 class Answered(Exception):
@@ -86,28 +87,28 @@ def read_event() -> dict[str, Any] | None:
 _OTHER_HOST_KEYS = ("conversation_id", "cursor_version", "clineVersion", "hookName", "sessionId")
 
 
-def _from_host(name: str, event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The event's host and the event in the handlers' shape (memory/hook/hosts.py adapters)."""
-    if len(sys.argv) < 2 and not os.environ.get("MEMORY_HOOK_HOST") and not any(k in event for k in _OTHER_HOST_KEYS):
-        return "claude", event
+def _typed(name: str, raw: dict[str, Any]) -> Event:
+    """The typed event the handlers read, made by its host's adapter (memory/hook/hosts.py)."""
+    if len(sys.argv) < 2 and not os.environ.get("MEMORY_HOOK_HOST") and not any(k in raw for k in _OTHER_HOST_KEYS):
+        from memory.base.event import from_claude
+
+        return from_claude(name, raw)
     from memory.hook import hosts
 
-    return hosts.adapt(hosts.host_name(sys.argv[1:]), name, event)
+    return hosts.adapt(hosts.host_name(sys.argv[1:]), name, raw)
 
 
 def run(name: str) -> None:
     os.umask(0o077)  # every folder this hook (or the worker it starts) creates is 0700, every file 0600
     out: dict[str, Any] | None = None
-    event: dict[str, Any] | None = None
-    host = "claude"
+    event: Event | None = None
     kept = False
     try:
-        event = read_event()
-        if event is None:
+        raw = read_event()
+        if raw is None:
             log("warning", "no JSON object on stdin", event=name)
         else:
-            event = _bounded(name, event)
-            host, event = _from_host(name, event)
+            event = _typed(name, _bounded(name, raw))
             out = dispatch(name, event)
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the session
         out = None
@@ -127,6 +128,7 @@ def run(name: str) -> None:
             log_exception(name, exc)
     if event is not None and name in TELLS:
         out = _with_fault_line(event, out)
+    host = event.host if event is not None else "claude"
     if host != "claude" and out:
         from memory.hook import hosts
 
@@ -176,7 +178,7 @@ def _bounded(name: str, event: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
-def dispatch(name: str, event: dict[str, Any], project_dir: str | None = None, replayed: bool = False
+def dispatch(name: str, event: Event, project_dir: str | None = None, replayed: bool = False
              ) -> dict[str, Any] | None:
     """Run the handler of a hook entry (HANDLERS) on one event; a spool replay gives the project folder the
     event was recorded in."""
@@ -185,7 +187,7 @@ def dispatch(name: str, event: dict[str, Any], project_dir: str | None = None, r
     why = quiet.reason(event, project_dir)
     if why is not None:  # paused or excluded: nothing recorded, nothing injected (memory/base/quiet.py)
         log("debug", f"{why[0]}: {why[1]}", event=name)
-        if name == "session_start" and event.get("source") != "compact" and not replayed \
+        if name == "session_start" and event.source != "compact" and not replayed \
                 and quiet.tell(why, event, project_dir):  # compaction keeps it; an exclusion once a day
             return {"systemMessage": quiet.message(why)}
         return None
@@ -198,7 +200,7 @@ def dispatch(name: str, event: dict[str, Any], project_dir: str | None = None, r
 _UNRECORDED: list[dict[str, Any]] = []
 
 
-def _keep(name: str, event: dict[str, Any], exc: BaseException) -> bool:
+def _keep(name: str, event: Event, exc: BaseException) -> bool:
     """An event the database or the disk refused is kept for a later hook (memory/hook/spool.py) instead of
     lost: a database locked past its busy timeout in the data dir's spool; a full, read-only or unreachable
     data dir or a damaged database outside it, with the fault recorded for the user. False when the error
@@ -208,7 +210,7 @@ def _keep(name: str, event: dict[str, Any], exc: BaseException) -> bool:
 
         if spool.is_lock_error(exc):
             try:
-                path = spool.save(name, event)
+                path = spool.save(name, event.claude())  # kept in Claude Code's shape
                 log("warning", "write lock not granted within the busy timeout: event spooled as "
                     f"{os.path.basename(path)} for a later hook", event=name)
                 return True
@@ -216,7 +218,7 @@ def _keep(name: str, event: dict[str, Any], exc: BaseException) -> bool:
                 pass  # the data dir refuses the spool too: kept outside it, below
         elif not (spool.is_space_error(exc) or spool.is_corrupt_error(exc)):
             return False
-        kept = spool.save_anywhere(name, event, exc)
+        kept = spool.save_anywhere(name, event.claude(), exc)
         if spool.read_fault() is None:
             _UNRECORDED.append({"kind": spool.fault_kind(exc), "reason": str(exc)[:160],
                                 "since": time.time(), "lost": 0 if kept else 1})
@@ -251,7 +253,7 @@ def _spool_may_exist() -> bool:
     return any(os.path.isdir(os.path.join(b, notices.fallback_spool_name())) for b in bases)
 
 
-def _with_fault_line(event: dict[str, Any], out: dict[str, Any] | None) -> dict[str, Any] | None:
+def _with_fault_line(event: Event, out: dict[str, Any] | None) -> dict[str, Any] | None:
     """The answer with what the user has not been told yet (shown to the user, not the model): the notices
     (memory/base/notices.py: a database moved aside, ...), once, and the one line about a fault, once a
     session."""

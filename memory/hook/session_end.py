@@ -15,10 +15,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory.base.event import Event
     from memory.hook.run import Call
 
 
-def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
+def handle(event: Event, call: Call) -> dict[str, Any] | None:
     ws = workspace(event, call)
     sid = session_id(event)
     with Tx(ws.db):  # one commit
@@ -28,7 +29,7 @@ def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
         ws.db.execute(
             "UPDATE sessions SET status = 'completed', ended_at = ?, end_reason = ?, summary = ? WHERE id = ?",
             # The reason is event text like any other: through the privacy filter before the disk.
-            (time.time(), clean(str(event.get("reason") or ""))[:40], summary.heuristic(st, ws.project.root), sid),
+            (time.time(), clean(event.reason)[:40], summary.heuristic(st, ws.project.root), sid),
         )
         queue_extraction(ws, event, sid, "end", dedup_key=f"extract:end:{sid}")
     _check_symbols(ws, st.get("files_modified") or [])

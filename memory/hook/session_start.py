@@ -19,6 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory.base.event import Event
     from memory.hook.run import Call
 
 
@@ -51,12 +52,12 @@ def _with_map(ws: Workspace, text: str) -> str:
     return f"{text}\n\n{shown}" if text and shown else (shown or text)
 
 
-def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
+def handle(event: Event, call: Call) -> dict[str, Any] | None:
     bootstrap.ensure_venv()
     ws = workspace(event, call)
     secure_data_dir(ws.home)  # an older install's 0755 folders made owner-only (two stat calls when done)
     sid = session_id(event)
-    source = str(event.get("source") or "startup")
+    source = event.source or "startup"
     try:
         _record(ws, event, source)
         refused = None
@@ -88,7 +89,7 @@ def _spend_lines(ws: Workspace) -> list[str]:
         return []
 
 
-def _record(ws: Workspace, event: dict[str, Any], source: str) -> None:
+def _record(ws: Workspace, event: Event, source: str) -> None:
     """SessionStart's writes: the session row, the disk reserve, the queued markdown index and team sync."""
     touch_session(ws, event, source=source)
     spool.ensure_reserve(ws.home)  # room to spool into when the disk fills (one stat when it is there)

@@ -28,9 +28,11 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from collections.abc import Callable
     from typing import Any
 
+    from memory.base.event import Event
+
     # memory/hook/run.py's dispatch(name, event, project_dir, replayed), passed in: run imports this
     # module, so this one does not import it back.
-    Dispatch = Callable[[str, dict[str, Any], str | None, bool], object]
+    Dispatch = Callable[[str, Event, str | None, bool], object]
 
 REPLAY_BUDGET_S = 0.03  # a hook spends at most this replaying spooled events after its own work
 CLAIM_STALE_S = 60.0
@@ -339,7 +341,8 @@ def _record(hook: str, event: dict[str, Any]) -> dict[str, Any]:
     from memory.base.project import event_folder
 
     # The project the hook resolved, so a replay in another project's hook writes to the right database.
-    project_dir = event_folder(event) or ""
+    cwd = event.get("cwd")
+    project_dir = event_folder(cwd if isinstance(cwd, str) else "") or ""
     return {"hook": hook, "project_dir": clean_obj(project_dir), "spooled_at": time.time(),
             "event": clean_obj(bound(event)[0])}
 
@@ -430,7 +433,9 @@ def replay(dispatch: Dispatch, budget_s: float = REPLAY_BUDGET_S, folder: str | 
             os.replace(claimed, claimed + ".bad")
             continue
         try:
-            dispatch(hook, event, str(record.get("project_dir") or "") or None, True)
+            from memory.base.event import from_claude  # kept in Claude Code's shape (memory/hook/run.py _keep)
+
+            dispatch(hook, from_claude(hook, event), str(record.get("project_dir") or "") or None, True)
         except Exception as err:
             cause = getattr(err, "cause", None) or err  # memory/hook/run.py Answered: the write's own error
             if type(cause).__name__ == "NotAProject":  # its folder is gone: nothing to record it in

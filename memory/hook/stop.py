@@ -13,16 +13,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory.base.event import Event
     from memory.hook.run import Call
 
 
-def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
+def handle(event: Event, call: Call) -> dict[str, Any] | None:
     ws = workspace(event, call)
     sid = session_id(event)
-    message = event.get("last_assistant_message")
     with Tx(ws.db):  # one commit for the whole turn end
         touch_session(ws, event)
         # Filter first: capture keeps the message's first 400 characters in the state.
-        apply(ws, sid, capture.stop_event(clean(message) if isinstance(message, str) else "", sid))
+        apply(ws, sid, capture.stop_event(clean(event.last_message), sid))
         handoff.write(ws, session_state.load(ws, sid), "stop")
     return None

@@ -16,12 +16,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
+    from memory.base.event import Event
     from memory.hook.run import Call
 
 
-def handle(event: dict[str, Any], call: Call) -> dict[str, Any] | None:
-    prompt = event.get("prompt")
-    if not isinstance(prompt, str):
+def handle(event: Event, call: Call) -> dict[str, Any] | None:
+    prompt = event.prompt
+    if prompt is None:
         return None
     ws = workspace(event, call)
     sid = session_id(event)

@@ -19,6 +19,7 @@ from typing import Any
 
 from memory import capture, store
 from memory.base.bounds import bound
+from memory.base.event import from_claude
 from memory.base.privacy import clean
 from memory.capture import summary, tools, transcript
 from memory.capture.deciders import settle
@@ -63,18 +64,20 @@ def _ts(event: dict[str, Any]) -> float | None:
     return transcript.parse_time(event.get("timestamp"))
 
 
-def _capture_for(event: dict[str, Any], sid: str, root: str) -> tuple[capture.Capture | None, int, int]:
+def _capture_for(raw: dict[str, Any], sid: str, root: str) -> tuple[capture.Capture | None, int, int]:
     """The capture of one event, and how it counts (prompts, tool calls); None when the hooks ignore it. The
-    event is bounded and its texts filtered first, as the hooks do (memory/capture/screen.py)."""
-    event = screened(bound(event)[0])
-    name = event.get("hook_event_name")
-    if name == "UserPromptSubmit" and isinstance(event.get("prompt"), str):
-        return capture.prompt_event(event["prompt"], sid), 1, 0
-    if name in ("PostToolUse", "PostToolUseFailure") and event.get("tool_name"):
+    event is bounded, typed and its texts filtered first, as the hooks do (memory/capture/screen.py)."""
+    name = raw.get("hook_event_name")
+    entry = replay.ENTRYPOINTS.get(str(name))
+    if entry is None:
+        return None, 0, 0
+    event = screened(from_claude(entry, bound(raw)[0]))
+    if name == "UserPromptSubmit" and event.prompt is not None:
+        return capture.prompt_event(event.prompt, sid), 1, 0
+    if entry == "post_tool_use" and event.tool:
         return tools.tool_event(event, root), 0, 1
     if name == "Stop":
-        msg = event.get("last_assistant_message")
-        return capture.stop_event(msg if isinstance(msg, str) else "", sid), 0, 0
+        return capture.stop_event(event.last_message, sid), 0, 0
     return None, 0, 0
 
 

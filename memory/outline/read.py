@@ -21,17 +21,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from memory.base.event import Event
     from memory.capture import Capture
 
 
-def maybe_outline(ws: Workspace, event: dict[str, Any], sid: str, cap: Capture) -> dict[str, Any] | None:
+def maybe_outline(ws: Workspace, event: Event, sid: str, cap: Capture) -> dict[str, Any] | None:
     """The PostToolUse output that replaces a Read's result with an outline, or None to pass through.
     Its bookkeeping (the saving, the file marked as outlined) joins the capture's transaction."""
     if env("MEMORY_OUTLINE").lower() in ("off", "0", "false", "no"):
         return None
-    tin = event.get("tool_input")
-    resp = event.get("tool_response")
-    if not isinstance(tin, dict) or not isinstance(resp, dict) or not is_full_read(tin):
+    tin, resp = event.tool_input, event.tool_response
+    if not isinstance(resp, dict) or not is_full_read(tin):
         return None  # not a Read's result, or a targeted read: the agent knows what it wants
     if resp.get("type") == "file_unchanged":
         return whole_again(ws, event, sid, tin.get("file_path"))
@@ -92,9 +92,9 @@ def _code_bytes(path: str, max_bytes: int | None = None) -> bytes | None:
     return data
 
 
-def _outlined_key(event: dict[str, Any], path: str) -> str:
+def _outlined_key(event: Event, path: str) -> str:
     """The session state's mark of a file outlined for this agent (the main one, or a subagent)."""
-    return f"{event.get('agent_id') or 'main'}:{path}"
+    return f"{event.agent_id or 'main'}:{path}"
 
 
 # A whole file the hook hands back as text: the client's own cap on a whole Read (Claude Code 2.1.x: 256 KB);
@@ -102,7 +102,7 @@ def _outlined_key(event: dict[str, Any], path: str) -> str:
 WHOLE_MAX_BYTES = 262_144
 
 
-def whole_again(ws: Workspace, event: dict[str, Any], sid: str, path: object) -> dict[str, Any] | None:
+def whole_again(ws: Workspace, event: Event, sid: str, path: object) -> dict[str, Any] | None:
     """The answer to a `file_unchanged` Read result of a file this agent was given the outline of: the file's
     text, as the Read would have returned it. The client (2.1.197) tells the model to refer to the earlier
     result, which was the outline, so without this "Whole file: Read again." would be false there.
