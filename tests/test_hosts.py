@@ -184,3 +184,29 @@ await h.event({{ event: {{ type: "session.idle", properties: {{ sessionID: "ses_
     assert session["host"] == "opencode" and session["prompt_count"] == 1 and session["tool_call_count"] == 1
     titles = [r[0] for r in db.execute("SELECT title FROM memories WHERE session_id = 'ses_node'")]
     assert "Modified app.py" in titles, titles
+
+
+def test_every_host_event_keeps_its_fields_through_the_spool_shape(tmp_path: Path) -> None:
+    """The spool keeps an event as Event.claude() and replays it through from_claude: every field the handlers
+    read comes back, for each host's recorded events."""
+    from memory.base.event import Event, from_claude
+
+    for host in HOST_FILES:
+        for item in _load(host, tmp_path)["events"]:
+            ev = hosts.adapt(host, item["entry"], item["payload"])
+            back = from_claude(item["entry"], json.loads(json.dumps(ev.claude())))
+            differ = [k for k in Event.__slots__ if k != "host_tool" and getattr(back, k) != getattr(ev, k)]
+            assert not differ, (host, item["entry"], differ)
+            assert ev.host == host and ev.session
+
+
+def test_handlers_and_capture_read_only_the_typed_event() -> None:
+    """No handler or capture module goes back to the payload's dict (`event.get`, `isinstance(event, dict)`):
+    the adapters (memory/hook/hosts.py, memory/base/event.py) are the one place that reads it."""
+    modules = [*sorted((ROOT / "memory" / "hook").glob("*.py")), ROOT / "memory" / "capture" / "tools.py",
+               ROOT / "memory" / "capture" / "screen.py", ROOT / "memory" / "outline" / "read.py"]
+    for path in modules:
+        if path.name in ("hosts.py", "replay.py", "spool.py"):  # the boundary, a replay tool, the kept dicts
+            continue
+        text = path.read_text()
+        assert "event.get(" not in text and "isinstance(event, dict)" not in text, path
