@@ -30,6 +30,8 @@ _PY_TARGETS = frozenset({"pattern_list", "tuple_pattern", "list_pattern"})
 # JS declarations of a file (`export const x`, `var y`); field values the query lists as methods.
 _JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
 _JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "generator_function"})
+# What may wrap a declarator's object literal: `{...} as const`, `({...})`, TypeScript's `satisfies`.
+_JS_VALUE_WRAPPERS = frozenset({"as_expression", "satisfies_expression", "parenthesized_expression"})
 # What holds a declaration of the file: `export ...`, TypeScript's `declare ...` and a `namespace N {...}`
 # statement; and the declarations whose body's statements are the file's too (a namespace's; `declare global
 # {...}` is a wrapped statement block).
@@ -114,16 +116,40 @@ def _javascript(block: Node, out: list[Entry]) -> None:
 
 
 def _js_declarator(decl: Node, declarator: Node, out: list[Entry]) -> None:
-    """The names a declarator binds; a TypeScript variable typed with an object literal (`declare const
-    Data: {BounceIn: {...}; ...}`, a whole .d.ts) is its own entry, holding its members' names as fields."""
+    """The names a declarator binds; a variable typed with an object literal (`declare const Data: {BounceIn:
+    {...}; ...}`, a whole .d.ts) or holding one (`export const colors = {aqua: ..., ...}`, a mock module's
+    exports) is its own entry, holding its members' names as fields: the first level only (`colors.aqua` is
+    a name code uses; the keys of the objects inside are data)."""
     names = _js_pattern(declarator.child_by_field_name("name"))
     annotation = declarator.child_by_field_name("type")
     shape = annotation.named_children[0] if annotation is not None and annotation.named_child_count else None
-    if shape is None or shape.type != "object_type" or len(names) != 1:
+    value = declarator.child_by_field_name("value")
+    while value is not None and value.type in _JS_VALUE_WRAPPERS and value.named_child_count:
+        value = value.named_children[0]  # `{...} as const`, `({...})`, `{...} satisfies T`
+    if shape is not None and shape.type == "object_type" and len(names) == 1:
+        out.append((declarator, names[0], "variable"))
+        _ts_properties(shape, out)
+    elif value is not None and value.type == "object" and len(names) == 1:
+        out.append((declarator, names[0], "variable"))
+        _js_keys(value, out)
+    else:
         out.extend((decl, n, "variable") for n in names)
-        return
-    out.append((declarator, names[0], "variable"))
-    _ts_properties(shape, out)
+
+
+def _js_keys(obj: Node, out: list[Entry]) -> None:
+    """An object literal's own keys (`a: 1`, `'b-c': 2`, `[KEY]: 3`, `d`), not a spread's; its methods (`f()
+    {}`, `g: () => ...`) are the query's."""
+    for member in obj.named_children:
+        if member.type == "shorthand_property_identifier":
+            out.append((member, member, "field"))
+            continue
+        key = member.child_by_field_name("key") if member.type == "pair" else None
+        if key is not None and key.type == "computed_property_name" and key.named_child_count:
+            key = key.named_children[0]
+        if key is not None and key.type == "string" and key.named_child_count:
+            key = key.named_children[0]  # its string_fragment: the name without quotes
+        if key is not None and key.type != "string":
+            out.append((member, key, "field"))
 
 
 def _ts_properties(body: Node | None, out: list[Entry]) -> None:

@@ -11,7 +11,10 @@ files of 300+ lines picked deterministically, prints:
 * symbol recall against Universal Ctags (functions, methods, classes,
   structs, interfaces, enums it reports that the outline also lists);
 * names visible: of every name ctags reports (its default kinds, less
-  references, locals and data members: tests/support/ctags_oracle.py
+  references, locals (a Kotlin `init` block's and getter's too) and data
+  members, include guards, macro calls it takes for functions, and the keys
+  of JavaScript/TypeScript object literals inside another's: data, where the
+  outline lists a file's object's own keys: tests/support/ctags_oracle.py
   ctags_names), the share that appears as a word in the text the model
   receives (a file passed through whole shows every name). Recall counts
   symbols extracted; this counts what survives rendering (grouped rows,

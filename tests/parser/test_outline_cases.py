@@ -347,19 +347,46 @@ def test_an_objective_c_header_is_not_outlined_as_c() -> None:
                                                 ("settings_module.py", "python"),
                                                 ("module_state.js", "javascript"), ("Store.php", "php"),
                                                 ("module_state.ts", "typescript"),
-                                                ("animations.d.ts", "typescript")])
+                                                ("animations.d.ts", "typescript"),
+                                                ("zoom_keyframes.js", "javascript"), ("RootHelper.kt", "kotlin")])
 def test_every_name_ctags_reports_is_visible(name: str, language: str) -> None:
     path = os.path.join(CASES, name)
     outline = outline_file(path)
     names = ctags_names(path, language)
     assert names
     missing = {t.name for t in names} - {t.name for t in visible(outline.render(), names)}
-    # An include guard is a bare #define, which the outline leaves out on purpose; ctags calls a companion
-    # object `Companion` (the row says `companion object`); on the broken Kotlin file ctags takes the local
-    # `val x` for a top-level constant; its TypeScript parser names the key of a renaming destructure
-    # (`resolve` of `{ resolve: resolvePath }`), and the members' members of a declared object type
-    # (`duration`) are left to a Read.
-    assert missing <= {"CONNECTION_H", "Companion", "x", "resolve", "duration"}, missing
+    # An include guard is a bare #define, which the outline leaves out on purpose; on the broken Kotlin file
+    # ctags takes the local `val x` for a top-level constant; its TypeScript parser names the key of a renaming
+    # destructure (`resolve` of `{ resolve: resolvePath }`).
+    assert missing <= {"CONNECTION_H", "x", "resolve"}, missing
+
+
+@pytest.mark.skipif(not ctags_available(), reason="Universal Ctags not installed")
+def test_the_oracle_leaves_out_locals_of_kotlin_init_blocks_and_keys_of_nested_objects() -> None:
+    """ctags 5.9 scopes an `init` block's `val`s to the class (or, past a lambda, to the file) and tags every key
+    of nested JavaScript object literals (`style`, `0`, `transform`): locals and data, not definitions. A
+    companion object is `Companion` to ctags, `companion object` in the outline: the same definition."""
+    kotlin = os.path.join(CASES, "RootHelper.kt")
+    names = {t.name for t in ctags_names(kotlin, "kotlin")}
+    assert not names & {"registry", "wrappedViewTag", "module", "onJSResponderCancelListener", "time", "event"}
+    assert {"orchestrator", "rootView", "Companion", "MIN_ALPHA_FOR_TOUCH"} <= names
+    assert "Companion" in {t.name for t in visible("  68-70 companion object", ctags_names(kotlin, "kotlin"))}
+    js = os.path.join(CASES, "zoom_keyframes.js")
+    names = {t.name for t in ctags_names(js, "javascript")}
+    assert not names & {"name", "style", "transform", "duration", "0", "100"}, names
+    assert {"ZoomInData", "ZoomInRotate", "MATCHERS", "rgb", "hex8"} <= names
+
+
+def test_the_first_level_keys_of_a_file_s_objects_are_listed_not_the_data_below() -> None:
+    """`export const ZoomInData = {ZoomIn: {...}, ...}`, a colour table, a mock module's exports: the first
+    level's keys are names code uses (`ZoomInData.ZoomInRotate`), on a row below the object's, as an object
+    type's members are; the keys of the objects inside them are data, a Read away."""
+    outline, text = _case("zoom_keyframes.js")
+    lines = text.splitlines()
+    assert "  6-57 fields: ZoomIn, ZoomInRotate, ZoomInRight" in lines
+    assert "  85-93 fields: rgb, rgba, hsl, hsla, hwb, hex3, hex4, hex6, hex8" in lines
+    assert _rows(outline)["ZoomInData.ZoomInRotate"][0] == "field"
+    assert "transform" not in text.replace("{ transform", "")  # the data below stays out of the rows
 
 
 @pytest.mark.skipif(not ctags_available(), reason="Universal Ctags not installed")

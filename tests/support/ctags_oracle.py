@@ -198,7 +198,7 @@ def ctags_names(path: str, language: str) -> list[Tag]:
         return []
     skip = _NOT_NAMES | _DATA_MEMBERS.get(language, set())
     tags = []
-    in_function = _js_in_function(path, language) if language in _JS else None
+    in_function = _local_or_data(path, language) if language in _LOCAL_KINDS else None
     guards = _include_guards(path, language)
     for tag in _run(path, ctags_lang):
         if _macro_call(tag, language) or (tag.get("kind") == "macro" and tag.get("name") in guards):
@@ -207,23 +207,38 @@ def ctags_names(path: str, language: str) -> list[Tag]:
         local = tag.get("scopeKind") in ("method", "function") and kind in ("variable", "constant")  # Kotlin's
         local = local or (language == "kotlin" and _kotlin_non_function(tag))
         if name and kind not in skip and "line" in tag and not name.startswith(_ANONYMOUS) and not local:
-            if in_function is not None and kind in _JS_LOCAL_KINDS and in_function(int(tag["line"]), name):
+            if in_function is not None and kind in _LOCAL_KINDS[language] and in_function(int(tag["line"]), name):
                 continue
             tags.append(Tag(name, kind, int(tag["line"]), kind))
     return tags
 
 
 _JS_LOCAL_KINDS = frozenset({"constant", "variable", "property", "class"})  # ctags' `class`: an object literal
+# Kinds of the names a language's ctags parser reports as a type's or a file's that can be a function's locals.
+_LOCAL_KINDS = {**{lang: _JS_LOCAL_KINDS for lang in _JS}, "kotlin": frozenset({"constant", "variable"})}
+# Kotlin's bodies of code: ctags 5.9 scopes a function's `val` to it (left out above) but an `init` block's, a
+# getter's or a lambda's to the class (58 of the 94 Kotlin names of npm packages' sources the outline "missed",
+# 2026-12-07): locals all the same, which the outline never lists.
+_KOTLIN_BODIES = frozenset({"function_body", "anonymous_initializer", "getter", "setter", "lambda_literal"})
 _JS_FUNCTIONS = frozenset({"function_declaration", "function_expression", "arrow_function", "method_definition",
                            "generator_function", "generator_function_declaration", "class_static_block"})
 
 
-def _js_in_function(path: str, language: str):  # noqa: ANN202 (a closure)
-    """A test of whether a name on a line sits inside a function body, by the tree-sitter parse (of the file's
+# JavaScript and TypeScript object literals (and object types, a .d.ts's): a key of one held by another's key.
+_JS_OBJECTS = frozenset({"object", "object_type"})
+
+
+def _local_or_data(path: str, language: str):  # noqa: ANN202 (a closure)
+    """A test of whether a name on a line is a local or data, not a definition: in JavaScript and TypeScript a
+    key of an object literal inside another (`ZoomInData = {ZoomIn: {style: {0: {transform: ...}}}}`: ctags
+    tags `style`, `0` and `transform` as properties and classes; the outline lists the first level's keys,
+    `ZoomIn`, names code uses, but not the data below: 1,223 of the 2,556 JavaScript and TypeScript names of npm
+    packages' sources it did not show, 2026-12-07); or a name inside a function body, by the tree-sitter parse
+    (of the file's
     own language: TypeScript parsed as JavaScript is one ERROR node): after a `#private` method ctags'
     JavaScript parser loses its scope and reports the method's `const`s, `let`s and object keys as the file's
     (393 of the 640 JavaScript names the outline did not show, 2026-11-24); its TypeScript parser reports a
-    function's locals as constants and variables of the file."""
+    function's locals as constants and variables of the file; Kotlin: _KOTLIN_BODIES."""
     from parser.grammars import get_parser
 
     with open(path, "rb") as fh:
@@ -237,7 +252,13 @@ def _js_in_function(path: str, language: str):  # noqa: ANN202 (a closure)
         if col < 0:
             return False
         node = root.descendant_for_point_range((line - 1, col), (line - 1, col + len(name)))
+        objects = 0
         while node is not None and node.parent is not None:
+            if language == "kotlin" and node.type in _KOTLIN_BODIES:
+                return True
+            objects += node.type in _JS_OBJECTS
+            if objects >= 2:
+                return True
             body = node.parent.child_by_field_name("body") if node.parent.type in _JS_FUNCTIONS else None
             if body is not None and body.start_byte == node.start_byte and body.end_byte == node.end_byte:
                 return True
@@ -251,6 +272,8 @@ def visible(text: str, tags: list[Tag]) -> list[Tag]:
     """The tags whose name appears in ``text`` as a whole word (what the model can see, whatever the row); a
     shared prefix written once counts for each name (`OBJ_{STRING, LIST}` shows OBJ_STRING and OBJ_LIST)."""
     words = set(re.findall(r"[\w$]+", text))
+    if "companion" in words:  # Kotlin names an unnamed companion object `Companion` (ctags too): see _norm
+        words.add("Companion")
     inner = re.compile(r"([\w$]+)\{([^{}]*)\}")
     while True:  # innermost groups first: OBJ_{A, ENCODING_{RAW, INT}} -> OBJ_{A, ENCODING_RAW, ENCODING_INT}
         expanded = inner.sub(lambda m: ", ".join(m.group(1) + n.strip() for n in m.group(2).split(",")), text)
