@@ -58,11 +58,11 @@ def _symbols(ws: Workspace, event: Event, saved: list[store.Saved]) -> None:
 
 
 def _record_edit(ws: Workspace, path: str, data: bytes, new: str, ids: list[int]) -> None:
-    from memory.base.definitions import enclosing
+    from memory.base.definitions import scopes
     from memory.store import symbols
 
     at = data.find(new.encode("utf-8", "replace")) if new.strip() else -1
-    names = enclosing(data, data.count(b"\n", 0, at) + 1) if at >= 0 else []
+    names = scopes(data, data.count(b"\n", 0, at) + 1) if at >= 0 else []
     if names:
         text = data.decode("utf-8", "replace")
         with Tx(ws.db):

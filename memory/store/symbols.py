@@ -33,7 +33,7 @@ def check(db: sqlite3.Connection, path: str, text: str) -> int:
                       (path,)).fetchall()
     if not rows:
         return 0
-    now = headers(text, {r[1] for r in rows})
+    now = _current(text, {r[1] for r in rows})
     marks = [(time.time(), "gone" if r[1] not in now else "signature changed", r[0], path, r[1])
              for r in rows if now.get(r[1]) != r[2]]
     if marks:
@@ -41,6 +41,19 @@ def check(db: sqlite3.Connection, path: str, text: str) -> int:
             db.executemany("UPDATE memory_symbols SET stale_at = ?, why = ? WHERE memory_id = ? AND path = ? "
                            "AND name = ?", marks)
     return len(marks)
+
+
+def _current(text: str, names: set[str]) -> dict[str, str]:
+    """headers() of these names; a name recorded unqualified (before names were qualified) is its first
+    definition of that last name, as it was recorded then."""
+    found = headers(text, names)
+    bare = {n for n in names if n not in found and "." not in n}
+    if bare:
+        for qualified, header in headers(text).items():
+            last = qualified.rsplit(".", 1)[-1]
+            if last in bare and last not in found:
+                found[last] = header.split(" | ", 1)[0]
+    return found
 
 
 def read(path: str) -> bytes | None:

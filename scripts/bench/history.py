@@ -159,6 +159,18 @@ def file_symbols(repo: Path, rev: str, path: str) -> dict[str, tuple[int, int, s
     return out
 
 
+def signatures(repo: Path, rev: str, path: str) -> dict[str, str]:
+    """qualified name -> signature of a file's definitions at a revision; the definitions of one name (Python
+    overloads, a struct and its impl) joined in order, none dropped."""
+    data = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:{path}"], capture_output=True).stdout
+    out: dict[str, str] = {}
+    for s in outline_source(data, path).symbols if data else []:
+        if s.kind in SYMBOL_KINDS:
+            sig = " ".join(s.signature.split())
+            out[s.qualified_name] = f"{out[s.qualified_name]} | {sig}" if s.qualified_name in out else sig
+    return out
+
+
 def changed_symbols(repo: Path, rev: str, path: str, lines: set[int]) -> set[tuple[str, str]]:
     if not lines:
         return set()
@@ -320,13 +332,12 @@ def staleness(repo: Path, db: sqlite3.Connection, commits_by_session: dict[str, 
     except sqlite3.OperationalError:
         return {"recall": None, "false_stale": None, "memories": 0, "note": "no memory_symbols table"}
     work = str(repo)
-    cache: dict[tuple[str, str], dict[str, tuple[int, int, str]]] = {}
+    cache: dict[tuple[str, str], dict[str, str]] = {}
 
     def sig(rev: str, rel: str, name: str) -> str | None:
         if (rev, rel) not in cache:
-            cache[(rev, rel)] = {q.rsplit(".", 1)[-1]: v for q, v in file_symbols(repo, rev, rel).items()}
-        got = cache[(rev, rel)].get(name)
-        return got[2] if got else None
+            cache[(rev, rel)] = signatures(repo, rev, rel)
+        return cache[(rev, rel)].get(name)  # names are qualified as the parser qualifies them ("Cart.total")
 
     changed = unchanged = caught = false = 0
     for _mid, path, name, stale_at, session in rows:
