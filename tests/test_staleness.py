@@ -72,3 +72,20 @@ def test_javascript_functions_assigned_to_names_and_methods_without_a_keyword() 
                      "pick": "const pick = async (a, b) => {", "Router": "class Router {",
                      "Router.route": "route(path) {"}
     assert scopes(text.encode(), 13) == ["Router.route", "Router"]
+
+
+def test_code_changed_between_sessions_is_stale_at_the_next_session_start(hooks: HookRunner, project: Path) -> None:
+    """A pull or a merge changes a file no hook saw: the next SessionStart compares it again (the memory's
+    definitions were compared before the file was written)."""
+    path = project / "carts.py"
+    path.write_text(CARTS)
+    hooks.session = "s-one"
+    _edit(hooks, path, "        return sum(items)\n\n", "        return sum(items, 0)\n\n")
+    first = _change_id(project, "s-one", "sum")
+    hooks.end()
+    path.write_text(path.read_text().replace("class Cart:\n    def total(self, items):",
+                                             "class Cart:\n    def total(self, items, tax):"))
+    assert _stale(project, first) is None  # nothing has looked at the file since
+    hooks.session = "s-two"
+    hooks.start()
+    assert _stale(project, first) == "Cart.total: signature changed"

@@ -12,7 +12,7 @@ from memory.hook import spool
 from memory.hook.common import session_id, touch_session, wake_worker, workspace
 from memory.hook.run import Answered, context_output
 from memory.recall import inject
-from memory.store import consent
+from memory.store import consent, symbols
 from memory.store.workspace import Workspace, secure_data_dir
 
 TYPE_CHECKING = False
@@ -60,6 +60,8 @@ def handle(event: Event, call: Call) -> dict[str, Any] | None:
     source = event.source or "startup"
     try:
         _record(ws, event, source)
+        # Code changed between sessions (a pull, a merge) marks its memories stale before they are injected.
+        symbols.sweep(ws.db)
         refused = None
     except Exception as exc:  # a full or read-only data dir: the context still goes out, the event is kept
         if not (spool.is_space_error(exc) or spool.is_corrupt_error(exc)):

@@ -442,7 +442,14 @@ def m011_session_host(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE sessions ADD COLUMN host TEXT NOT NULL DEFAULT 'claude'")
 
 
+def m012_symbols_checked(db: sqlite3.Connection) -> None:
+    # When a memory's recorded definitions of a file were last compared with it (memory/store/symbols.py
+    # sweep): a file written since (a pull, another editor) is compared again at the next SessionStart.
+    db.execute("ALTER TABLE memory_symbols ADD COLUMN checked_at REAL NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_outlines, m003_semantic,
                                                           m004_extraction, m005_team, m006_provenance,
                                                           m007_injections, m008_repo_map, m009_memory_files,
-                                                          m010_memory_symbols, m011_session_host]
+                                                          m010_memory_symbols, m011_session_host,
+                                                          m012_symbols_checked]

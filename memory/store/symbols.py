@@ -21,8 +21,8 @@ def record(db: sqlite3.Connection, memory_id: int, path: str, text: str, names: 
     found = headers(text, set(names))
     rows = [(memory_id, path, n, found[n]) for n in names if n in found]
     if rows:
-        db.executemany("INSERT OR REPLACE INTO memory_symbols (memory_id, path, name, signature, stale_at, why) "
-                       "VALUES (?, ?, ?, ?, NULL, NULL)", rows)
+        db.executemany("INSERT OR REPLACE INTO memory_symbols (memory_id, path, name, signature, stale_at, why, "
+                       "checked_at) VALUES (?, ?, ?, ?, NULL, NULL, ?)", [(*r, time.time()) for r in rows])
     return len(rows)
 
 
@@ -34,12 +34,13 @@ def check(db: sqlite3.Connection, path: str, text: str) -> int:
     if not rows:
         return 0
     now = _current(text, {r[1] for r in rows})
-    marks = [(time.time(), "gone" if r[1] not in now else "signature changed", r[0], path, r[1])
+    at = time.time()
+    marks = [(at, "gone" if r[1] not in now else "signature changed", r[0], path, r[1])
              for r in rows if now.get(r[1]) != r[2]]
-    if marks:
-        with Tx(db):
-            db.executemany("UPDATE memory_symbols SET stale_at = ?, why = ? WHERE memory_id = ? AND path = ? "
-                           "AND name = ?", marks)
+    with Tx(db):
+        db.execute("UPDATE memory_symbols SET checked_at = ? WHERE path = ? AND stale_at IS NULL", (at, path))
+        db.executemany("UPDATE memory_symbols SET stale_at = ?, why = ? WHERE memory_id = ? AND path = ? "
+                       "AND name = ?", marks)
     return len(marks)
 
 
@@ -71,6 +72,27 @@ def check_file(db: sqlite3.Connection, path: str) -> int:
     """check() against the file on disk."""
     data = read(path)
     return 0 if data is None else check(db, path, data.decode("utf-8", "replace"))
+
+
+def sweep(db: sqlite3.Connection, most: int = 8, paths: int = 400) -> int:
+    """check_file() on the files written since their memories' definitions were last compared (a pull, a
+    merge, another editor: changes no session's hook saw), newest first, at most `most` files read; returns
+    how many rows were marked. A stat a file otherwise."""
+    import os
+
+    rows = db.execute("SELECT path, min(checked_at) FROM memory_symbols WHERE stale_at IS NULL GROUP BY path "
+                      "ORDER BY min(checked_at) LIMIT ?", (paths,)).fetchall()
+    due: list[tuple[float, str]] = []
+    for path, checked in rows:
+        try:
+            mtime = os.stat(path).st_mtime
+        except FileNotFoundError:
+            mtime = float("inf")  # gone: so are its definitions
+        except OSError:
+            continue
+        if mtime > checked - 1.0:  # a second's slack: a file's time can lag the clock a little
+            due.append((mtime, path))
+    return sum(check_file(db, path) for _, path in sorted(due, reverse=True)[:most])
 
 
 def stale(db: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
