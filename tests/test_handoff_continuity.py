@@ -143,3 +143,45 @@ def test_trivial_sessions_fill_no_recent_sessions_line(project: Path, home: Path
     text = HookRunner(project, session="next").start()
     assert "hello" not in text and "(quoted): ok" not in text
     assert "Add retries to the HTTP client" in text
+
+
+NEXT = "Next: add a test for format_usage in tests/test_usage.py"
+
+
+def _usage_work(hooks: HookRunner) -> None:
+    hooks.start()
+    hooks.prompt("Fix the usage line that format_usage prints in src/usage.py")
+    hooks.tool("Edit", {"file_path": str(hooks.project / "src/usage.py"), "old_string": "a", "new_string": "b"}, {})
+    hooks.stop(f"The usage line is fixed. {NEXT}")
+
+
+def test_a_turn_that_only_continued_after_a_compaction_keeps_the_next_step(hooks: HookRunner,
+                                                                           project: Path) -> None:
+    """The turn after a compaction that only says it continues (no tool, no request with content) does not
+    replace the last action of the turn that worked (issue 26)."""
+    _usage_work(hooks)
+    hooks.compact()
+    assert NEXT in hooks.start("compact")
+    hooks.prompt("continue")
+    hooks.stop("Continuing after compaction.")
+    hooks.end()
+    handoff = HookRunner(project, session="next").start().split("Recent sessions in this project")[0]
+    assert NEXT in handoff and "Continuing after compaction" not in handoff
+    assert "Task: Fix the usage line that format_usage prints in src/usage.py" in handoff
+
+
+def test_a_session_that_only_continued_hands_over_the_task_and_next_step_of_the_last_that_worked(
+        hooks: HookRunner, project: Path) -> None:
+    """A new session that only continued is compacted: its handoff carries the task and the next step of the
+    session that worked, not "Last action: ... Continuing after compaction." (issue 26)."""
+    _usage_work(hooks)
+    hooks.end()
+    later = HookRunner(project, session="continued")
+    later.start("resume")
+    later.prompt("go on")
+    later.stop("Continuing after compaction.")
+    later.compact()
+    handoff = unfenced(later.start("compact"))
+    assert handoff.count("Handoff from the memory plugin") == 1
+    assert "Task (of the last session that worked): Fix the usage line that format_usage prints" in handoff
+    assert NEXT in handoff and "Continuing after compaction" not in handoff

@@ -115,7 +115,9 @@ def prompt_event(prompt: str, session: str | None) -> Capture:
         if not s.get("task") and meant:
             s["task"] = text[:500]
         push_unique(s, "prompts", text[:500])
-        s["last_action"] = f"User asked: {text[:200]}"
+        if meant:  # "continue", "ok", "hello" ask nothing: the last action stays what was done
+            s["last_action"] = f"User asked: {text[:200]}"
+            s[TURN_ASKED] = True
 
     cap.change(set_task)
     if meant:
@@ -269,6 +271,21 @@ def _decided_by(before: list[str]) -> bool:
     return "have" in before and any(w in ("we", "i") for w in before)
 
 
+# The turn's marks in the session state: whether a prompt with content of its own was asked since the last
+# Stop, and the tool calls counted by then.
+TURN_ASKED, TURN_CALLS = "turn_asked", "turn_calls"
+
+
+def _turn_ended(s: State, said: str) -> None:
+    """The assistant's closing words become the last action only when the turn did something: a tool call or
+    a request with content. A turn that only continued (after a compaction, "Continuing after compaction.")
+    or greeted keeps the last action (and its next step) of the turn that worked."""
+    calls = int(s.get("tool_calls", 0))
+    if s.get(TURN_ASKED) or calls > int(s.get(TURN_CALLS, 0)) or not s.get("last_action"):
+        s["last_action"] = said
+    s[TURN_ASKED], s[TURN_CALLS] = False, calls
+
+
 def stop_event(message: str, session: str | None) -> Capture:
     """The assistant's last message: the last action, and what it says it chose as an observation of the
     model's (memory/capture/deciders.py): assistant text never makes a decision, whatever words it uses."""
@@ -277,7 +294,7 @@ def stop_event(message: str, session: str | None) -> Capture:
     if not text:
         return cap
     summary = " ".join(text.split())[:400]
-    cap.change(lambda s: s.__setitem__("last_action", f"Assistant: {summary}"))
+    cap.change(lambda s: _turn_ended(s, f"Assistant: {summary}"))
     for said in decisions_in(text, person=False):
         cap.memories.append(NewMemory(title=said[:150], content=said, type="observation", importance=0.5,
                                       session_id=session, tags=["assistant"], source="assistant",

@@ -18,6 +18,7 @@ MAX_HANDOFF_CHARS = 6000
 # Session-state key set by PreCompact and cleared once the handoff reached the model (SessionStart(compact)
 # or, when that context was lost, the next prompt): memory/recall/inject.py lost_compact_handoff.
 COMPACT_PENDING = "compact_handoff_pending"
+CARRIED = "carried"  # a rendered state's task and last action are another session's (_carried)
 
 
 def _rel(path: str, root: str) -> str:
@@ -31,7 +32,7 @@ def _rel(path: str, root: str) -> str:
 def render(state: State, root: str, notes: list[sqlite3.Row] | None = None) -> str:
     lines: list[str] = []
     if state.get("task"):
-        lines.append(f"Task: {state['task']}")
+        lines.append(f"Task{' (of the last session that worked)' if state.get(CARRIED) else ''}: {state['task']}")
     # The plugin's own slash commands are no requests of the work (states recorded before they were
     # left out of the prompts may hold them).
     later = [p for p in state.get("prompts", []) if p != state.get("task") and not p.startswith(OWN_SLASH)]
@@ -78,7 +79,7 @@ def write(ws: Workspace, state: State, trigger: str) -> int:
            ORDER BY importance DESC, created_at DESC LIMIT 8""",
         (state["session_id"],),
     ).fetchall()
-    content = render(state, ws.project.root, notes)
+    content = render(_carried(ws, state), ws.project.root, notes)
     now = time.time()
     with Tx(ws.db):
         if trigger == "stop":
@@ -97,6 +98,18 @@ def write(ws: Workspace, state: State, trigger: str) -> int:
 WORK_KEYS = ("files_modified", "commands", "decisions", "fixed", "errors")
 # The same test on session_state rows: a session is meaningful when one of these lists is not empty.
 _MEANINGFUL_SQL = " OR ".join(f"json_array_length(s.state, '$.{k}') > 0" for k in WORK_KEYS)
+
+
+def _carried(ws: Workspace, state: State) -> State:
+    """A session that did no work of its own and was asked nothing with content (it continued, greeted,
+    looked) hands over the task and last action of the last session that worked, not its own "ok"."""
+    if state.get("task") or any(state.get(k) for k in WORK_KEYS):
+        return state
+    row, _ = for_startup(ws, state["session_id"])
+    prev = session_state.load(ws, row["session_id"]) if row is not None else None
+    if not prev or not prev.get("task") and not prev.get("last_action"):
+        return state
+    return {**state, "task": prev.get("task", ""), "last_action": prev.get("last_action", ""), CARRIED: True}
 
 
 def for_startup(ws: Workspace, session_id: str, max_age_s: float | None = None) -> tuple[sqlite3.Row | None, int]:
