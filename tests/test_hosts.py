@@ -118,8 +118,9 @@ def test_hosts_are_detected_without_a_host_flag(hooks: HookRunner, home: Path) -
 
 def test_tool_kinds_map_to_the_claude_tools_capture_knows() -> None:
     from memory.base.event import TOOL_KINDS
+    from memory.base.hosttools import CLAUDE_TOOL
 
-    assert all(TOOL_KINDS[name] == kind for kind, name in hosts.CLAUDE_TOOL.items())
+    assert all(TOOL_KINDS[name] == kind for kind, name in CLAUDE_TOOL.items())
     cases = {("gemini", "run_shell_command"): "Bash", ("gemini", "replace"): "Edit", ("gemini", "write_file"): "Write",
              ("gemini", "read_file"): "Read", ("copilot", "view"): "Read", ("cline", "write_to_file"): "Write",
              ("opencode", "webfetch"): "WebFetch", ("codex", "mcp__memory__search"): "mcp__memory__search"}

@@ -1,4 +1,5 @@
-"""A Claude Code transcript (JSONL, unofficial format) read into a session digest for extraction.
+"""A Claude Code transcript (JSONL, unofficial format) read into a session digest for extraction; a Codex
+CLI or Gemini CLI session log too, read as the Claude Code lines it means (memory/capture/hostlogs.py).
 
 The format changes between versions, so every field is optional here: a line that cannot be read is
 skipped, unknown line types are ignored, and content may be a string or a list of blocks. Reading can
@@ -14,6 +15,8 @@ import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
+
+from memory.capture import hostlogs
 
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
 # Lines Claude Code writes for its own bookkeeping: not what the user asked.
@@ -122,6 +125,7 @@ class Digest:
 
     def __init__(self) -> None:
         self.session_id = ""
+        self.host = "claude"  # the client that wrote the log (memory/capture/hostlogs.py)
         self.cwd = ""
         self.git_branch = ""
         self.version = ""
@@ -209,7 +213,7 @@ def read(path: str, start: int = 0) -> Digest:
         return d
     if start > size:  # the file was replaced by a shorter one: read it whole
         start = d.start_offset = d.end_offset = 0
-    builder = _Builder(d)
+    builder = _Builder(d, hostlogs.folder_of(path))
     for offset, obj in iter_lines(path, start):
         d.end_offset = offset
         d.lines += 1
@@ -220,9 +224,9 @@ def read(path: str, start: int = 0) -> Digest:
     return d
 
 
-def from_lines(lines: list[dict[str, Any]]) -> Digest:
+def from_lines(lines: list[dict[str, Any]], cwd: str = "") -> Digest:
     d = Digest()
-    builder = _Builder(d)
+    builder = _Builder(d, cwd)
     for obj in lines:
         d.lines += 1
         builder.add(obj)
@@ -230,8 +234,9 @@ def from_lines(lines: list[dict[str, Any]]) -> Digest:
 
 
 class _Builder:
-    def __init__(self, d: Digest) -> None:
+    def __init__(self, d: Digest, cwd: str = "") -> None:
         self.d = d
+        self.log = hostlogs.LogState(cwd)  # another client's log: its lines as Claude Code's
         self.seq = 0
         self.open: dict[str, ToolCall] = {}
         self.task_prompts: set[str] = set()  # prompts given to subagents (older versions log them unflagged)
@@ -242,6 +247,12 @@ class _Builder:
         return self.seq
 
     def add(self, ln: dict[str, Any]) -> None:
+        for line in hostlogs.converted(ln, self.log):
+            self._add(line)
+        if self.log.host:
+            self.d.host = self.log.host
+
+    def _add(self, ln: dict[str, Any]) -> None:
         d = self.d
         kind = ln.get("type")
         ts = parse_time(ln.get("timestamp"))

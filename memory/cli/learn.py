@@ -21,9 +21,11 @@ from memory.cli.common import emit, json_option, open_project, project_option
 @json_option
 def import_cmd(path: str | None, extract: bool, force: bool, no_progress: bool, project: str | None,
                as_json: bool) -> None:
-    """Import past sessions from Claude Code transcripts (default: this project's transcript folder).
+    """Import past sessions from Claude Code transcripts (default: this project's transcript folder), or
+    from Codex CLI and Gemini CLI session logs.
 
-    PATH is a transcript (.jsonl) or a folder of them. Without PATH: $CLAUDE_CONFIG_DIR/projects/<this
+    PATH is a transcript (.jsonl) or a folder of them (and of the folders under it: ~/.codex/sessions,
+    ~/.gemini/tmp/<project>/chats). Without PATH: $CLAUDE_CONFIG_DIR/projects/<this
     folder, / replaced by ->/ (~/.claude by default). Running it again adds nothing; an interrupted
     import resumes where it stopped.
     """

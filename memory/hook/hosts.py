@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 
-from memory.base.event import TOOL_KINDS, Event, from_claude
+from memory.base.event import Event, from_claude
+from memory.base.hosttools import claude_tool
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -19,35 +20,6 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 HOSTS = ("claude", "codex", "cursor", "copilot", "gemini", "antigravity", "cline", "opencode", "qwen")
 ALIASES = {"agy": "antigravity", "claude-code": "claude", "gemini-cli": "gemini", "copilot-cli": "copilot"}
 
-# A host-neutral tool kind and the Claude Code tool the capture code knows it by (TOOL_KINDS inverted).
-CLAUDE_TOOL = {"read": "Read", "edit": "Edit", "write": "Write", "shell": "Bash", "search": "Grep",
-               "fetch": "WebFetch", "todo": "TodoWrite", "task": "Task"}
-
-# Each host's tool names and their kinds (lower-cased names; Claude Code's own come from TOOL_KINDS).
-HOST_TOOLS = {
-    # Gemini CLI / Antigravity: docs/tools of geminicli.com.
-    "run_shell_command": "shell", "read_file": "read", "read_many_files": "read", "replace": "edit",
-    "write_file": "write", "glob": "search", "search_file_content": "search", "grep_search": "search",
-    "list_directory": "search", "web_fetch": "fetch", "google_web_search": "fetch", "write_todos": "todo",
-    # Codex CLI: shell calls are reported as Bash, edits as apply_patch.
-    "shell": "shell", "exec_command": "shell", "apply_patch": "edit",
-    # GitHub Copilot CLI.
-    "bash": "shell", "view": "read", "edit": "edit", "str_replace": "edit", "create": "write", "grep": "search",
-    # Cline.
-    "execute_command": "shell", "write_to_file": "write", "replace_in_file": "edit", "search_files": "search",
-    "list_files": "search",
-    # OpenCode.
-    "read": "read", "write": "write", "webfetch": "fetch", "todowrite": "todo", "task": "task",
-    # Cursor.
-    "strreplace": "edit", "multiedit": "edit",
-}
-# Input keys the hosts spell otherwise, as Claude Code spells them (what memory/capture/tools.py reads).
-INPUT_KEYS = {"path": "file_path", "filePath": "file_path", "absolute_path": "file_path", "file": "file_path",
-              "oldString": "old_string", "old_str": "old_string", "newString": "new_string",
-              "new_str": "new_string", "file_text": "content", "cmd": "command", "regex": "pattern",
-              "query": "pattern", "dir_path": "path"}
-
-
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
 
@@ -56,69 +28,14 @@ def _prompt(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    """A tool's arguments: an object, or an object given as JSON text (Copilot CLI's toolArgs)."""
-    if isinstance(value, str) and value.startswith("{"):
-        from memory.base import jsonlite
-
-        try:
-            value = jsonlite.loads(value)
-        except ValueError:
-            return {"command": value}
-    return value if isinstance(value, dict) else {}
-
-
 def set_tool(ev: Event, name: Any, args: Any, response: Any = None, failed: bool = False) -> None:
     """The tool of an event as a host-neutral kind and the Claude Code tool capture knows it by, its input
-    under Claude Code's keys."""
+    under Claude Code's keys (memory/base/hosttools.py)."""
     ev.host_tool = _text(name) or "unknown"
-    low = ev.host_tool.lower()
-    ev.tool_kind = ("mcp" if low.startswith("mcp") else TOOL_KINDS.get(ev.host_tool) or HOST_TOOLS.get(low)
-                    or HOST_TOOLS.get(low.replace("_", "")) or "other")
-    ev.tool = CLAUDE_TOOL.get(ev.tool_kind) or ev.host_tool
-    tin = {INPUT_KEYS.get(k, k): v for k, v in _dict(args).items()}
-    if ev.tool_kind == "edit" and low == "apply_patch":
-        tin = _patch_input(tin)
-    elif ev.tool_kind == "edit" and "diff" in tin and "new_string" not in tin:  # Cline's replace_in_file
-        tin["old_string"], tin["new_string"] = _diff_sides(_text(tin.get("diff")))
-    ev.tool_input, ev.tool_response, ev.failed = tin, response, failed
+    ev.tool, ev.tool_kind, ev.tool_input = claude_tool(ev.host_tool, args)
+    ev.tool_response, ev.failed = response, failed
     if failed:
         ev.error = _text(response)[:2000] or "failed"
-
-
-def _patch_input(tin: dict[str, Any]) -> dict[str, Any]:
-    """Codex's apply_patch as an edit of its first file: the removed lines and the added ones."""
-    patch = _text(tin.get("command") or tin.get("input") or tin.get("patch"))
-    if isinstance(tin.get("command"), list):
-        patch = "\n".join(_text(p) for p in tin["command"])
-    path, old, new = "", list[str](), list[str]()
-    for line in patch.splitlines():
-        for head in ("*** Update File: ", "*** Add File: ", "*** Delete File: "):
-            if line.startswith(head):
-                if path:
-                    return {"file_path": path, "old_string": "\n".join(old), "new_string": "\n".join(new)}
-                path = line[len(head):].strip()
-        if path and line[:1] == "-" and not line.startswith("---"):
-            old.append(line[1:])
-        elif path and line[:1] == "+" and not line.startswith("+++"):
-            new.append(line[1:])
-    return {"file_path": path, "old_string": "\n".join(old), "new_string": "\n".join(new)}
-
-
-def _diff_sides(diff: str) -> tuple[str, str]:
-    """Cline's SEARCH/REPLACE blocks as the text before and after."""
-    old, new = list[str](), list[str]()
-    side: list[str] | None = None
-    for line in diff.splitlines():
-        if line.startswith("------- SEARCH") or line.startswith("<<<<<<< SEARCH"):
-            side = old
-        elif line.startswith("======="):
-            side = new
-        elif line.startswith("+++++++ REPLACE") or line.startswith(">>>>>>> REPLACE"):
-            side = None
-        elif side is not None:
-            side.append(line)
-    return "\n".join(old), "\n".join(new)
 
 
 # Adapters: (entry, raw payload) -> Event.

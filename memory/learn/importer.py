@@ -21,7 +21,7 @@ from memory import capture, store
 from memory.base.bounds import bound
 from memory.base.event import from_claude
 from memory.base.privacy import clean
-from memory.capture import summary, tools, transcript
+from memory.capture import hostlogs, summary, tools, transcript
 from memory.capture.deciders import settle
 from memory.capture.screen import screened
 from memory.hook import replay
@@ -49,14 +49,15 @@ class FileResult:
 
 
 def find_transcripts(path: str) -> list[str]:
-    """A file, or the *.jsonl directly in a folder, oldest first (so sessions are imported in order).
-    Subagent transcripts (<session>/subagents/agent-*.jsonl) are not sessions of their own."""
+    """A file, or the *.jsonl in a folder and the folders under it (Codex CLI keeps its session logs by
+    date: sessions/YYYY/MM/DD/rollout-*.jsonl), oldest first (so sessions are imported in order). Subagent
+    transcripts (<session>/subagents/agent-*.jsonl) are not sessions of their own."""
     if os.path.isfile(path):
         return [path]
     if not os.path.isdir(path):
         return []
-    files = [os.path.join(path, n) for n in os.listdir(path)
-             if n.endswith(".jsonl") and not n.startswith("agent-") and os.path.isfile(os.path.join(path, n))]
+    files = [os.path.join(folder, n) for folder, dirs, names in os.walk(path) for n in names
+             if n.endswith(".jsonl") and not n.startswith("agent-") and os.path.basename(folder) != "subagents"]
     return sorted(files, key=lambda p: (os.path.getmtime(p), p))
 
 
@@ -130,8 +131,10 @@ def import_file(ws: Workspace, path: str, *, extract: bool = False, force: bool 
         with Tx(ws.db):
             ws.db.execute("DELETE FROM imports WHERE path = ?", (path,))
         row = None
-    lines = replay.read_lines(path)
+    # Another client's log (Codex CLI, Gemini CLI) as the Claude Code lines it means.
+    host, lines = hostlogs.claude_lines(replay.read_lines(path), hostlogs.folder_of(path))
     digest = transcript.from_lines(lines)
+    digest.host = host
     sid = digest.session_id or os.path.splitext(os.path.basename(path))[0]
     res.session_id = sid
     if not lines or not (digest.prompts or digest.calls):
@@ -178,10 +181,10 @@ def _apply_events(ws: Workspace, path: str, sid: str, d: transcript.Digest, even
     now = time.time()
     with Tx(ws.db):
         ws.db.execute(
-            """INSERT INTO sessions (id, project, source, cwd, transcript_path, started_at, last_event_at, status)
-               VALUES (?, ?, 'import', ?, ?, ?, ?, 'active') ON CONFLICT(id) DO NOTHING""",
+            """INSERT INTO sessions (id, project, source, cwd, transcript_path, started_at, last_event_at, status,
+               host) VALUES (?, ?, 'import', ?, ?, ?, ?, 'active', ?) ON CONFLICT(id) DO NOTHING""",
             (sid, ws.project.key, clean(d.cwd) if d.cwd else d.cwd, clean(path), d.started_at or st.st_mtime,
-             d.ended_at or st.st_mtime),
+             d.ended_at or st.st_mtime, d.host),
         )
         ws.db.execute(
             """INSERT INTO imports (path, session_id, size, mtime, events_done, status, updated_at)
