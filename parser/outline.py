@@ -13,7 +13,7 @@ import time
 from parser import extract, walk
 from parser.grammars import GrammarUnavailable, get_parser, get_query, ts
 from parser.languages import language_for_path, refine_language
-from parser.preprocess import blank_lines, first_branches, mask_macros
+from parser.preprocess import blank_lines, branches, directive, first_branches, mask_macros
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -423,12 +423,13 @@ class Parsed:
     still broken); the rows the repair blanked; and _collect's result on the tree when the repair needed it
     (a second _collect of a 3,000-line header costs ~2 ms), else None."""
 
-    __slots__ = ("tree", "text", "broken", "blanked", "collected")
+    __slots__ = ("tree", "text", "broken", "blanked", "collected", "unconfigured")
 
     def __init__(self, tree: Any, text: bytes, broken: set[int], blanked: set[int] | None = None,
-                 collected: Collected | None = None) -> None:
+                 collected: Collected | None = None, unconfigured: bytes | None = None) -> None:
         self.tree, self.text, self.broken, self.collected = tree, text, broken, collected
         self.blanked = blanked if blanked is not None else set()
+        self.unconfigured = unconfigured  # C/C++: the text before one configuration of its `#if`s was kept
 
 
 def _distinct_names(entries: list[tuple[Node, Node, str]]) -> int:
@@ -453,7 +454,7 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
     budget.scale = REPAIR_SCALE
     if not lost:
         return Parsed(tree, text, set())
-    first_tree, original = tree, _broken_rows(tree.root_node)
+    first_tree, original, original_text = tree, _broken_rows(tree.root_node), text
     lines = text.split(b"\n")
     # Swallowed lines, or a broken line that only closes a block (`}`): something before it closed early.
     swallowed_lines = lost >= len(original) + REPAIR_MIN_SWALLOWED
@@ -482,6 +483,7 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
             candidate_collected = _collect(candidate.root_node, language)
             if _distinct_names(candidate_collected[0]) >= _distinct_names(collected[0]):
                 text, tree, lost, collected = branch, candidate, candidate_lost, candidate_collected
+    unconfigured = original_text if text is not original_text else None
     blanked: set[int] = set()
     before = (text, tree, collected)  # a repair that closes a class early is undone (_worse)
     while parses > 0 and lost:
@@ -520,7 +522,7 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
     if tree is first_tree:
         return Parsed(tree, text, original, collected=collected)
     broken = blanked | (_broken_rows(tree.root_node) if lost else set())
-    return Parsed(tree, text, broken, blanked, collected)
+    return Parsed(tree, text, broken, blanked, collected, unconfigured)
 
 
 def _worse(before: tuple, after: tuple, blanked: set[int], lines: list[bytes]) -> bool:
@@ -690,6 +692,49 @@ def _recover(parser: Any, parsed: Parsed, language: str, budget: ParseBudget) ->
         if tree.root_node.has_error:
             queue.extend(_restarts(tree.root_node, lines, _broken_rows(tree.root_node), first, last))
     return found, rows, unread
+
+
+# Configurations of a C/C++ file's `#if`s parsed for the definitions of the branches the repair's configuration
+# dropped (the 2nd branch of each conditional, then the 3rd: an `#elif` chain's), at most.
+OTHER_BRANCH_PARSES = 2
+
+
+def _other_branches(parser: Any, parsed: Parsed, language: str, budget: ParseBudget) -> tuple[list, set[int], set[int]]:
+    """Definitions on the lines of the `#if` branches that the configuration kept by the repair dropped
+    (`#elif`/`#else` code: prof.c's unwinder callbacks, a second `#define` of a name), found by parsing the
+    configurations that keep the 2nd, then the 3rd branch of each conditional: (entries as _collect's, the
+    rows they start on, dropped rows left unread because the budget ran out). Their names are written into
+    `parsed.text`, where _build_symbols reads names (the rows are blank there)."""
+    source, text = parsed.unconfigured or b"", parsed.text
+    kept = text.split(b"\n")
+    dropped = {row for row, line in enumerate(source.split(b"\n")) if row < len(kept) and line.strip()
+               and not kept[row].strip() and row not in parsed.blanked and directive(line) is None}
+    entries = parsed.collected[0] if parsed.collected else []
+    known = set(_definitions((entries, [], {}), text))
+    found: list = []
+    rows: set[int] = set()
+    merged = bytearray(text)
+    most = 2
+    k = 2
+    while dropped and k <= min(most, 1 + OTHER_BRANCH_PARSES):
+        if budget.spent():
+            return found, rows, dropped - rows
+        copy, most = branches(source, k)
+        ends: list[int] = []
+        tree, _lost = _parse(parser, copy, budget=budget, ends=ends)
+        k += 1
+        if ends[1] < len(copy):
+            return found, rows, dropped - rows
+        for node, name, kind in _collect(tree.root_node, language)[0]:
+            row = node.start_point.row
+            key = (row, copy[name.start_byte:name.end_byte])
+            if row in dropped and key not in known:
+                known.add(key)
+                found.append((node, name, kind))
+                rows.add(row)
+                merged[name.start_byte:name.end_byte] = copy[name.start_byte:name.end_byte]
+    parsed.text = bytes(merged)
+    return found, rows, set()
 
 
 def _restarts(root: Node, lines: list[bytes], broken: set[int], first: int, last: int) -> list[tuple[int, int]]:
@@ -1012,6 +1057,11 @@ def outline_source(source: bytes, path: str, language: str | None = None, units:
         if broken and parsed_bytes is None:  # definitions a syntax error swallowed, parsed again
             extra, recovered, unread = _recover(parser, parsed, language, budget)
             entries.extend(extra)
+            if parsed.unconfigured is not None:  # the `#if` branches the repair's configuration dropped
+                extra, found, missed = _other_branches(parser, parsed, language, budget)
+                entries.extend(extra)
+                recovered |= found
+                unread |= missed
             if units is not None:
                 units[-1] = budget.units
         bare: frozenset[tuple[int, int]] = frozenset()

@@ -155,7 +155,7 @@ def _sub_within(pattern: re.Pattern[bytes], blank: Callable[[re.Match[bytes]], b
 _CONDITIONALS = (b"if", b"ifdef", b"ifndef", b"elif", b"elifdef", b"elifndef", b"else", b"endif")
 
 
-def _directive(line: bytes) -> bytes | None:
+def directive(line: bytes) -> bytes | None:
     """`ifdef` for `  #  ifdef X`, None for a line that is no conditional directive."""
     text = line.lstrip()
     if not text.startswith(b"#"):
@@ -170,22 +170,44 @@ def first_branches(source: bytes) -> bytes:
     conditional blanked too (same length): what is left is one configuration's code. tree-sitter parses a
     conditional inside a declaration or an expression (`: #if X a_(1), #endif b_(2) {`) as an error that can
     swallow the rest of the file; the outliner tries this copy when the plain parse has errors."""
+    return branches(source, 1)[0]
+
+
+def branches(source: bytes, k: int) -> tuple[bytes, int]:
+    """``source`` with each conditional directive line blanked and, of each conditional, every branch but its
+    `k`-th (its last when it has fewer: an include guard's or an `extern "C"` block's only branch holds the
+    rest); and the most branches a conditional has (how many such configurations there are)."""
     lines = source.split(b"\n")
-    skipping: list[bool] = []  # per open conditional: whether its current branch is dropped
+    directives: list[bytes | None] = []
+    continuations: list[bool] = []  # a directive's line continued (`#if A && \`)
+    counts: dict[int, int] = {}  # row of an `#if` -> its branches
+    opened: list[int] = []
     continued = False
     for i, line in enumerate(lines):
-        directive = None if continued else _directive(line)
-        drop = continued or directive is not None or any(skipping)
-        if directive in (b"if", b"ifdef", b"ifndef"):
-            skipping.append(False)
-        elif directive is not None and directive != b"endif" and skipping:
-            skipping[-1] = True  # #else / #elif: the first branch was kept
-        elif directive == b"endif" and skipping:
-            skipping.pop()
-        continued = (directive is not None or continued) and line.rstrip(b"\r").endswith(b"\\")
-        if drop:
+        word = None if continued else directive(line)
+        directives.append(word)
+        continuations.append(continued)
+        if word in (b"if", b"ifdef", b"ifndef"):
+            opened.append(i)
+            counts[i] = 1
+        elif word is not None and word != b"endif" and opened:
+            counts[opened[-1]] += 1
+        elif word == b"endif" and opened:
+            opened.pop()
+        continued = (word is not None or continued) and line.rstrip(b"\r").endswith(b"\\")
+    frames: list[list[int]] = []  # per open conditional: [its current branch, the branch kept]
+    for i, line in enumerate(lines):
+        word = directives[i]
+        drop = word is not None or continuations[i]
+        if word in (b"if", b"ifdef", b"ifndef"):
+            frames.append([1, min(k, counts[i])])
+        elif word is not None and word != b"endif" and frames:
+            frames[-1][0] += 1
+        elif word == b"endif" and frames:
+            frames.pop()
+        if drop or any(branch != kept for branch, kept in frames):
             lines[i] = b" " * len(line)
-    return b"\n".join(lines)
+    return b"\n".join(lines), max(counts.values(), default=1)
 
 
 def blank_lines(source: bytes, first: int, last: int) -> bytes:

@@ -140,7 +140,7 @@ _C_MACRO_PREFIXES = ("_GLIBCXX", "LLVM_", "__wur", "__THROW")  # every key of _C
 def _c_signature(signature: str) -> str:
     """A C/C++ signature without the export/attribute macros of _C_MACROS, `PyAPI_FUNC(T) f` as `T f`.
     String search, not a regex: compiling an alternation of the macros cost a cold hook ~5 ms."""
-    if "_" not in signature:  # every macro has one: most signatures of an LLVM header have none
+    if "_" not in signature or signature.startswith("#"):  # a #define of the macro itself is what it says
         return signature
     for macro in _C_TYPE_MACROS if "PyAPI_" in signature else ():
         at = signature.find(macro)

@@ -577,6 +577,25 @@ def test_every_name_after_a_c_parse_error_is_visible(name: str) -> None:
     assert "JEMALLOC_INTERNAL_SC_H" not in {t.name for t in ctags_names(os.path.join(CASES, name), "c")}
 
 
+@pytest.mark.skipif(not ctags_available(), reason="Universal Ctags not installed")
+def test_definitions_in_the_other_branches_of_an_if_chain_are_found_after_an_error() -> None:
+    """jemalloc's prof.c: red-black tree macros the grammar cannot read make the repair keep one configuration
+    of the `#if`s (every first branch), which dropped the unwinder callbacks of the `#elif` branches and a
+    `#define` inside one; the configurations of the 2nd and 3rd branches are parsed for them (marked `~`)."""
+    path = os.path.join(CASES, "prof_unwind.c")
+    outline, text = _case("prof_unwind.c")
+    assert outline.error_lines
+    names = ctags_names(path, "c")
+    seen = {id(t) for t in visible(text, names)}
+    first = outline.error_lines[0][0]
+    bad = {row for a, b in outline.error_lines for row in range(a, b + 1)}
+    after = [t.name for t in names if t.line > first and t.line not in bad and id(t) not in seen]
+    assert not after, after
+    recovered = {s.name for s in outline.symbols if s.recovered}
+    assert {"prof_unwind_init_callback", "prof_unwind_callback", "BT_FRAME"} <= recovered
+    assert "~374-388 #define BT_FRAME(i)" in [row.strip() for row in text.splitlines()]
+
+
 def test_c_file_variables_and_an_anonymous_enum_get_names_only_rows() -> None:
     source = (b"int f(void) {\n  enum { STATE_START, STATE_END } state = STATE_START;\n"
               b"  int local = 1;\n  return state;\n}\n")

@@ -55,6 +55,9 @@ def test_c_and_cpp_signatures_lose_export_and_attribute_macros() -> None:
     text = outline_source(c, "pyerrors.h").render()
     assert "1 PyObject *PyErr_Occurred(void)" in text and "2 int PyErr_Check(PyObject*)" in text
     assert "3 PyObject *PyErr_New(const char *name)" in text and "PyAPI" not in text
+    # The macro's own #define keeps its name (pyport.h's was `# define RTYPE`, PyAPI_FUNC nowhere).
+    define = b"#if defined(Py_BUILD_CORE)\n#  define PyAPI_FUNC(RTYPE) Py_EXPORTED_SYMBOL RTYPE\n#endif\n"
+    assert "PyAPI_FUNC(RTYPE)" in outline_source(define, "pyport.h").render()
     cpp = (b"namespace std _GLIBCXX_VISIBILITY(default)\n{\ntemplate<typename _Tp>\nclass vector\n{\npublic:\n"
            b"  _GLIBCXX20_CONSTEXPR iterator begin() _GLIBCXX_NOEXCEPT { return it; }\n"
            b"  _GLIBCXX_NODISCARD bool empty() const _GLIBCXX_NOEXCEPT { return true; }\n"
