@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 import tomllib
+import venv
 
 COMPLETE = ".memory-complete"
 SHARED_FILE = ".memory-shared"  # in an overlay: the shared venv it stands on
@@ -96,7 +97,7 @@ def overlay(shared: str, root: str, dest: str, scripts: dict[str, str]) -> None:
     """A venv without packages at `dest` on top of `shared`: its site-packages adds the shared one (its .pth
     files processed) and `root` (as an editable install would); bin/ has the shared venv's commands, run by
     this venv's interpreter, and the project's own."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", dest], check=True)
+    venv.EnvBuilder(symlinks=True).create(dest)  # in this process: one interpreter start less
     site = site_packages(dest)
     with open(os.path.join(site, "_memory_shared.pth"), "w", encoding="utf-8") as fh:
         fh.write(f"import site; site.addsitedir({site_packages(shared)!r})\n")
@@ -191,6 +192,23 @@ def collect(store: str, keep: str | None = None, grace_s: float = GRACE_S) -> li
     return removed
 
 
+def stages(marks: list[str]) -> str:
+    """One line from scripts/setup's marks (`name=<epoch seconds>=<times output, commas for blanks>`): each
+    stage's wall and CPU seconds since the mark before, then the whole."""
+    def cpu(times: str) -> float:
+        out = 0.0
+        for word in filter(None, times.split(",")):  # 0m1.234s: this shell's user, system, children's ...
+            minutes, _, seconds = word.rstrip("s").partition("m")
+            out += float(minutes) * 60 + float(seconds)
+        return out
+
+    points = [(name, float(at), cpu(times)) for name, at, times in (m.split("=", 2) for m in marks)]
+    parts = [f"{name} {at - prev_at:.1f}/{c - prev_c:.1f}"
+             for (_, prev_at, prev_c), (name, at, c) in itertools.pairwise(points)]
+    whole = f"{points[-1][1] - points[0][1]:.1f}/{points[-1][2] - points[0][2]:.1f}" if points else "0/0"
+    return f"setup: took {whole} s (wall/CPU; {', '.join(parts)})"
+
+
 def main(argv: list[str]) -> int:
     cmd, args = argv[0], argv[1:]
     if cmd == "specs":
@@ -202,6 +220,9 @@ def main(argv: list[str]) -> int:
     elif cmd == "overlay":
         scripts = tomllib.load(open(args[3], "rb"))["project"].get("scripts", {})
         overlay(args[0], args[1], args[2], scripts)
+        register(args[0], args[4])  # before the switch: collect checks what the path stands on
+    elif cmd == "stages":
+        print(stages(args))
     elif cmd == "register":
         register(args[0], args[1])
     elif cmd == "collect":

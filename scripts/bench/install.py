@@ -6,8 +6,10 @@ the installed copy's first SessionStart hook, which starts scripts/setup detache
 wall time until each stage works, polled every POLL_S: the hooks (SessionStart answered), the venv (renamed
 into place), the worker (alive), the MCP tools (a fresh `bin/memory mcp` lists `search`, not `status`), a
 hybrid search answered (`memory search --json` says mode hybrid) and an outline (a Read of a large file
-answered with its outline). Then scripts/setup run twice on the clean copy (a cold build, and a re-run with
-nothing changed) with its CPU beside the wall, the plugin's installed size and the venv's largest packages.
+answered with its outline), the setup's own stages (wall and CPU each), and an update with the same
+dependencies (another data dir on the shared venv). Then scripts/setup on the clean copy (a cold build, a
+re-run with nothing changed, a second checkout) with its CPU beside the wall, the plugin's installed size and
+the venv's largest packages.
 The load average is printed at the start and at the end: this machine is shared.
 
     .venv/bin/python -m scripts.bench.install [--json] [--timeout 900]
@@ -121,6 +123,7 @@ def first_minutes(tmp: Path, timeout: float) -> dict[str, Any]:
     (project / "README.md").write_text("# shop\nThe shop sells shoes.\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "MEMORY_", "VIRTUAL_ENV"))}
     env.update(HOME=str(home), XDG_CACHE_HOME=str(tmp / "cache"))
+    env.pop("XDG_DATA_HOME", None)  # the shared venvs: in the fresh HOME, empty
     started = time.monotonic()
     for args in (["plugin", "marketplace", "add", str(market)], ["plugin", "install", "memory@memory-local"]):
         subprocess.run([str(CLAUDE), *args], capture_output=True, env=env, check=True, timeout=300)
@@ -143,13 +146,37 @@ def first_minutes(tmp: Path, timeout: float) -> dict[str, Any]:
     from memory.base import worker_client
 
     worker_client.ask(str(data), {"op": "shutdown"}, timeout=5)
+    log = (data / "logs" / "setup.log").read_text() if (data / "logs" / "setup.log").exists() else ""
     return {"seconds": {k: round(v, 1) for k, v in times.items()}, "not reached": sorted(probes),
+            "setup stages": [line for line in log.splitlines() if line.startswith("setup: took")],
+            "update, same dependencies": update(plugin, tmp / "data-2", env),
             "installed plugin bytes": size(plugin), "venv": packages(data / "venv")}
 
 
+def update(plugin: Path, data: Path, env: dict[str, str]) -> dict[str, Any]:
+    """A plugin update or a second checkout with the same dependencies: the installed copy's setup into
+    another data dir, on the shared venv the first install built (the stages line: until the venv, then the
+    MCP warm-up and the worker start beside each other)."""
+    data.mkdir()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    done = subprocess.run([str(plugin / "scripts" / "setup"), "--venv", str(data / "venv"), "--marker", "auto"],
+                          env={**env, "CLAUDE_PLUGIN_DATA": str(data)}, capture_output=True, text=True,
+                          check=True, timeout=600)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    from memory.base import worker_client
+
+    worker_client.ask(str(data), {"op": "shutdown"}, timeout=5)
+    return {"wall_s": round(time.monotonic() - started, 2),
+            "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 2), "load": load(),
+            "stages": [line for line in done.stdout.splitlines() if line.startswith("setup: took")]}
+
+
 def packages(venv: Path, top: int = 10) -> dict[str, int]:
-    """The venv's largest installed packages, in bytes."""
-    site = next(venv.resolve().glob("lib/python3*/site-packages"), None)
+    """The venv's largest installed packages, in bytes: those of the shared venv its overlay stands on."""
+    shared = venv / ".memory-shared"
+    venv = Path(shared.read_text().strip()) if shared.exists() else venv.resolve()
+    site = next(venv.glob("lib/python3*/site-packages"), None)
     if site is None:
         return {}
     sizes = {p.name: size(p) if p.is_dir() else p.stat().st_size for p in site.iterdir()
@@ -159,20 +186,23 @@ def packages(venv: Path, top: int = 10) -> dict[str, int]:
 
 
 def setup_twice(tmp: Path) -> dict[str, Any]:
-    """scripts/setup on the clean copy: a cold build into an empty cache, then a re-run with nothing changed."""
-    market = clean_copy(tmp / "checkout")
+    """scripts/setup on the clean copy: a cold build into an empty cache and store, a re-run with nothing
+    changed, then a second checkout with the same dependencies (on the shared venv)."""
+    first, second = clean_copy(tmp / "checkout"), clean_copy(tmp / "checkout-2")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "VIRTUAL_ENV"))}
-    env["XDG_CACHE_HOME"] = str(tmp / "setup-cache")
+    env.update(XDG_CACHE_HOME=str(tmp / "setup-cache"), XDG_DATA_HOME=str(tmp / "setup-share"))
     out = {}
-    for label in ("cold build", "re-run, nothing changed"):
+    for label, market, venv in (("cold build", first, "setup-venv"), ("re-run, nothing changed", first, "setup-venv"),
+                                ("second checkout, same dependencies", second, "setup-venv-2")):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
-        subprocess.run([str(market / "scripts" / "setup"), "--venv", str(tmp / "setup-venv" / "venv")], env=env,
-                       capture_output=True, check=True, timeout=1800)
+        done = subprocess.run([str(market / "scripts" / "setup"), "--venv", str(tmp / venv / "venv")], env=env,
+                              capture_output=True, text=True, check=True, timeout=1800)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         out[label] = {"wall_s": round(time.monotonic() - started, 2),
                       "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 2),
-                      "load": load()}
+                      "load": load(),
+                      "stages": [line for line in done.stdout.splitlines() if line.startswith("setup: took")]}
     return out
 
 
