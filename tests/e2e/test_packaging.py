@@ -81,3 +81,37 @@ def test_install_from_a_set_up_checkout_copies_no_venv_or_tools(claude_bin: Path
     assert (installed / "bin" / "memory").is_file() and (installed / ".claude-plugin" / "plugin.json").is_file()
     assert not (installed / ".venv").exists() and not (installed / ".tools").exists()
     assert _size(cache) < 5_000_000, _size(cache)
+
+
+def test_the_built_plugin_installs_without_tests_or_leftovers(claude_bin: Path, tmp_path: Path) -> None:
+    """scripts/build_plugin.py writes the plugin alone into a folder of its own; the real client installs it
+    from there and its copy holds exactly those files: no tests/, no caches, no egg-info."""
+    from scripts.build_plugin import build, plugin_files
+
+    checkout = tmp_path / "checkout"  # a used checkout: caches and build leftovers beside the tracked files
+    for name in plugin_files(REPO) + ["tests/test_x.py", "scripts/bench/x.py"]:
+        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+        if (REPO / name).is_file():
+            shutil.copy2(REPO / name, checkout / name)
+        else:
+            (checkout / name).write_text("x = 1\n")
+    for leftover in ("memory/__pycache__/x.pyc", "claude_memory_plugin.egg-info/PKG-INFO", ".pytest_cache/x"):
+        (checkout / leftover).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / leftover).write_text("x")
+    market = tmp_path / "memory-plugin"
+    written = build(market, checkout)
+    env = _env(tmp_path / "home")
+    (tmp_path / "home").mkdir()
+    validate = subprocess.run([str(claude_bin), "plugin", "validate", "--strict", str(market)], capture_output=True,
+                              text=True, env=env, timeout=120)
+    assert validate.returncode == 0, validate.stdout + validate.stderr
+    for args in (["plugin", "marketplace", "add", str(market)], ["plugin", "install", "memory@memory-local"]):
+        proc = subprocess.run([str(claude_bin), *args], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    installed = next((tmp_path / "home" / ".claude" / "plugins").glob("cache/memory-local/memory/*"))
+    copied = sorted(str(p.relative_to(installed)) for p in installed.rglob("*") if p.is_file())
+    assert copied == sorted(str(p.relative_to(market)) for p in market.rglob("*") if p.is_file())
+    assert not any(name.startswith(("tests/", "scripts/bench/")) or "__pycache__" in name or "egg-info" in name
+                   or name.startswith(".pytest_cache") for name in copied), copied
+    assert {"scripts/setup", "scripts/venv_store.py", "bin/memory", "hooks/run", "pyproject.toml"} <= set(copied)
+    assert sum((installed / name).stat().st_size for name in copied) == written
