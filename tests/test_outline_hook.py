@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from memory.base.project import identify
+from memory.outline import read
 from tests.support.helpers import HookRunner
 
 PY_SOURCE = (Path(__file__).parent / "fixtures" / "outline_sample_py.txt").read_text()  # a real module, frozen
@@ -232,3 +233,25 @@ def test_an_outline_cached_in_an_older_format_is_rendered_again(hooks: HookRunne
     row = conn.execute("SELECT content_hash, outline FROM file_signatures").fetchone()
     assert row["content_hash"].endswith(f"/{OUTLINE_FORMAT}")
     assert "stale row" not in row["outline"]
+
+
+def test_before_the_venv_the_first_read_says_when_outlines_start(hooks: HookRunner, big: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed plugin's first minute: the setup builds the venv, the hooks run on an interpreter without
+    tree-sitter. The first Read of a large file passes through whole with one line saying when outlines
+    start; the next Read of the session adds nothing; with no setup running, nothing is said."""
+    base = Path(sys.base_prefix) / "bin" / "python3"  # this venv's interpreter without its packages
+    if subprocess.run([str(base), "-c", "import tree_sitter"], capture_output=True).returncode == 0:
+        pytest.skip("the base interpreter has tree-sitter: no interpreter without it to run the hook on")
+    data = tmp_path / "plugin-data"
+    data.mkdir()
+    (data / "venv.setup-running").write_text(f"{os.getpid()}\n")  # a setup that runs: this process
+    monkeypatch.setenv("MEMORY_PYTHON", str(base))
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(data))
+    first = hooks.run("post_tool_use", read_event(hooks, big))
+    assert first["json"] == {"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                                    "additionalContext": read.OUTLINES_LATER}}, first
+    assert hooks.run("post_tool_use", read_event(hooks, big))["json"] is None
+    (data / "venv.setup-running").unlink()
+    hooks.session = "sess-2"
+    assert hooks.run("post_tool_use", read_event(hooks, big))["json"] is None

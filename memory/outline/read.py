@@ -62,8 +62,10 @@ def maybe_outline(ws: Workspace, event: Event, sid: str, cap: Capture) -> dict[s
     cached = outline_cache.get_outline(ws.db, path, data, st, cap.writes)
     from parser.header import MAX_SHOWN_SHARE, has_groups, read_header
 
-    if cached is None or cached.outline_tokens > cached.original_tokens * MAX_SHOWN_SHARE:
-        return None  # no outline, or not worth withholding the body for
+    if cached is None:
+        return _outlines_later(ws, sid, cap)
+    if cached.outline_tokens > cached.original_tokens * MAX_SHOWN_SHARE:
+        return None  # not worth withholding the body for
     from parser.tokens import estimate_tokens
 
     grouped = has_groups(cached.outline)
@@ -78,6 +80,25 @@ def maybe_outline(ws: Workspace, event: Event, sid: str, cap: Capture) -> dict[s
     replaced.update(content=content, numLines=content.count("\n") + 1, startLine=1)
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse",
                                    "updatedToolOutput": {**resp, "file": replaced}}}
+
+
+OUTLINES_LATER = ("[memory plugin] File outlines start when the plugin's setup has finished, in about a minute; "
+                  "until then a Read returns the whole file.")
+
+
+def _outlines_later(ws: Workspace, sid: str, cap: Capture) -> dict[str, Any] | None:
+    """Once a session, while an installed plugin's venv is still being built (the hook runs on python3, no
+    tree-sitter): one line with the Read's whole file, saying when outlines start."""
+    import importlib.util
+
+    from memory.base.bootstrap import setup_running
+
+    if not setup_running(os.environ.get("CLAUDE_PLUGIN_DATA")) or importlib.util.find_spec("tree_sitter"):
+        return None  # an outline the parser declined, or no setup to wait for
+    if session_state.load(ws, sid).get("outlines_later"):
+        return None
+    cap.change(lambda s: s.update(outlines_later=True))
+    return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": OUTLINES_LATER}}
 
 
 def _code_bytes(path: str, max_bytes: int | None = None) -> bytes | None:
