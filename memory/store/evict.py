@@ -284,94 +284,114 @@ def run(home: str | None = None, *, max_bytes: int | None = None, max_memories: 
     spaces = _workspaces(home)
     try:
         r.before = usage(home)
-        r.memories_before = sum(ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] for ws in spaces)
-        touched: set[str] = set()
+        r.memories_before = _count(spaces)
         gone: dict[str, set[int]] = {ws.project.key: set() for ws in spaces}  # for the dry run's bookkeeping
-
-        # 1. Expired memories go whatever the limits.
-        for ws in spaces:
-            ids = expired_ids(ws.db, now)
-            r.expired += len(ids)
-            if ids and not dry_run:
-                _, how = remove(ws, ids, r.delete_vectors)
-                r.vectors = how
-                touched.add(ws.project.key)
-            gone[ws.project.key].update(ids)
-
-        # 2. The per-project count limit.
-        if r.max_memories:
-            keep = int(r.max_memories * limits.TARGET_RATIO)
-            for ws in spaces:
-                count = ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] - len(gone[ws.project.key])
-                if count <= r.max_memories:
-                    continue
-                rows = [c for c in candidates(ws.db, count - keep + len(gone[ws.project.key]), now)
-                        if c["id"] not in gone[ws.project.key]][: count - keep]
-                r.evicted_for_count += len(rows)
-                r.chose(ws, rows)
-                gone[ws.project.key].update(c["id"] for c in rows)
-                if not dry_run:
-                    _, r.vectors = remove(ws, [c["id"] for c in rows], r.delete_vectors)
-                    touched.add(ws.project.key)
-
+        touched = _drop_expired(r, spaces, gone, now) | _enforce_count(r, spaces, gone, now)
         if not dry_run:
-            for ws in spaces:
-                texts = purge_injected_texts(ws.db, now)
-                r.injected_texts += texts
-                if ws.project.key in touched or texts:
-                    reclaim(ws.db)
-                r.queue_rows += purge_queue(ws.db, now)
-                r.outlines += purge_outlines(ws.db, now)
-
-        # 3. The byte limit: estimate what each memory frees, evict the least recently used across all
-        # projects until the estimate reaches the excess, give the space back, measure, repeat if needed.
-        # The excess is measured once the free pages and the WAL are given back (or, dry, subtracted):
-        # counting them would evict memories for space that costs nothing to recover.
-        def measured() -> int:
-            # LanceDB frees deleted rows only when the worker compacts the table (after it has run the
-            # delete jobs): count the vectors of the memories that are left, not the files as they are.
-            u = usage(home)
-            if not u["vectors"] or not r.memories_before:
-                return u["bytes"]
-            left = sum(ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] for ws in spaces)
-            return u["databases"] + min(u["vectors"], int(r.before["vectors"] * left / r.memories_before))
-
-        used = measured()
-        if dry_run:  # what the removals above would give back (a real run has them done and measured)
-            used -= _estimate_freed(r, spaces, gone)
-        if used > r.max_bytes:
-            if dry_run:
-                used -= sum(_reclaimable(ws) for ws in spaces)
-            else:
-                for ws in spaces:
-                    reclaim(ws.db)
-                used = measured()
-            while used > r.target_bytes and r.rounds < MAX_ROUNDS:
-                r.rounds += 1
-                freed = _evict_bytes(r, spaces, used - r.target_bytes, now, gone)
-                if freed == 0:
-                    r.note = ("could not get under the target: what is left is protected (decisions, pinned, "
-                              "active sessions) or not memory")
-                    break
-                if dry_run:
-                    if freed < used - r.target_bytes:  # every candidate taken and still over
-                        r.note = ("a cleanup could not get under the target: what is left is protected "
-                                  "(decisions, pinned, active sessions) or not memory")
-                    used -= freed
-                    break
-                used = measured()
+            _tidy(r, spaces, touched, now)
+        used = _enforce_bytes(r, spaces, gone, now)
         r.after = usage(home) if not dry_run else {**r.before, "bytes": max(0, used)}
         if not dry_run and r.after["bytes"] > used:
             r.note = (r.note + " " if r.note else "") + (
                 f"the vector files shrink to about {used} bytes in all once the worker has deleted the "
                 "evicted vectors and compacted its tables")
-        r.memories_after = sum(ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] for ws in spaces)
-        if dry_run:
-            r.memories_after -= sum(len(v) for v in gone.values())
+        r.memories_after = _count(spaces) - (sum(len(v) for v in gone.values()) if dry_run else 0)
         return r.as_dict()
     finally:
         for ws in spaces:
             ws.close()
+
+
+def _count(spaces: list[Workspace]) -> int:
+    return sum(ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] for ws in spaces)
+
+
+def _drop_expired(r: Run, spaces: list[Workspace], gone: dict[str, set[int]], now: float) -> set[str]:
+    """Phase 1: expired memories go whatever the limits. Returns the keys of the projects changed."""
+    touched: set[str] = set()
+    for ws in spaces:
+        ids = expired_ids(ws.db, now)
+        r.expired += len(ids)
+        if ids and not r.dry_run:
+            _, r.vectors = remove(ws, ids, r.delete_vectors)
+            touched.add(ws.project.key)
+        gone[ws.project.key].update(ids)
+    return touched
+
+
+def _enforce_count(r: Run, spaces: list[Workspace], gone: dict[str, set[int]], now: float) -> set[str]:
+    """Phase 2: the per-project count limit, down to its target ratio, least recently used first."""
+    touched: set[str] = set()
+    if not r.max_memories:
+        return touched
+    keep = int(r.max_memories * limits.TARGET_RATIO)
+    for ws in spaces:
+        left = gone[ws.project.key]
+        count = ws.db.execute("SELECT count(*) FROM memories").fetchone()[0] - len(left)
+        if count <= r.max_memories:
+            continue
+        rows = [c for c in candidates(ws.db, count - keep + len(left), now) if c["id"] not in left][: count - keep]
+        r.evicted_for_count += len(rows)
+        r.chose(ws, rows)
+        left.update(c["id"] for c in rows)
+        if not r.dry_run:
+            _, r.vectors = remove(ws, [c["id"] for c in rows], r.delete_vectors)
+            touched.add(ws.project.key)
+    return touched
+
+
+def _tidy(r: Run, spaces: list[Workspace], touched: set[str], now: float) -> None:
+    """Old injected texts, finished queue rows and old outlines go; changed databases give space back."""
+    for ws in spaces:
+        texts = purge_injected_texts(ws.db, now)
+        r.injected_texts += texts
+        if ws.project.key in touched or texts:
+            reclaim(ws.db)
+        r.queue_rows += purge_queue(ws.db, now)
+        r.outlines += purge_outlines(ws.db, now)
+
+
+def _measured(r: Run, spaces: list[Workspace]) -> int:
+    """Bytes used now. LanceDB frees deleted rows only when the worker compacts the table (after it has run
+    the delete jobs): count the vectors of the memories that are left, not the files as they are."""
+    u = usage(r.home)
+    if not u["vectors"] or not r.memories_before:
+        return u["bytes"]
+    return u["databases"] + min(u["vectors"], int(r.before["vectors"] * _count(spaces) / r.memories_before))
+
+
+_PROTECTED = ("could not get under the target: what is left is protected (decisions, pinned, active sessions) "
+              "or not memory")
+
+
+def _enforce_bytes(r: Run, spaces: list[Workspace], gone: dict[str, set[int]], now: float) -> int:
+    """Phase 3, the byte limit: estimate what each memory frees, evict the least recently used across all
+    projects until the estimate reaches the excess, give the space back, measure, repeat if needed. The
+    excess is measured once the free pages and the WAL are given back (or, dry, subtracted): counting them
+    would evict memories for space that costs nothing to recover. Returns the bytes used at the end."""
+    used = _measured(r, spaces)
+    if r.dry_run:  # what the removals above would give back (a real run has them done and measured)
+        used -= _estimate_freed(r, spaces, gone)
+    if used <= r.max_bytes:
+        return used
+    if r.dry_run:
+        used -= sum(_reclaimable(ws) for ws in spaces)
+    else:
+        for ws in spaces:
+            reclaim(ws.db)
+        used = _measured(r, spaces)
+    while used > r.target_bytes and r.rounds < MAX_ROUNDS:
+        r.rounds += 1
+        freed = _evict_bytes(r, spaces, used - r.target_bytes, now, gone)
+        if freed == 0:
+            r.note = _PROTECTED
+            break
+        if r.dry_run:
+            if freed < used - r.target_bytes:  # every candidate taken and still over
+                r.note = "a cleanup " + _PROTECTED
+            return used - freed
+        used = _measured(r, spaces)
+    return used
 
 
 def _per_vector(home: str, spaces: list[Workspace]) -> float:
