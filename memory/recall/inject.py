@@ -167,9 +167,31 @@ def session_start(ws: Workspace, session_id: str, source: str) -> tuple[str, lis
 
 
 def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) -> tuple[str, list[int]]:
-    """What the startup block holds, unfenced (the prompt hook joins it with its recall in one block)."""
-    parts: list[str] = []
-    withheld = 0
+    """What the startup block holds, unfenced (the prompt hook joins it with its recall in one block): the
+    handoff, memories of earlier sessions, then (new sessions only) the recent sessions' summaries."""
+    h, head = _startup_handoff(ws, session_id, source)
+    parts = [head] if head else []
+    hits, related, withheld = _startup_memories(ws, session_id, h)
+    if hits:
+        parts.append(f"Memories of project {ws.project.name} from earlier sessions:")
+        parts += [line for _, line in hits]
+    if source in ("startup", "clear"):  # last: the first part dropped when the cap is reached
+        recent, dropped = _recent_sessions(ws, session_id, h)
+        parts += recent
+        withheld += dropped
+    if withheld and parts:
+        parts.append(_withheld(withheld))
+    if not parts:
+        return "", []
+    text = _fit(parts, limit)
+    used = [x.id for x, _ in hits if f"#{x.id})" in text]
+    _record(ws, [x for x, _ in hits], used, "inject-start", session_id, None, text,
+            "startup+hybrid" if related else "startup")
+    return text, used
+
+
+def _startup_handoff(ws: Workspace, session_id: str, source: str) -> tuple[sqlite3.Row | None, str]:
+    """The handoff to show at this start and its text ("" when none is due)."""
     if source in ("compact", "resume", "clear", "fork"):
         h = handoff.latest(ws, session_id)
         # A resumed conversation still holds what was injected into it, and what happened after it: once a
@@ -178,18 +200,23 @@ def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) 
         # the context is gone, so the handoff always comes back.
         seen = session_state.load(ws, session_id).get("injected_handoffs", []) if source in ("resume", "fork") else []
         if h and h["content"].strip() and not seen:
-            parts.append(_own_handoff(ws, session_id, h, source))
-        elif source == "compact":
+            return h, _own_handoff(ws, session_id, h, source)
+        if source == "compact":
             handoff.compact_delivered(ws, session_id)
-    else:
-        max_age = env_int("MEMORY_HANDOFF_MAX_AGE_HOURS") * 3600
-        h, later = handoff.for_startup(ws, session_id, max_age_s=max_age)
-        if h and h["content"].strip():
-            which = "the last session that did work in this project" if later else \
-                "the previous session in this project"
-            after = f"; {later} later session{'s' if later > 1 else ''} did none" if later else ""
-            parts.append(_handoff_text(f"Handoff from the memory plugin (where {which} stopped, "
-                                       f"{_date(h['created_at'])}{after}){HANDOFF_SOURCES}", h["content"]))
+        return h, ""
+    h, later = handoff.for_startup(ws, session_id, max_age_s=env_int("MEMORY_HANDOFF_MAX_AGE_HOURS") * 3600)
+    if not (h and h["content"].strip()):
+        return h, ""
+    which = "the last session that did work in this project" if later else "the previous session in this project"
+    after = f"; {later} later session{'s' if later > 1 else ''} did none" if later else ""
+    return h, _handoff_text(f"Handoff from the memory plugin (where {which} stopped, "
+                            f"{_date(h['created_at'])}{after}){HANDOFF_SOURCES}", h["content"])
+
+
+def _startup_memories(ws: Workspace, session_id: str, h: sqlite3.Row | None
+                      ) -> tuple[list[tuple[Hit, str]], list[Hit] | None, int]:
+    """The memories worth showing at a start with their lines, the hybrid hits that ranked them (or None),
+    and how many were withheld as instruction-shaped."""
     want = env_int("MEMORY_STARTUP_MEMORIES")
     related: list[Hit] | None = None
     hits = [x for x in useful_memories(ws.db, ws.project.key, want * 3)
@@ -206,30 +233,22 @@ def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) 
     prov = provenance(ws, [x.id for x in hits])
     shown, old = _stale_last(ws, _few_from_teammates([x for x in hits if not is_repo_doc(prov.get(x.id))], prov,
                                                        want // 2))
-    left_out, hits = _unflagged(shown, prov, want)
-    withheld += left_out
-    if hits:
-        parts.append(f"Memories of project {ws.project.name} from earlier sessions:")
-        parts += [_hit_line(x, row=prov.get(x.id), stale=old.get(x.id)) for x in hits]
-    if source in ("startup", "clear"):  # last: the first part dropped when the cap is reached
-        from memory.capture.summary import recent
+    withheld, hits = _unflagged(shown, prov, want)
+    return [(x, _hit_line(x, row=prov.get(x.id), stale=old.get(x.id))) for x in hits], related, withheld
 
-        # The session whose handoff is injected above is already described by it.
-        lines = recent(ws.db, ws.project.key, (session_id, h["session_id"] if h else ""),
-                       env_int("MEMORY_SESSION_SUMMARIES"))
-        kept = [ln for ln in lines if not fence.instruction_shaped(ln)]
-        withheld += len(lines) - len(kept)
-        if kept:
-            parts += ["Recent sessions in this project (what was asked, done, learned, left):\n" + kept[0],
-                      *kept[1:]]
-    if withheld and parts:
-        parts.append(_withheld(withheld))
-    if not parts:
-        return "", []
-    text = _fit(parts, limit)
-    used = [x.id for x in hits if f"#{x.id})" in text]
-    _record(ws, hits, used, "inject-start", session_id, None, text, "startup+hybrid" if related else "startup")
-    return text, used
+
+def _recent_sessions(ws: Workspace, session_id: str, h: sqlite3.Row | None) -> tuple[list[str], int]:
+    """The recent sessions' summary lines under their heading, and how many were withheld."""
+    from memory.capture.summary import recent
+
+    # The session whose handoff is injected above is already described by it.
+    lines = recent(ws.db, ws.project.key, (session_id, h["session_id"] if h else ""),
+                   env_int("MEMORY_SESSION_SUMMARIES"))
+    kept = [ln for ln in lines if not fence.instruction_shaped(ln)]
+    if not kept:
+        return [], len(lines)
+    return ["Recent sessions in this project (what was asked, done, learned, left):\n" + kept[0], *kept[1:]], \
+        len(lines) - len(kept)
 
 
 def _record(ws: Workspace, hits: list[Hit], ids: list[int], kind: str, session_id: str, query: str | None,
