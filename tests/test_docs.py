@@ -23,10 +23,30 @@ def _docs_text() -> str:
 
 
 def test_generated_files_are_current() -> None:
-    """docs/configuration.md and the manifests' version match ENV_VARS and __version__ (scripts/gen_docs.py)."""
+    """docs/configuration.md, docs/cli.md, docs/storage.md's tables and the manifests' version match ENV_VARS, the
+    click commands, the migrations and __version__ (scripts/gen_docs.py)."""
     run = subprocess.run([sys.executable, "-m", "scripts.gen_docs", "--check"], cwd=ROOT, capture_output=True,
                          text=True)
     assert run.returncode == 0, run.stderr
+
+
+def test_the_storage_page_lists_every_table_a_database_has(tmp_path: Path) -> None:
+    """The generated list is the schema a real database gets: every table of a migrated project database (but
+    FTS5's own shadow tables) is named in docs/storage.md, with each of its columns."""
+    from memory.store.db import connect
+
+    db = connect(str(tmp_path / "memory.db"))
+    page = (ROOT / "docs" / "storage.md").read_text()
+    virtual = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%'")]
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                                       "'sqlite_%'") if not any(r[0].startswith(f"{v}_") for v in virtual)]
+    assert len(tables) >= 20
+    for table in tables:
+        row = next((line for line in page.splitlines() if line.startswith(f"| `{table}` (m")), "")
+        assert row, table
+        for (column,) in db.execute(f"SELECT name FROM pragma_table_info('{table}')"):
+            assert re.search(rf" {re.escape(column)}( \(m\d+\))?(,| \|)", row), (table, column)
+    db.close()
 
 
 def test_configuration_page_lists_every_variable() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memory import store
-from memory.store.db import SCHEMA_VERSION, connect
-from memory.store.migrations import MIGRATIONS
+from memory.store.db import connect
+from memory.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from memory.team import outbox
 from memory.team.config import TeamError, check_url, redact, scrub
 

@@ -1,4 +1,8 @@
-"""Ordered schema migrations: migration N brings `PRAGMA user_version` from N-1 to N. Append only."""
+"""Ordered schema migrations: migration N brings `PRAGMA user_version` from N-1 to N. Append only.
+
+Each is registered by `@migration` in the order of its number (`mNNN_name`, checked), and its docstring's first
+line says what it adds: scripts/gen_docs.py writes docs/storage.md's table list from the schema the migrations
+build, and SCHEMA_VERSION is their count."""
 
 from __future__ import annotations
 
@@ -8,6 +12,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from collections.abc import Callable
 
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = []
+
+
+def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
+    """Register `fn` as the next migration; its name's number must be the next one (m012_... the 12th)."""
+    number = int(fn.__name__[1:4]) if fn.__name__[:1] == "m" and fn.__name__[1:4].isdigit() else 0
+    if number != len(MIGRATIONS) + 1:
+        raise ValueError(f"migration {fn.__name__} registered as number {len(MIGRATIONS) + 1}")
+    MIGRATIONS.append(fn)
+    return fn
 
 
 def run_script(db: sqlite3.Connection, script: str) -> None:
@@ -22,7 +37,9 @@ def run_script(db: sqlite3.Connection, script: str) -> None:
         db.execute(pending)
 
 
+@migration
 def m001_initial(db: sqlite3.Connection) -> None:
+    """Memories and their full-text index, sessions, session state, handoffs, the access log, the queue."""
     run_script(
         db,
         """
@@ -141,7 +158,9 @@ def m001_initial(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
 def m002_outlines(db: sqlite3.Connection) -> None:
+    """The outline cache and the tokens outlines saved."""
     run_script(
         db,
         """
@@ -172,7 +191,9 @@ def m002_outlines(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
 def m003_semantic(db: sqlite3.Connection) -> None:
+    """Semantic recall: memories indexed with their session neighbours, and the vector ledger."""
     # Derived data for semantic recall, written by the worker only (memory/worker/index.py), rebuilt by
     # `memory reindex`. memories_ctx indexes each memory together with its neighbours in the same session
     # (the `ctx` column): on LoCoMo that alone lifts BM25 recall@10 from 0.63 to 0.74. memory_index is the
@@ -197,7 +218,9 @@ def m003_semantic(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
 def m004_extraction(db: sqlite3.Connection) -> None:
+    """Learning extraction attempts and transcript imports."""
     # memory/learn: one row per extraction attempt (provider, tokens spent, the transcript bytes it
     # covered), so a session is extracted once unless it went on, spend is summed per day for the token
     # budget, and `memory stats` can show both; `imports` makes `memory import` idempotent and resumable.
@@ -240,7 +263,9 @@ def m004_extraction(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
 def m005_team(db: sqlite3.Connection) -> None:
+    """Team memory: uid, scope, author and machine of memories; the team types, link, outbox and state."""
     # Team memory (memory/team/): every memory gets a global uid and a scope (personal or team, by type
     # from team_types at insert); memories pulled from the team server carry their author and machine.
     # Once the project is linked (a team_link row), a change to a team memory writes an outbox row in the
@@ -300,7 +325,9 @@ def m005_team(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
 def m006_provenance(db: sqlite3.Connection) -> None:
+    """Where each memory came from (origin, detail) and its trust flags."""
     # Where each memory came from (memory/base/fence.py ORIGINS: user, tool, file, assistant, model, teammate,
     # repo-doc, transcript, extractor), a detail (which tool, which file, which extractor), and trust flags
     # ('instruction-shaped': reads as orders to the agent; never injected automatically, listed by doctor).
@@ -321,7 +348,9 @@ def m006_provenance(db: sqlite3.Connection) -> None:
     db.executemany("UPDATE memories SET origin = ?, origin_detail = ?, flags = ? WHERE id = ?", updates)
 
 
+@migration
 def m007_injections(db: sqlite3.Connection) -> None:
+    """Each injection or search, with the rank, score and score parts of what it showed."""
     # "Why was this recalled": each injection (SessionStart, a prompt's recall, a search) is one row of
     # `injections`, with the exact text the model was given (hooks; NULL for a search, whose answer is the
     # hit list); each memory it named keeps its access_log row, now linked to it with its rank, score and
@@ -348,7 +377,9 @@ def m007_injections(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
 def m008_repo_map(db: sqlite3.Connection) -> None:
+    """The repository map: each file's definitions and references, and the maps built."""
     # The repository map (memory/outline/mapbuild.py): per file, its definitions (JSON rows: name, kind,
     # line, depth, signature) and the identifiers it uses (JSON: name -> count), keyed by content hash so
     # that only changed files are parsed again; and the maps built, which SessionStart reads (never builds).
@@ -380,7 +411,9 @@ def m008_repo_map(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
 def m009_memory_files(db: sqlite3.Connection) -> None:
+    """The files each memory names, as indexed rows, for recall at the point of action."""
     # The files each memory names (memories.files, one path a line) as indexed rows, kept by triggers: recall
     # at the point of action (memory/recall/point.py) finds a file's memories by index. A LIKE scan of
     # memories.files cost 4.5 ms CPU at 10,000 memories, growing with the store.
@@ -413,7 +446,9 @@ def m009_memory_files(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
 def m010_memory_symbols(db: sqlite3.Connection) -> None:
+    """The definitions a memory is about, their headers, and whether they changed since."""
     # The definitions a memory is about, with their headers when it was made (memory/store/symbols.py); a
     # header that changed or a definition that is gone sets stale_at and why ("signature changed", "gone").
     run_script(
@@ -436,20 +471,20 @@ def m010_memory_symbols(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
 def m011_session_host(db: sqlite3.Connection) -> None:
+    """The coding agent each session ran in."""
     # The coding agent a session ran in (memory/hook/hosts.py HOSTS): a memory's host is its session's,
     # shown by `memory why`, the viewer and export. Sessions from before were all Claude Code's.
     db.execute("ALTER TABLE sessions ADD COLUMN host TEXT NOT NULL DEFAULT 'claude'")
 
 
+@migration
 def m012_symbols_checked(db: sqlite3.Connection) -> None:
+    """When a memory's recorded definitions of a file were last compared with it."""
     # When a memory's recorded definitions of a file were last compared with it (memory/store/symbols.py
     # sweep): a file written since (a pull, another editor) is compared again at the next SessionStart.
     db.execute("ALTER TABLE memory_symbols ADD COLUMN checked_at REAL NOT NULL DEFAULT 0")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_outlines, m003_semantic,
-                                                          m004_extraction, m005_team, m006_provenance,
-                                                          m007_injections, m008_repo_map, m009_memory_files,
-                                                          m010_memory_symbols, m011_session_host,
-                                                          m012_symbols_checked]
+SCHEMA_VERSION = len(MIGRATIONS)
