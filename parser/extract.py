@@ -6,7 +6,7 @@ the supported grammars, so adding a language rarely needs code here.
 
 from __future__ import annotations
 
-from parser import recode
+from memory.fastpath import recode
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:

@@ -117,7 +117,7 @@ def refine_language(language: str | None, path: str, source: bytes) -> str | Non
     if any(source.find(mark, 0, 65536) >= 0 or source.startswith(mark[1:]) for mark in _OBJC_MARKS):
         return None
     if any(source.find(word, 0, 65536) >= 0 for word in _CPP_WORDS):
-        from parser import recode
+        from memory.fastpath import recode
 
         if recode.compile(_CPP_HINT, 8).search(source, 0, 65536):  # re.M
             return "cpp"

@@ -764,7 +764,7 @@ _header: list[Any] = []
 
 def _header_match(line: str) -> Any:
     if not _header:
-        from parser import recode
+        from memory.fastpath import recode
 
         _header.append(recode.compile(_HEADER))
     return _header[0].match(line)

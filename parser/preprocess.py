@@ -10,7 +10,7 @@ replace characters by spaces of the same length, lines and offsets agree.
 
 from __future__ import annotations
 
-from parser import recode
+from memory.fastpath import recode
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ _ATTR = rb"(?:" + _MACRO + rb"|" + _LOWER + rb")" + _ARGS
 # `__declspec(x)`: libstdc++ names its own functions `__thread_yield()`, and those must stay.
 _LEAD_ATTR = rb"(?:" + _MACRO + rb"|__[a-z][a-z0-9_]*__|__declspec)" + _ARGS
 
-# Compiled on first use (C and C++ only), from parser/recode.py's table: `re` took a cold hook ~2 ms for them.
+# Compiled on first use (C and C++ only), from memory/fastpath/recode.py's table: `re` took a cold hook ~2 ms for them.
 _SOURCES: list[tuple] = [
     # A macro alone on its line: namespace/extern "C" openers and closers.
     # (Not the last member of an enum or a list, `  A,\n  STATE_ERROR\n}`: see _blank_alone.)

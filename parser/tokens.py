@@ -57,7 +57,7 @@ _SLICE_CHARS = 8 * 1024
 def token_re() -> re.Pattern[str]:
     global _compiled
     if _compiled is None:
-        from parser import recode
+        from memory.fastpath import recode
 
         _compiled = recode.compile(TOKEN_PATTERN)
     return _compiled

@@ -17,6 +17,23 @@ os.environ.setdefault("MEMORY_EMBEDDER", "hashing")
 os.environ.setdefault("MEMORY_WORKER_IDLE_SECONDS", "10")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fast_path_checked() -> None:
+    """The fast path's verdict for this Python kept before any hook runs, as the worker keeps it at its start
+    (memory/fastpath/check.py): the hooks then run what an installed plugin runs."""
+    from memory.fastpath import check
+
+    check.ensure()
+
+
+@pytest.fixture(autouse=True)
+def _fast_path_on_for_its_own_tests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests marked `fastpath` check what the fast path spares a hook (modules it never loads): their hooks run
+    with it on, also when the suite runs with MEMORY_FASTPATH=off (scripts/test's second pass)."""
+    if request.node.get_closest_marker("fastpath"):
+        monkeypatch.setenv("MEMORY_FASTPATH", "on")
+
+
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     data = tmp_path / "data"

@@ -21,6 +21,8 @@ from memory.base.project import _slug, normalise_remote, origin_url
 from memory.store import normalise
 
 ROOT = Path(__file__).resolve().parents[1]
+# What the fast path spares a hook is checked with it on, in both of scripts/test's passes (tests/conftest.py).
+pytestmark = pytest.mark.fastpath
 
 
 # The regex versions, as they were: the oracles of the string-method versions.
@@ -133,7 +135,7 @@ def test_a_plain_tool_hook_stays_off_the_slow_imports(tmp_path: Path) -> None:
         modules = _hook_modules(tmp_path, event)
         assert not modules & heavy, sorted(modules & heavy)
     # The same command again (its memory is a duplicate, so nothing is queued for the worker): neither the
-    # json package nor re (memory/base/jsonlite.py, regexes compiled only when a trigger occurs).
+    # json package nor re (memory/fastpath/jsonlite.py, regexes compiled only when a trigger occurs).
     modules = _hook_modules(tmp_path, bash)
     assert not modules & (heavy | {"re", "json", "json.decoder", "enum"}), sorted(modules & (heavy | {"re", "json"}))
     # Nor the trust flags (a duplicate is written with none: memory/store/__init__.py _flags_for) or the word
@@ -225,7 +227,7 @@ def test_words_match_the_regex() -> None:
 def test_startup_and_compaction_hooks_stay_off_re_json_hashlib_and_datetime(tmp_path: Path) -> None:
     """SessionStart, PreCompact and SessionEnd load neither re (enum with it: ~6 ms CPU), json, hashlib
     (OpenSSL) nor sqlite3's dbapi2 layer (datetime): words are split by str.translate (memory/recall/search.py),
-    JSON goes through memory/base/jsonlite.py, and hooks/_entry.py gives them sqlite3 without dbapi2. The one
+    JSON goes through memory/fastpath/jsonlite.py, and hooks/_entry.py gives them sqlite3 without dbapi2. The one
     that needs no database (PreToolUse) loads no sqlite3 at all."""
     slow = {"re", "json", "enum", "hashlib", "datetime", "sqlite3.dbapi2", "collections"}
     for entry, event in [("session_start", {"hook_event_name": "SessionStart", "source": "startup"}),
@@ -297,11 +299,15 @@ def test_parse_size_matches_the_regex() -> None:
 
 
 def _fake_plugin(root: Path) -> None:
-    """A plugin root with the real hooks/_entry.py, a hook `probe` and a few modules of `memory`, compiled."""
+    """A plugin root with the real hooks/_entry.py and fast path finders, a hook `probe` and a few modules of
+    `memory`, compiled."""
     import compileall
 
     (root / "hooks").mkdir(parents=True)
+    (root / "memory" / "fastpath").mkdir(parents=True)
     shutil.copy(ROOT / "hooks" / "_entry.py", root / "hooks" / "_entry.py")
+    for name in ("__init__.py", "imports.py"):
+        shutil.copy(ROOT / "memory" / "fastpath" / name, root / "memory" / "fastpath" / name)
     (root / "hooks" / "probe.py").write_text("from _entry import run\n\nrun('probe')\n")
     for rel, text in {"memory/__init__.py": "", "memory/hook/__init__.py": "", "memory/pkg/__init__.py": "",
                       "memory/x.py": "VALUE = 1\n\n\ndef f():\n    pass\n",
@@ -319,9 +325,9 @@ def _fake_plugin(root: Path) -> None:
 
 
 def test_hooks_load_the_plugins_modules_from_their_current_pyc_only(tmp_path: Path) -> None:
-    """hooks/_entry.py loads `memory` and `parser` modules straight from their .pyc (~15 us CPU a module
-    less than importlib's path finder and loader), with the attributes importlib gives them, and never from
-    a .pyc its source has changed since: that one goes to importlib, which compiles the new source."""
+    """The fast path's finder (memory/fastpath/imports.py) loads `memory` and `parser` modules straight from their .pyc
+    (~15 us CPU a module less than importlib's path finder and loader), with the attributes importlib gives them,
+    and never from a .pyc its source has changed since: that one goes to importlib, which compiles the new source."""
     root = tmp_path / "plugin"
     _fake_plugin(root)
 
@@ -334,26 +340,28 @@ def test_hooks_load_the_plugins_modules_from_their_current_pyc_only(tmp_path: Pa
     got = probe()
     assert got["value"] == 1
     mem, pkg = str(root / "memory"), str(root / "memory" / "pkg")
-    assert got["modules"]["memory"] == ["_PluginModules", f"{mem}/__init__.py",
+    # `memory` and memory.fastpath come before the finder (importlib's loader), the rest through it, alike
+    assert got["modules"]["memory"] == ["SourceFileLoader", f"{mem}/__init__.py",
                                         f"{mem}/__pycache__/__init__.{sys.implementation.cache_tag}.pyc", [mem],
                                         "memory", "memory"]
+    assert got["modules"]["memory.pkg"][0] == "PluginModules"
     assert got["modules"]["memory.pkg"][1:] == [f"{pkg}/__init__.py",
                                                 f"{pkg}/__pycache__/__init__.{sys.implementation.cache_tag}.pyc",
                                                 [pkg], "memory.pkg", "memory.pkg"]
-    assert got["modules"]["memory.x"] == ["_PluginModules", f"{mem}/x.py",
+    assert got["modules"]["memory.x"] == ["PluginModules", f"{mem}/x.py",
                                           f"{mem}/__pycache__/x.{sys.implementation.cache_tag}.pyc", None,
                                           "memory", "memory"]
     assert got["code"] == f"{mem}/x.py"
     moved = tmp_path / "moved"  # the tree copied with its mtimes: its .pyc still current, their paths the new ones
     shutil.copytree(root, moved, copy_function=shutil.copy2)
     got = probe(moved)
-    assert got["modules"]["memory.x"][:2] == ["_PluginModules", str(moved / "memory" / "x.py")]
+    assert got["modules"]["memory.x"][:2] == ["PluginModules", str(moved / "memory" / "x.py")]
     assert got["code"] == str(moved / "memory" / "x.py")
     (root / "memory" / "x.py").write_text("VALUE = 22\n")  # changed since its .pyc was written
     got = probe()
     assert got["value"] == 22
     assert got["modules"]["memory.x"][0] == "SourceFileLoader"
-    assert got["modules"]["memory.pkg"][0] == "_PluginModules"
+    assert got["modules"]["memory.pkg"][0] == "PluginModules"
 
 
 def test_a_read_s_pre_tool_use_loads_no_privacy_filter_notices_or_sha(tmp_path: Path) -> None:
@@ -371,5 +379,5 @@ def test_a_read_s_pre_tool_use_loads_no_privacy_filter_notices_or_sha(tmp_path: 
     temp = tmp_path / "temp"
     temp.mkdir()
     modules = _hook_modules(tmp_path, read, entry="pre_tool_use", TMPDIR=str(temp), XDG_RUNTIME_DIR=str(temp))
-    assert not modules & {"memory.base.privacy", "memory.base.notices", "memory.base.sha", "_sha256", "_sha2"}, \
+    assert not modules & {"memory.base.privacy", "memory.base.notices", "memory.fastpath.sha", "_sha256", "_sha2"}, \
         sorted(modules)

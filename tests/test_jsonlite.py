@@ -1,4 +1,5 @@
-"""memory/base/jsonlite.py gives the json package's answers (it replaces it on the hook hot path)."""
+"""memory/fastpath/jsonlite.py gives the json package's answers (it replaces it on the hook hot path), with the
+fast path on or off: its own functions are tested whatever MEMORY_FASTPATH says."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.base import jsonlite
+from memory.fastpath import jsonlite
 
 
 def _value(rng: random.Random, depth: int = 0) -> object:
@@ -40,8 +41,8 @@ def test_dumps_matches_json_for_random_values() -> None:
     for _ in range(5000):
         value = _value(rng)
         for ensure_ascii in (True, False):
-            assert jsonlite.dumps(value, ensure_ascii=ensure_ascii) == json.dumps(value, ensure_ascii=ensure_ascii)
-            assert jsonlite.dumps(value, ensure_ascii=ensure_ascii, indent=2) == \
+            assert jsonlite.fast_dumps(value, ensure_ascii=ensure_ascii) == json.dumps(value, ensure_ascii=ensure_ascii)
+            assert jsonlite.fast_dumps(value, ensure_ascii=ensure_ascii, indent=2) == \
                 json.dumps(value, ensure_ascii=ensure_ascii, indent=2)
 
 
@@ -50,7 +51,7 @@ def test_loads_matches_json_for_random_documents() -> None:
     for _ in range(5000):
         text = json.dumps(_value(rng), indent=rng.choice([None, 1]))
         text = rng.choice(["", " ", "\n\t"]) + text + rng.choice(["", " ", "\r\n"])
-        got, want = jsonlite.loads(text), json.loads(text)
+        got, want = jsonlite.fast_loads(text), json.loads(text)
         assert json.dumps(got) == json.dumps(want)  # NaN != NaN: compare the re-encoded form
 
 
@@ -60,32 +61,32 @@ def test_bad_documents_fail_as_json_fails(text: str) -> None:
     with pytest.raises(json.JSONDecodeError) as want:
         json.loads(text)
     with pytest.raises(json.JSONDecodeError) as got:
-        jsonlite.loads(text)
+        jsonlite.fast_loads(text)
     assert str(got.value) == str(want.value)
 
 
 def test_what_json_rejects_or_converts_goes_through_json() -> None:
-    assert jsonlite.dumps({1: "a", None: 2, 1.5: True}) == json.dumps({1: "a", None: 2, 1.5: True})
-    assert jsonlite.dumps({1: [1]}, indent=2) == json.dumps({1: [1]}, indent=2)
+    assert jsonlite.fast_dumps({1: "a", None: 2, 1.5: True}) == json.dumps({1: "a", None: 2, 1.5: True})
+    assert jsonlite.fast_dumps({1: [1]}, indent=2) == json.dumps({1: [1]}, indent=2)
     for bad in ({"a": {1, 2}}, {"a": object()}, {b"k": 1}):
         with pytest.raises(TypeError) as want:
             json.dumps(bad)
         with pytest.raises(TypeError) as got:
-            jsonlite.dumps(bad)
+            jsonlite.fast_dumps(bad)
         assert str(got.value) == str(want.value)
     loop: list[object] = []
     loop.append(loop)
     for indent in (None, 2):
         with pytest.raises(ValueError, match="Circular"):
-            jsonlite.dumps(loop, indent=indent)
+            jsonlite.fast_dumps(loop, indent=indent)
 
 
 def test_bad_documents_fail_as_json_fails_in_a_process_without_json() -> None:
     # The hook process has not imported the json package when it decodes: the error path must work there.
     root = Path(__file__).resolve().parents[1]
-    code = ("from memory.base import jsonlite\n"
+    code = ("from memory.fastpath import jsonlite\n"
             "for text in ['{broken', '[1,]', '', '{} x', '\\ufeff{}', '\"\\x01\"']:\n"
-            "    try:\n        jsonlite.loads(text)\n    except ValueError as exc:\n"
+            "    try:\n        jsonlite.fast_loads(text)\n    except ValueError as exc:\n"
             "        print(type(exc).__name__, exc)\n")
     env = {**os.environ, "PYTHONPATH": str(root)}  # -S: no site, so not the venv's editable install either
     out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True, env=env)

@@ -8,6 +8,8 @@ import os
 import re
 import stat
 
+import pytest
+
 from tests.support.helpers import ROOT
 
 
@@ -41,11 +43,24 @@ def test_marketplace_lists_the_plugin_from_this_folder() -> None:
     assert market["owner"]["name"]
 
 
-def test_schema_version_constant_matches_the_migrations() -> None:
-    from memory.store.db import SCHEMA_VERSION
-    from memory.store.migrations import MIGRATIONS
+def test_migrations_are_registered_in_the_order_of_their_numbers() -> None:
+    """@migration keeps the list in number order (a gap or a repeat is refused) and SCHEMA_VERSION is its count."""
+    from memory.store import migrations
 
-    assert SCHEMA_VERSION == len(MIGRATIONS)
+    names = [fn.__name__ for fn in migrations.MIGRATIONS]
+    assert names == sorted(names) and [int(n[1:4]) for n in names] == list(range(1, len(names) + 1))
+    assert migrations.SCHEMA_VERSION == len(names) and all(fn.__doc__ for fn in migrations.MIGRATIONS)
+    saved = list(migrations.MIGRATIONS)
+    try:
+        for name in (f"m{len(names) + 2:03d}_skips_one", f"m{len(names):03d}_again", "helper"):
+            def step(db: object) -> None:
+                pass
+
+            step.__name__ = name
+            with pytest.raises(ValueError, match="registered as number"):
+                migrations.migration(step)  # type: ignore[arg-type]
+    finally:
+        migrations.MIGRATIONS[:] = saved
 
 
 def test_test_files_have_unique_names() -> None:

@@ -174,6 +174,7 @@ def _imported(result: dict) -> set[str]:
             if line.startswith("import time:")}
 
 
+@pytest.mark.fastpath
 def test_a_cache_hit_imports_no_parser_and_a_miss_no_more_than_it_needs(
         hooks: HookRunner, big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
@@ -192,7 +193,7 @@ def test_a_cache_hit_imports_no_parser_and_a_miss_no_more_than_it_needs(
     assert not {m for m in _imported(hit) if m.startswith(("tree_sitter", "parser.extract", "parser.preprocess",
                                                             "parser.grammars"))}
     assert "re" not in _imported(hit)  # the header's tokens are counted without it (parser/tokens.py)
-    # Nor collections for _sqlite3's statement cache (hooks/_entry.py lends it lru_cache: ~3.5 ms).
+    # Nor collections for _sqlite3's statement cache (memory/fastpath/imports.py lends it lru_cache: ~3.5 ms).
     assert not _imported(hit) & {"functools", "collections", "importlib"}
 
 

@@ -203,6 +203,7 @@ def test_session_start_map_is_opt_in_and_only_read(repo: Path, home: Path, monke
         assert r["exit_code"] == 0, r
 
 
+@pytest.mark.fastpath
 def test_session_start_with_a_map_stays_on_the_hot_path(repo: Path, home: Path) -> None:
     """With a fresh stored map, SessionStart reads it and loads nothing the hot path avoids: no json or re
     (no queue write), no tree-sitter, no builder, no git."""

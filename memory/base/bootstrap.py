@@ -14,7 +14,7 @@ import sys
 
 from memory import ROOT, __version__  # the plugin folder
 from memory.base.config import env
-from memory.base.sha import sha256  # not hashlib: it loads OpenSSL (~3 ms of every SessionStart)
+from memory.fastpath.sha import sha256  # not hashlib: it loads OpenSSL (~3 ms of every SessionStart)
 
 RUNNING = "venv.setup-running"
 

@@ -37,6 +37,9 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_HOOK_HOST": ("", "the coding agent a hook's events come from when its command names no `--host` "
                              "(codex, cursor, copilot, gemini, antigravity, cline, opencode, qwen; docs/hosts.md); "
                              "empty: Claude Code, unless the payload says otherwise"),
+    "MEMORY_FASTPATH": ("on", "off: the hooks run the plain standard library (json, hashlib, sqlite3, re, importlib, "
+                              "tree-sitter's packages) instead of the fast path's private copies (memory/fastpath/; "
+                              "a part its check refuses on this Python is off alone, and `memory doctor` says why)"),
     "MEMORY_LOG_LEVEL": ("warning", "hook log level: debug, info, warning, error"),
     "MEMORY_DEBUG": ("", "set: a failed `memory` command prints its traceback on stderr too (it always goes to the "
                          "hook log; the person sees one line)"),

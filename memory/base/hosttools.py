@@ -46,7 +46,7 @@ def _text(value: Any) -> str:
 def _dict(value: Any) -> dict[str, Any]:
     """A tool's arguments: an object, or an object given as JSON text (Copilot CLI's toolArgs)."""
     if isinstance(value, str) and value.startswith("{"):
-        from memory.base import jsonlite
+        from memory.fastpath import jsonlite
 
         try:
             value = jsonlite.loads(value)

@@ -10,15 +10,15 @@ from __future__ import annotations
 import os
 import time
 
-from memory.base import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
 from memory.base.config import data_home, fallback_dirs
+from memory.fastpath import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
 
 NAME = "notices.jsonl"
 
 
 def fallback_spool_name() -> str:
     """The folder in the fallback dir that spools this data dir's events (memory/hook/spool.py): one per data dir."""
-    from memory.base.sha import sha256
+    from memory.fastpath.sha import sha256
 
     return "spool-" + sha256(data_home().encode()).hexdigest()[:12]
 

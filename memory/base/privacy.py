@@ -612,9 +612,9 @@ _COMPILED: dict[tuple[str, int], re.Pattern[str]] = {}
 def _pattern(source: str, flags: int) -> re.Pattern[str]:
     pattern = _COMPILED.get((source, flags))
     if pattern is None:
-        # Compiled already when parser/_regex_table.py holds it (PATTERNS below): `re` parses a pattern in pure
+        # Compiled already when memory/fastpath/_regex_table.py holds it (PATTERNS below): `re` parses a pattern in pure
         # Python, and a cold Read hook, which cleans its outline, does not import `re` at all otherwise.
-        from parser import recode
+        from memory.fastpath import recode
 
         pattern = _COMPILED[(source, flags)] = recode.compile(source, flags)
     return pattern
@@ -649,7 +649,7 @@ def _sub(text: str, kind: str, source: str, group: int | str, flags: int,
     matches = _matches(pattern, source, text, lower, present) if len(text) >= _LINES_ABOVE else None
     if matches is None:
         return pattern.sub(repl, text)
-    from parser import recode  # loaded already: _pattern compiles through it
+    from memory.fastpath import recode  # loaded already: _pattern compiles through it
 
     # The same matches as `sub` over the whole text (m.string is still the text: the checks that look around a
     # match see what they would), found only where they can be.
@@ -850,7 +850,7 @@ _TRIGGERS = Needles(_ALL_TRIGGERS)
 
 
 def patterns() -> list[tuple[str, int]]:
-    """Every pattern _pattern compiles: scripts/gen_regex_table.py puts them in parser/_regex_table.py (a
+    """Every pattern _pattern compiles: scripts/gen_regex_table.py puts them in memory/fastpath/_regex_table.py (a
     function: the list built at import cost every hook ~0.06 ms)."""
     return list(dict.fromkeys([
         (_TAG_SOURCE, _I), (_BLANK_LINE, 0), (_NAME_FIELD, 0), (_NAME_NESTING, 0), (_WORD_PARTS, 0),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from memory.base.sha import sha256
+from memory.fastpath.sha import sha256
 
 
 class Project:

@@ -12,8 +12,8 @@ import sys
 import time
 
 from memory import ROOT  # the plugin folder
-from memory.base import jsonlite as json  # not the json package: it imports re (~5 ms a hook)
 from memory.base.config import env, env_int
+from memory.fastpath import jsonlite as json  # not the json package: it imports re (~5 ms a hook)
 
 # After the worker failed to start (no lancedb in this interpreter, say), hooks do not retry for this long.
 FAILED_BACKOFF_S = 600
@@ -41,7 +41,7 @@ def socket_path(home: str) -> str:
     path = os.path.join(home, "worker.sock")
     if len(path.encode()) < 100:
         return path
-    from memory.base.sha import sha256  # rare branch; hashlib loads OpenSSL (~4 ms) on every hook
+    from memory.fastpath.sha import sha256  # rare branch; hashlib loads OpenSSL (~4 ms) on every hook
 
     digest = sha256(os.path.abspath(home).encode()).hexdigest()[:20]
     return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"claude-memory-{os.getuid()}", f"{digest}.sock")

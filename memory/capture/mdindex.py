@@ -19,8 +19,8 @@ import os
 import time
 
 from memory import store
-from memory.base import jsonlite as json  # not the json package: it imports re (~5 ms a hook)
 from memory.base.config import env, env_int
+from memory.fastpath import jsonlite as json  # not the json package: it imports re (~5 ms a hook)
 from memory.store.db import Tx
 from memory.store.workspace import Workspace
 

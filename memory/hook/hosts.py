@@ -2,7 +2,7 @@
 Event the handlers and the capture code read (memory/base/event.py), and one output writer per host turns a
 handler's answer into what that host takes back (or nothing). A Codex, Gemini, Copilot, Cursor, Cline or
 OpenCode event is so recorded by the same code as Claude Code's. Hot path: standard library only, no `re`,
-no `json` (memory/base/jsonlite.py)."""
+no `json` (memory/fastpath/jsonlite.py)."""
 
 from __future__ import annotations
 

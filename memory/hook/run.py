@@ -7,8 +7,8 @@ import os
 import sys
 import time
 
-from memory.base import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
 from memory.base.log import log, log_exception
+from memory.fastpath import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms

@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 import time
 
-from memory.base import jsonlite as json
 from memory.base.config import data_home, fallback_dirs
+from memory.fastpath import jsonlite as json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -296,7 +296,7 @@ def fault_line(session_id: str) -> str | None:
     fault = read_fault()
     if fault is None or fault.get("kind") == "busy" and not fault.get("lost"):  # a lock passes: said if it cost
         return None
-    from memory.base.sha import sha256
+    from memory.fastpath.sha import sha256
 
     told = [str(t) for t in fault.get("told") or []]
     me = sha256(session_id.encode()).hexdigest()[:12]

@@ -12,7 +12,7 @@ import sqlite3
 import sys
 import time
 
-from memory.base.sha import sha256
+from memory.fastpath.sha import sha256
 from memory.store.db import Tx
 
 TYPE_CHECKING = False

@@ -130,6 +130,7 @@ def report(ws: Workspace) -> dict[str, Any]:
         "version": __version__,
         "python": f"{sys.version.split()[0]} at {sys.executable}",
         "hook_interpreter": venv or "python3 from PATH (no venv yet: stdlib-only hooks)",
+        "fast_path": _fast_path(),
         "setup": _setup(home, venv),
         "worker": _worker(home),
         "plugin_root": ROOT,
@@ -156,6 +157,14 @@ def report(ws: Workspace) -> dict[str, Any]:
         "flagged_memories": flagged(ws),
         "hosts": _hosts(),
     }
+
+
+def _fast_path() -> dict[str, str]:
+    """Each part of the hooks' fast path (memory/fastpath/): on, off by MEMORY_FASTPATH, or refused by its check on
+    this Python, with the reason (the hooks then run the standard library for it)."""
+    from memory.fastpath import check
+
+    return check.report()
 
 
 def _hosts() -> dict[str, str] | str:

@@ -178,7 +178,7 @@ def _tasks(db: sqlite3.Connection, sessions: list[str | None]) -> dict[str, str]
 
 
 def _task_of(state: str) -> str:
-    from memory.base import jsonlite
+    from memory.fastpath import jsonlite
 
     try:
         task = jsonlite.loads(state).get("task")

@@ -14,7 +14,7 @@ import time
 from memory.base.classify import TYPES, is_low_value
 from memory.base.config import env_int
 from memory.base.privacy import clean
-from memory.base.sha import sha256
+from memory.fastpath.sha import sha256
 from memory.store.db import Tx
 
 TYPE_CHECKING = False
@@ -494,7 +494,7 @@ def _scored(rank: int, parts: dict[str, float] | None) -> tuple[int | None, floa
     """An access_log row's rank, score and parts (JSON, 4 decimals) from what the ranking filled."""
     if parts is None:
         return None, None, None
-    from memory.base import jsonlite
+    from memory.fastpath import jsonlite
 
     kept = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in parts.items() if v is not None}
     score = kept.get("score")

@@ -14,8 +14,8 @@ import os
 import sqlite3
 import time
 
-from memory.base import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
 from memory.base.config import data_home, env, env_int
+from memory.fastpath import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
 
 FILE = "extraction.json"
 CHOICES = ("anthropic", "ollama", "heuristic", "off")

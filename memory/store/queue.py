@@ -9,7 +9,7 @@ import os
 import sqlite3
 import time
 
-from memory.base import jsonlite as json  # not the json package: it imports re (~5 ms a hook)
+from memory.fastpath import jsonlite as json  # not the json package: it imports re (~5 ms a hook)
 from memory.store.db import Tx
 
 TYPE_CHECKING = False

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from memory.base import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
 from memory.base.privacy import clean_obj
+from memory.fastpath import jsonlite as json  # not the json package: it imports re (~5-10 ms a hook)
 from memory.store.db import Tx
 from memory.store.workspace import Workspace, write_private
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from memory.base import jsonlite
 from memory.base.config import data_home
 from memory.base.project import Project, identify
+from memory.fastpath import jsonlite
 from memory.store.db import DatabaseCorrupt, connect
 
 

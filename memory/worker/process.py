@@ -306,12 +306,24 @@ class Worker(Server):
 
 
 
+def _check_fast_path() -> None:
+    """The hooks' fast path checked against the standard library on this Python, when no current verdict is kept
+    (memory/fastpath/check.py): a part that fails runs the standard library in every later hook."""
+    try:
+        from memory.fastpath import check
+
+        check.ensure()
+    except Exception as exc:  # noqa: BLE001 - the check must never keep the worker from starting
+        _log(f"fast path check failed: {described(exc)}")
+
+
 def main() -> int:
     # One BLAS thread: a dense model's 100,000 x 384 similarity took 12 ms on one thread and 135 ms on two
     # contending with a busy machine's other work; the worker is a background process.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     few_arenas()
     os.umask(0o077)  # LanceDB's folders and files in the data dir: owner-only
+    _check_fast_path()
     w = Worker()
     w.can_exec = True
     return w.run()

@@ -9,7 +9,7 @@ measured in a fresh session and in a long one (--long-prompts prompts already an
 shown the recall limit's worth of memories), whose cost must not grow with the session.
 
     .venv/bin/python -m scripts.bench.hooks [--memories 50000] [--runs 40] [--long-prompts 80]
-        [--only SessionStart,Prompt] [--compare /path/to/other/checkout] [--json]
+        [--only SessionStart,Prompt] [--compare /path/to/other/checkout] [--fastpath-off] [--json]
         [--filter-only]
 
 It also times the privacy filter on each event's texts (every string in the event, and the rendered outline
@@ -248,6 +248,9 @@ def main() -> None:
     ap.add_argument("--compare", action="append", default=[], metavar="CHECKOUT",
                     help="Another checkout (e.g. a worktree of an older commit, with a .venv link) whose hooks are "
                          "measured in the same rounds, rows marked [its folder name].")
+    ap.add_argument("--fastpath-off", action="store_true",
+                    help="Also measure this checkout's hooks with MEMORY_FASTPATH=off in the same rounds, rows marked "
+                         "[fast path off]: the cost of the plain standard library (memory/fastpath/).")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--filter-only", action="store_true", help="Only the privacy filter's cost per event.")
     args = ap.parse_args()
@@ -255,7 +258,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="bench-filter-") as tmp:
             print_filter_cost(filter_cost(events(Path(tmp)), args.runs, Path(tmp)), args.json)
         return
-    roots = [("", ROOT)] + [(f" [{Path(c).name}]", Path(c).resolve()) for c in args.compare]
+    roots = [("", ROOT, {})] + [(f" [{Path(c).name}]", Path(c).resolve(), {}) for c in args.compare]
+    if args.fastpath_off:
+        roots.append((" [fast path off]", ROOT, {"MEMORY_FASTPATH": "off"}))
 
     bare_name = "bare interpreter (python -S -c pass)"
     with tempfile.TemporaryDirectory(prefix="bench-hooks-") as tmp:
@@ -275,27 +280,27 @@ def main() -> None:
         populate(ws, args.memories)
         seed_long_session(ws, args.long_prompts)
         seed_file_memories(ws, str(project / "src" / "app.py"))
-        seed_prompt_sessions(ws, args.runs, [tag for tag, _ in roots])
+        seed_prompt_sessions(ws, args.runs, [tag for tag, _, _ in roots])
         fill_s = time.perf_counter() - t
         ws.close()
 
         # As scripts/setup leaves the plugin: byte-compiled (PYTHONDONTWRITEBYTECODE may be set here).
-        for _, root in roots:
+        for _, root, _ in roots:
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "memory"), str(root / "parser"),
                             str(root / "hooks")], check=False, capture_output=True)
         only = [o.strip().lower() for o in args.only.split(",") if o.strip()]
         evs = {k: v for k, v in events(project).items() if not only or any(o in k.lower() for o in only)}
-        runs = [(f"{name}{tag}", str(root / "hooks" / "run"), entry, payload, tag)
-                for name, (entry, payload) in evs.items() for tag, root in roots]
-        for _, launcher, entry, payload, tag in runs:  # warm-up: .pyc files, page cache
+        runs = [(f"{name}{tag}", str(root / "hooks" / "run"), entry, payload, tag, {**env, **extra})
+                for name, (entry, payload) in evs.items() for tag, root, extra in roots]
+        for _, launcher, entry, payload, tag, run_env in runs:  # warm-up: .pyc files, page cache
             if payload.get("_mode") == "unchanged":  # the outline the file_unchanged Read follows
                 outlined = {**_read_event(payload, payload["tool_input"]["file_path"], ""), "_mode": None}
-                run_timed([launcher, entry], prepare(outlined, -1, tag), env)
-            run_timed([launcher, entry], prepare(payload, -1, tag), env)
+                run_timed([launcher, entry], prepare(outlined, -1, tag), run_env)
+            run_timed([launcher, entry], prepare(payload, -1, tag), run_env)
 
-        def hook(launcher: str, entry: str, payload: dict, tag: str) -> Callable[[int], Timed]:
+        def hook(launcher: str, entry: str, payload: dict, tag: str, run_env: dict) -> Callable[[int], Timed]:
             # The event is prepared just before its run (a cold Read rewrites its file).
-            return lambda run: run_timed([launcher, entry], prepare(payload, run, tag), env)
+            return lambda run: run_timed([launcher, entry], prepare(payload, run, tag), run_env)
 
         py = python()
         samples = interleaved(args.runs, [(bare_name, lambda _: run_timed([py, *BARE], b"", env))]

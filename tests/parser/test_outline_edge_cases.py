@@ -232,6 +232,7 @@ def test_estimate_tokens() -> None:
     assert abs(estimate_tokens(big) - exact) / exact < 0.05
 
 
+@pytest.mark.fastpath  # importlib.resources: the grammar packages import it, the fast path loads their files
 def test_imports_stay_lazy() -> None:
     """Importing the package loads no tree-sitter; outlining loads one grammar."""
     code = (
@@ -248,15 +249,17 @@ def test_imports_stay_lazy() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60, env=env)
 
 
+@pytest.mark.fastpath
 def test_a_cold_outline_imports_neither_re_nor_enum_nor_collections() -> None:
-    """A cold Read hook's outline, cleaned and counted, runs on patterns from parser/_regex_table.py and lends
-    tree_sitter._binding stand-ins for `re` and `enum` while it loads (parser/grammars.py): none of them, nor
-    the functools and collections they import (~5-7 ms of a hook), is imported. What the binding took from
-    them still works: Point, LogType, and a query's `#match?` (which imports the real `re` then). On a Python
-    the table was not made for, the patterns are compiled by `re`: the test then checks only the outlines."""
+    """A cold Read hook's outline, cleaned and counted, runs on patterns from memory/fastpath/_regex_table.py and lends
+    tree_sitter._binding stand-ins for `re` and `enum` while it loads (memory/fastpath/grammars.py): none of them,
+    nor the functools and collections they import (~5-7 ms of a hook), is imported. What the binding took from them
+    still works: Point, LogType, and a query's `#match?` (which imports the real `re` then). On a Python the table
+    was not made for, the patterns are compiled by `re`: the test then checks only the outlines."""
     code = (
         "import sys, _sre\n"
-        "from parser import outline_source, estimate_tokens, _regex_table\n"
+        "from parser import outline_source, estimate_tokens\n"
+        "from memory.fastpath import _regex_table\n"
         "from memory.base.privacy import clean\n"
         "texts = [outline_source(open(p, 'rb').read(), p).render() for p in sys.argv[1:]]\n"
         "assert all(clean(t) == t and estimate_tokens(t) > 10 for t in texts)\n"
@@ -501,14 +504,14 @@ def test_the_walk_refuses_a_query_it_cannot_read(tmp_path: Path, monkeypatch: py
 
 
 def test_the_regex_table_holds_every_cold_pattern_compiled_as_re_compiles_it() -> None:
-    """parser/recode.py serves the cold Read hook's patterns from parser/_regex_table.py: the table must list
-    every one of them (a changed pattern would silently be compiled again) and, on the Python it was made
+    """memory/fastpath/recode.py serves the cold Read hook's patterns from its _regex_table.py: the table must
+    list every one of them (a changed pattern would silently be compiled again) and, on the Python it was made
     for, give the Pattern `re.compile` gives; anything else is compiled by `re`."""
     import _sre
     import re
     import sys
 
-    from parser import _regex_table, recode
+    from memory.fastpath import _regex_table, recode
     from scripts.gen_regex_table import TABLE_PATH, patterns, render
 
     assert set(_regex_table.TABLE) == set(patterns())  # run scripts/gen_regex_table.py after changing a pattern

@@ -1,6 +1,6 @@
 """json.loads and json.dumps for the hook hot path, on the C accelerator (_json) that the json package
 itself uses, without importing the package: `import json` imports `re` (json.decoder and json.encoder
-compile regexes at import), which costs a hook process ~5-10 ms CPU, more than everything it does.
+compile regexes at import), more than everything a hook does (docs/benchmarks.md, "The fast path").
 
 The results are those of the json package: the same C scanner and encoder with the package's default
 settings, and anything this module does not handle itself (a decoding error, bytes, an object the
@@ -10,6 +10,8 @@ encoder rejects, an unusual key) goes to the real json package, which gives its 
 from __future__ import annotations
 
 import _json
+
+from memory.fastpath import on
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -34,7 +36,7 @@ _scan = _json.make_scanner(_Context())
 _WS = " \t\n\r"  # json.decoder.WHITESPACE
 
 
-def loads(text: str) -> Any:
+def fast_loads(text: str) -> Any:
     """json.loads(text) for a str."""
     if isinstance(text, str) and not text.startswith("\ufeff"):
         start = len(text) - len(text.lstrip(_WS))
@@ -62,7 +64,7 @@ def _encoder(ensure_ascii: bool) -> Any:
     return _json.make_encoder({}, _reject, string, None, ": ", ", ", False, False, True)
 
 
-def dumps(obj: Any, *, ensure_ascii: bool = True, indent: int | None = None) -> str:
+def fast_dumps(obj: Any, *, ensure_ascii: bool = True, indent: int | None = None) -> str:
     """json.dumps(obj, ensure_ascii=..., indent=...) with the other arguments at their defaults."""
     try:
         if indent is None:
@@ -133,3 +135,11 @@ def _pretty(obj: object, out: list[str], unit: str, newline: str, string: Any, l
         out.append(newline + unit * level + "}")
     else:
         out.append(_scalar(obj, string))
+
+
+if on("json"):
+    loads, dumps = fast_loads, fast_dumps
+else:  # MEMORY_FASTPATH=off, or the check found them differ from the json package on this Python
+    import json as _json_package
+
+    loads, dumps = _json_package.loads, _json_package.dumps  # type: ignore[assignment]
