@@ -460,11 +460,15 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
     swallowed_lines = lost >= len(original) + REPAIR_MIN_SWALLOWED
     swallowed = swallowed_lines or any(row < len(lines) and lines[row].strip() in _CLOSERS for row in original)
     headers = [] if swallowed else _error_headers(lost_rows, lines)
-    if not swallowed and not headers:  # the usual case: a line or two the parser skipped and resumed after
+    # C/C++: a broken line next to an `#if`/`#else`/`#endif` line: a conditional inside a declaration (`static
+    # const bool config_debug =\n#ifdef X\n true\n#else\n false\n#endif\n;`: the declaration is lost to it).
+    conditional = language in ("c", "cpp") and any(
+        0 <= near < len(lines) and directive(lines[near]) for row in original for near in (row - 1, row + 1))
+    if not swallowed and not headers and not conditional:  # the usual case: a line or two skipped, then resumed
         return Parsed(tree, text, original)
     collected = _collect(tree.root_node, language)
     found = {node.start_point.row for node, _name, _kind in collected[0]}
-    if not swallowed and all(row in found for row in headers):
+    if not swallowed and not conditional and all(row in found for row in headers):
         return Parsed(tree, text, original, collected=collected)
     # Rows where a found definition starts, unless the lexical fallback would find it again (`def f(a`).
     starts = {row for row in found
@@ -472,7 +476,7 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
     parses = min(REPAIR_PARSES, max(1, REPAIR_BYTES // max(len(text), 1)))
     # `#if` inside a declaration: parse one configuration instead (only for real damage: it drops the other
     # branches' definitions, which ctags counts)
-    if language in ("c", "cpp") and swallowed_lines and not budget.spent():
+    if (swallowed_lines or conditional) and language in ("c", "cpp") and not budget.spent():
         branch = first_branches(text)
         candidate, candidate_rows = _parse(parser, branch, _edited(tree, text, branch, language), budget, ends)
         candidate_lost = len(candidate_rows)
@@ -694,15 +698,15 @@ def _recover(parser: Any, parsed: Parsed, language: str, budget: ParseBudget) ->
     return found, rows, unread
 
 
-# Configurations of a C/C++ file's `#if`s parsed for the definitions of the branches the repair's configuration
-# dropped (the 2nd branch of each conditional, then the 3rd: an `#elif` chain's), at most.
-OTHER_BRANCH_PARSES = 2
+# Configurations of a C/C++ file's `#if`s parsed, at most, for the definitions of the branches the repair's
+# configuration dropped: each conditional's 2nd branch, then its 3rd... (bitmap.h's `#elif` chain has 5).
+OTHER_BRANCH_PARSES = 4
 
 
 def _other_branches(parser: Any, parsed: Parsed, language: str, budget: ParseBudget) -> tuple[list, set[int], set[int]]:
     """Definitions on the lines of the `#if` branches that the configuration kept by the repair dropped
     (`#elif`/`#else` code: prof.c's unwinder callbacks, a second `#define` of a name), found by parsing the
-    configurations that keep the 2nd, then the 3rd branch of each conditional: (entries as _collect's, the
+    configurations that keep the 2nd, 3rd... branch of each conditional: (entries as _collect's, the
     rows they start on, dropped rows left unread because the budget ran out). Their names are written into
     `parsed.text`, where _build_symbols reads names (the rows are blank there)."""
     source, text = parsed.unconfigured or b"", parsed.text
@@ -1057,13 +1061,14 @@ def outline_source(source: bytes, path: str, language: str | None = None, units:
         if broken and parsed_bytes is None:  # definitions a syntax error swallowed, parsed again
             extra, recovered, unread = _recover(parser, parsed, language, budget)
             entries.extend(extra)
-            if parsed.unconfigured is not None:  # the `#if` branches the repair's configuration dropped
-                extra, found, missed = _other_branches(parser, parsed, language, budget)
-                entries.extend(extra)
+        if parsed.unconfigured is not None and parsed_bytes is None:  # the `#if` branches the repair dropped
+            extra, found, missed = _other_branches(parser, parsed, language, budget)
+            entries.extend(extra)
+            if broken:  # marked as found after an error; with none left, they are the file's other configurations
                 recovered |= found
-                unread |= missed
-            if units is not None:
-                units[-1] = budget.units
+            unread |= missed
+        if units is not None:
+            units[-1] = budget.units
         bare: frozenset[tuple[int, int]] = frozenset()
         if language in VARIABLE_LANGUAGES and not path.endswith("_pb2.py"):
             from parser import variables

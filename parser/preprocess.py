@@ -51,7 +51,7 @@ _SOURCES: list[tuple] = [
     (rb"[ \t](?<=[\w\]][ \t])[ \t]*(?=[A-Z_])(" + _MACRO + rb"[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))"
      rb"[ \t]*(?=[;={,]|$)", _M, "after_name"),
     # Trailing ones: int f() const _GLIBCXX_NOEXCEPT {  /  f (void) __THROW __wur;
-    (rb"\)[ \t]*(?:const[ \t]*)?((?:" + _ATTR + rb"[ \t]*)+)(?=[;{]|$)", _M),
+    (rb"\)[ \t]*(?:const[ \t]*)?((?:" + _ATTR + rb"[ \t]*)+)(?=[;{]|$)", _M, "trailing"),
 ]
 
 
@@ -66,6 +66,16 @@ def _blank_after_name(match: re.Match[bytes]) -> bytes:
     words = match.string[line_start:match.start()].split()
     last = words[-1] if words else b""
     if last in _EXPRESSION_WORDS or (len(words) < 2 and not last.endswith(b")")) or words[0].startswith(b"#"):
+        return match.group(0)
+    return _blank(match)
+
+
+def _blank_trailing(match: re.Match[bytes]) -> bytes:
+    """_blank, but not on a `#define` line: `#define BITMAP_GROUPS(nbits) BITMAP_GROUPS_1_LEVEL(nbits)` is a
+    macro's value, and blanking it left the #define empty, so tree-sitter took the next line (another #define)
+    for its value."""
+    line_start = match.string.rfind(b"\n", 0, match.start()) + 1
+    if match.string[line_start:match.start()].lstrip().startswith(b"#"):
         return match.group(0)
     return _blank(match)
 
@@ -94,7 +104,7 @@ def _blank(match: re.Match[bytes]) -> bytes:
 
 _PATTERNS: list[tuple[re.Pattern[bytes], Callable[[re.Match[bytes]], bytes]]] = []
 # Patterns whose matches are checked before they are blanked (the third item of a _SOURCES entry).
-_CHECKS = {"alone": _blank_alone, "after_name": _blank_after_name}
+_CHECKS = {"alone": _blank_alone, "after_name": _blank_after_name, "trailing": _blank_trailing}
 
 # What every match of _SOURCES holds: a macro's `_` next to a capital or a digit (`_+[A-Z]`, `[A-Z][A-Z0-9]*_`),
 # or a dunder's `__`. Each match lies within one line (and the newline before it): the patterns run only over
