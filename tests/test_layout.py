@@ -23,7 +23,7 @@ def test_hooks_json_uses_exec_form_and_existing_entrypoints() -> None:
     events = config["hooks"]
     assert {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Stop",
             "SessionEnd"} <= set(events)
-    assert events["PreToolUse"][0]["matcher"] == "Read|Edit|Write|MultiEdit"
+    assert events["PreToolUse"][0]["matcher"] == "Read|Edit|Write|MultiEdit|Bash"
     for groups in events.values():
         for group in groups:
             for hook in group["hooks"]:

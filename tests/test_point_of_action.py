@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memory.hook.pre_tool_use import named_files
 from memory.recall.point import symbol_name, symbols_at
 from tests.support.helpers import HookRunner
 
@@ -94,6 +95,48 @@ def test_memories_about_the_touched_symbol_come_first(hooks: HookRunner, project
     note = _pre_edit(hooks, path, "return round(value, 2)", "return round(value, 4)")
     lines = [ln for ln in note.splitlines() if ln.startswith("- [")]
     assert lines and "banker" in lines[0] or "round_cents" in note
+
+
+def _pre_bash(hooks: HookRunner, command: str) -> str:
+    return hooks.context(hooks.run("pre_tool_use", hooks.event("PreToolUse", tool_name="Bash",
+                                                                tool_input={"command": command})))
+
+
+def test_a_command_naming_a_file_gets_its_note_once(hooks: HookRunner, project: Path) -> None:
+    path = project / "billing" / "limits.py"
+    path.parent.mkdir()
+    path.write_text(LIMITS)
+    (project / "README.md").write_text("# billing\n")
+    _session_with_a_fix(hooks, path)
+    hooks.session = "s-two"
+    hooks.start()
+    # Nothing when the command names no file the store has memories about, or no file at all.
+    assert _pre_bash(hooks, "cat README.md | wc -l") == ""
+    assert _pre_bash(hooks, "git status && ls -la") == ""
+    note = _pre_bash(hooks, "sed -i 's/>= cap/> cap/' billing/limits.py && python -m pytest -q")
+    assert "Recorded in past sessions about billing/limits.py" in note
+    assert "Fixed: `pytest tests/test_limits.py` passes again" in note and "<recalled-data" in note
+    # Once per file per session, whichever tool names it next.
+    assert _pre_bash(hooks, f"git diff {path}") == ""
+    assert _pre_edit(hooks, path, "return amount", "return int(amount)") == ""
+    # A pytest node id names the definition: a later session is told which one.
+    hooks.session = "s-three"
+    later = _pre_bash(hooks, "python -m pytest billing/limits.py::apply_limit -x")
+    assert "about billing/limits.py (apply_limit)" in later
+
+
+def test_files_named_by_a_command(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    for name in ("src/a.rs", "b.py", "Makefile"):
+        (tmp_path / name).write_text("x\n")
+    cwd = str(tmp_path)
+    paths, words = named_files("git diff -- src/a.rs && grep -n x b.py:3 \"$HOME/b.py\" src/*.rs", cwd)
+    assert paths == [str(tmp_path / "src/a.rs"), str(tmp_path / "b.py")]
+    assert "git" in words and "diff" in words
+    paths, words = named_files(f"pytest {tmp_path}/b.py::TestB::test_c --file=Makefile >out.txt", cwd)
+    assert paths == [str(tmp_path / "b.py"), str(tmp_path / "Makefile")] and ["TestB", "test_c"] == words[1:3]
+    assert named_files("echo 'no files here' ; ls nothere.py", cwd)[0] == []
+    assert named_files("x " * 5000 + "b.py", cwd)[0] == []  # read up to COMMAND_CHARS, STATS words at most
 
 
 def test_symbol_names_from_outline_rows() -> None:

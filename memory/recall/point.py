@@ -1,12 +1,14 @@
 """Recall at the point of action: before an Edit, Write or MultiEdit of a file (or a Bash command that names
-one), the few decisions, fixes, failures and changes that other sessions recorded about that file, the ones
-about the symbols the edit touches first; once per file per session, and nothing when nothing relates.
+one), the few past sessions that did something to that file, one line each (their decision, fix, failure or
+change), those about the definition the edit is in or sharing its identifiers first; once per file per
+session, and nothing when nothing relates.
 
 Hot side (a PreToolUse hook): standard library and SQLite only; the memories that name the file are found by
 index (`memory_files`, kept by triggers from memories.files), at most CANDIDATES of them ranked."""
 
 from __future__ import annotations
 
+import math
 import os
 import time
 
@@ -23,18 +25,45 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 KIND = "inject-edit"  # access_log / injections kind: `memory why` shows it; prompt recall skips what it showed
 SHOWN = 3  # lines at most: a note beside an edit, not a search result page
 CANDIDATES = 60  # newest memories naming the file that are ranked (a file edited in every session stays cheap)
-# What a memory about a file is worth beside an edit: what was decided and what broke first, then what was
+# Which of a session's memories of the file is its line: what was decided and what broke first, then what was
 # learned, then what was changed (a change names the session's task, the "why" of that edit).
 _WEIGHT = {"decision": 1.0, "bugfix": 0.9, "learning": 0.8, "discovery": 0.6, "fact": 0.6, "change": 0.5,
            "feature": 0.5, "refactor": 0.5, "observation": 0.3}
+ABOUT = 2.0  # being about the edited definition outweighs the other two signals at their best
+# Past the first line, a session scoring less is shown no more: not about the definition, sharing less than half
+# the best overlap with the edit, and not the latest to touch the file (the latest scores 1, the next 1/2).
+FLOOR = 0.5
+# Everything but letters, digits and `_` (ASCII; other letters kept) read as a break: str.translate, not re.
+_NON_WORD = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
 _COLUMNS = ("m.id, m.title, m.type, m.created_at, m.session_id, m.content, m.importance, m.project, m.origin, "
             "m.origin_detail, m.source, m.tags, m.files, m.author, m.machine, m.flags")
 
 
-def recall(ws: Workspace, session_id: str, path: str, old_text: str = "") -> str:
+def recall(ws: Workspace, session_id: str, path: str, old_text: str = "", new_text: str = "") -> str:
     """The fenced note for an edit of `path` (absolute), or '' when nothing relates or it was given already."""
     if not path or _given(ws.db, session_id, path):
         return ""
+    return _note(ws, session_id, path, old_text, _identifiers(old_text + "\n" + new_text), [])
+
+
+def recall_command(ws: Workspace, session_id: str, paths: list[str], words: list[str]) -> str:
+    """The note for the first of the files a shell command names (absolute) that the store has memories
+    about and the session was not told of yet; `words`, the command's other identifiers, name the symbols
+    it may be about (`pytest a.py::test_b`)."""
+    known = {r[0] for r in ws.db.execute(
+        f"SELECT DISTINCT path FROM memory_files WHERE path IN ({','.join('?' * len(paths))})", paths)}
+    for path in paths:
+        if path in known and not _given(ws.db, session_id, path):
+            text = _note(ws, session_id, path, "", set(words), words)
+            if text:
+                return text
+    return ""
+
+
+def _note(ws: Workspace, session_id: str, path: str, old_text: str, said: set[str], words: list[str]) -> str:
+    """The note about `path`: for an edit, its definitions come from where `old_text` is in the file; for a
+    command, from the `words` that name a definition a memory of the file recorded. `said`: the identifiers
+    the edit or command holds, which a memory's own identifiers are weighed against."""
     rows = _candidates(ws.db, session_id, path)
     if not rows:
         return ""
@@ -42,20 +71,24 @@ def recall(ws: Workspace, session_id: str, path: str, old_text: str = "") -> str
     if data is not None:  # what changed in the file since a memory was made labels it, lazily
         symbols.check(ws.db, path, data.decode("utf-8", "replace"))
     old = symbols.stale(ws.db, [r["id"] for r in rows])
-    names = _touched(ws.db, path, old_text, data or b"")
+    names = _recorded(ws.db, path, words) if words else _touched(ws.db, path, old_text, data or b"")
     about = _about(ws.db, [r["id"] for r in rows], path, names)
-    scores = {r["id"]: _score(r, names, r["id"] in old, r["id"] in about) for r in rows}
-    # Rows saved before the flag knew their form are read again (memory/base/fence.py is_flagged), best first,
-    # until SHOWN pass: the flag withholds a memory here as at startup and per prompt.
-    ranked: list[sqlite3.Row] = []
-    for r in sorted(rows, key=lambda r: -scores[r["id"]]):
-        if len(ranked) == SHOWN:
-            break
+    scores = _scores(rows, names, about, said, old)
+    # One line a session, sessions ranked by their best memory: a session is the unit of "what happened to
+    # this file last time"; its line is its weightiest kind of memory (the fix over the change it made).
+    # Rows saved before the flag knew their form are read again (memory/base/fence.py is_flagged): the flag
+    # withholds a memory here as at startup and per prompt.
+    by: dict[str, list[sqlite3.Row]] = {}
+    for r in rows:
         if not fence.is_flagged(r, r["title"], r["content"]):
-            ranked.append(r)
-    if not ranked:
+            by.setdefault(r["session_id"] or "", []).append(r)
+    best = sorted(((max(scores[r["id"]] for r in group), group) for group in by.values()), key=lambda x: -x[0])
+    chosen = [(score, max(group, key=lambda r: (_WEIGHT.get(r["type"], 0.3), scores[r["id"]])))
+              for i, (score, group) in enumerate(best[:SHOWN]) if i == 0 or score >= FLOOR]
+    if not chosen:
         return ""
-    hits = [hit_from_row(r, scores[r["id"]]) for r in ranked]
+    ranked = [r for _, r in chosen]
+    hits = [hit_from_row(r, score) for score, r in chosen]
     body = _render(ws, path, ranked, names, old)
     text = fence.wrap(body, 2000)
     log_access(ws.db, [h.id for h in hits], KIND, session_id, path,
@@ -78,6 +111,13 @@ def _candidates(db: sqlite3.Connection, session_id: str, path: str) -> list[sqli
             ORDER BY m.created_at DESC LIMIT {CANDIDATES}""", (path, session_id, time.time())).fetchall()
 
 
+def _recorded(db: sqlite3.Connection, path: str, words: list[str]) -> list[str]:
+    """Which of `words` name a definition of the file that memories recorded, in the order given."""
+    found = {r[0] for r in db.execute(f"SELECT DISTINCT name FROM memory_symbols WHERE path = ? AND name IN "
+                                      f"({','.join('?' * len(words))})", [path, *words])}
+    return [w for w in words if w in found]
+
+
 def _about(db: sqlite3.Connection, ids: list[int], path: str, names: list[str]) -> set[int]:
     """Which memories recorded one of `names` of this file as a definition they are about (memory_symbols)."""
     if not ids or not names:
@@ -87,14 +127,35 @@ def _about(db: sqlite3.Connection, ids: list[int], path: str, names: list[str]) 
         f"AND memory_id IN ({','.join('?' * len(ids))})", [path, *names, *ids])}
 
 
-def _score(row: sqlite3.Row, names: list[str], stale: bool = False, recorded: bool = False) -> float:
-    """Kind of memory first, then whether it is about a definition the edit is in (recorded so, or naming it),
-    then how recent it is; a memory whose code has changed since counts half."""
-    weight = _WEIGHT.get(row["type"], 0.3)
-    about = 1.0 if recorded or names and _mentions(row["title"] + "\n" + row["content"], names) else 0.0
-    age_days = max(0.0, (time.time() - row["created_at"]) / 86400)
-    score = weight + 0.6 * about + 0.2 / (1 + age_days / 30)
-    return score / 2 if stale else score
+def _scores(rows: list[sqlite3.Row], names: list[str], about: set[int], said: set[str],
+            old: dict[int, str]) -> dict[int, float]:
+    """Each memory's worth beside this edit, from three signals that need no tuning to a repository's scale:
+    whether it is about a definition the edit is in (recorded so, or naming it); how much of what the edit
+    says it shares, each shared identifier weighed by how few of the file's memories hold it, as a share of
+    the best such overlap; and how recently its session touched the file (1 for the latest, 1/2, 1/3 ...).
+    A memory whose code has changed since counts half."""
+    held = {r["id"]: _identifiers(r["title"] + "\n" + r["content"]) & said for r in rows}
+    count: dict[str, int] = {}
+    for words in held.values():
+        for w in words:
+            count[w] = count.get(w, 0) + 1
+    weight = {w: math.log(1 + len(rows) / n) for w, n in count.items()}
+    overlap = {mid: sum(weight[w] for w in words) for mid, words in held.items()}
+    best = max(overlap.values(), default=0.0) or 1.0
+    order: dict[str, int] = {}
+    for r in rows:  # newest first: a session's rank is where its latest memory of the file stands
+        order.setdefault(r["session_id"] or "", len(order))
+    out: dict[int, float] = {}
+    for r in rows:
+        on = r["id"] in about or bool(names) and _mentions(r["title"] + "\n" + r["content"], names)
+        score = ABOUT * on + overlap[r["id"]] / best + 1 / (1 + order[r["session_id"] or ""])
+        out[r["id"]] = score / 2 if r["id"] in old else score
+    return out
+
+
+def _identifiers(text: str) -> set[str]:
+    """The identifiers of a text (three characters or more): what an edit and a memory may share."""
+    return {w for w in text.translate(_NON_WORD).split() if len(w) > 2 and not w[0].isdigit()}
 
 
 def _mentions(text: str, names: list[str]) -> bool:

@@ -63,6 +63,12 @@ def events(project: Path) -> dict[str, tuple[str, dict]]:
         "PreToolUse(Edit, recall at the point of action)": (
             "pre_tool_use", {**base, "hook_event_name": "PreToolUse", "tool_name": "Edit", "_mode": "edit",
                              "tool_input": {"file_path": app, "old_string": "x = 1", "new_string": "x = 2"}}),
+        "PreToolUse(Bash, names a file with memories)": (
+            "pre_tool_use", {**base, "hook_event_name": "PreToolUse", "tool_name": "Bash", "_mode": "command",
+                             "tool_input": {"command": "python -m pytest -q src/app.py -k render && git diff"}}),
+        "PreToolUse(Bash, names no file)": (
+            "pre_tool_use", {**base, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                             "tool_input": {"command": "git status --short && npm run build -- --watch=false"}}),
         "PreToolUse(Read)": ("pre_tool_use", {**base, "hook_event_name": "PreToolUse", "tool_name": "Read",
                                               "tool_input": {"file_path": app}, "tool_use_id": "t1"}),
         "PreToolUse(Read, 315 KB, outline cold)": ("pre_tool_use", _pre_read_event(base, huge, "pre-cold")),
@@ -159,6 +165,8 @@ def prepare(payload: dict, run: int, tag: str = "") -> bytes:
         event["session_id"] = f"bench-prompt{tag}-{run}"
     elif mode == "edit":  # a new session each run: the note is given once per file per session
         event["session_id"] = f"bench-edit{tag}-{run}"
+    elif mode == "command":  # the same, and a session of its own: an edit's note would have told it already
+        event["session_id"] = f"bench-command{tag}-{run}"
     elif mode == "pre-cold":
         Path(event["tool_input"]["file_path"]).write_text(BIG_SOURCE.read_text() * HUGE_COPIES + f"\n# {run}{tag}\n")
     elif mode in ("pre-cached", "unchanged"):
