@@ -29,7 +29,7 @@ CANDIDATES = 60  # newest memories naming the file that are ranked (a file edite
 # learned, then what was changed (a change names the session's task, the "why" of that edit).
 _WEIGHT = {"decision": 1.0, "bugfix": 0.9, "learning": 0.8, "discovery": 0.6, "fact": 0.6, "change": 0.5,
            "feature": 0.5, "refactor": 0.5, "observation": 0.3}
-ABOUT = 2.0  # being about the edited definition outweighs the other two signals at their best
+ABOUT = 1.0  # each of the three signals is worth 1 at its best: no signal's scale is fitted to a repository
 # Past the first line, a session scoring less is shown no more: not about the definition, sharing less than half
 # the best overlap with the edit, and not the latest to touch the file (the latest scores 1, the next 1/2).
 FLOOR = 0.5
