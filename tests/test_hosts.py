@@ -22,7 +22,7 @@ HOST_FILES = sorted(p.stem for p in FIXTURES.glob("*.json"))
 # The keys each host reads in a hook's answer (memory/hook/hosts.py write); Copilot CLI and OpenCode none.
 ANSWER_KEYS = {"codex": {"hookSpecificOutput", "systemMessage"}, "gemini": {"hookSpecificOutput", "systemMessage"},
                "cursor": {"additional_context"}, "cline": {"cancel", "contextModification"},
-               "copilot": set(), "opencode": set()}
+               "copilot": set(), "opencode": set(), "qwen": {"hookSpecificOutput", "systemMessage"}}
 
 
 def _load(host: str, project: Path) -> dict[str, Any]:

@@ -44,6 +44,8 @@ def _claude_shaped(host: str, entry: str, raw: dict[str, Any]) -> Event:
     """Codex CLI, Qwen Code and Gemini CLI send Claude Code's field names (snake_case, session_id, cwd)."""
     ev = from_claude(entry, raw)
     ev.host = host
+    if ev.prompt is not None and not ev.prompt.strip():
+        ev.prompt = None  # Qwen Code sends UserPromptSubmit with an empty prompt after each tool result
     ev.last_message = ev.last_message or _text(raw.get("prompt_response"))  # Gemini's AfterAgent
     if ev.tool:
         resp, failed = ev.tool_response, ev.failed

@@ -6,13 +6,11 @@ Codex host, and a following Claude Code session (the real CLI, the plugin's own 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.e2e_harness import BILLING, REPO, RunClaude, claude_before_and_after, find_client, make_git_repo
+from tests.support.e2e_harness import RunClaude, client_env, host_session, imported_as, memory_install, run_client
 from tests.support.fake_openai import FakeResponses
 
 pytestmark = pytest.mark.e2e
@@ -29,24 +27,13 @@ CATALOG = {"models": [{"slug": "fake-codex", "display_name": "fake", "apply_patc
                        "truncation_policy": {"mode": "bytes", "limit": 10000}, "experimental_supported_tools": []}]}
 
 
-def _env(home: Path, memory_home: Path) -> dict[str, str]:
-    strip = ("ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX_", "MEMORY_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(strip)}
-    env.update(HOME=str(home), MEMORY_HOME=str(memory_home), MEMORY_EMBEDDER="hashing",
-               MEMORY_WORKER_IDLE_SECONDS="15", FAKE_CODEX_KEY="dummy", NO_COLOR="1")
-    return env
-
-
 def test_a_codex_session_is_recalled_by_the_next_claude_code_session(
         run_claude: RunClaude, tmp_path: Path, memory_home: Path) -> None:
-    codex = find_client("codex", CODEX_VERSION)
-    project = make_git_repo(tmp_path / "project", BILLING)
-    claude_after = claude_before_and_after(run_claude, project, tmp_path)
-    home = tmp_path / "home"
+    codex, project, home, claude_after = host_session("codex", CODEX_VERSION, run_claude, tmp_path)
     (home / ".codex").mkdir(parents=True)
     catalog = tmp_path / "catalog.json"
     catalog.write_text(json.dumps(CATALOG))
-    env = _env(home, memory_home)
+    env = client_env(home, memory_home, project, FAKE_CODEX_KEY="dummy")
     steps = [{"call": "exec_command", "arguments": {"cmd": CHECK}},
              {"call": "apply_patch", "arguments": PATCH, "custom": True},
              {"call": "exec_command", "arguments": {"cmd": CHECK}},
@@ -57,18 +44,15 @@ def test_a_codex_session_is_recalled_by_the_next_claude_code_session(
             f'model = "fake-codex"\nmodel_provider = "fake"\nmodel_catalog_json = "{catalog}"\n\n'
             f'[model_providers.fake]\nname = "fake"\nbase_url = "{fake.base_url}"\nwire_api = "responses"\n'
             'env_key = "FAKE_CODEX_KEY"\n')
-        install = subprocess.run([str(REPO / "bin" / "memory"), "install", "codex", "--user"], cwd=project,
-                                 env=env, capture_output=True, timeout=120)
-        assert install.returncode == 0, install.stderr.decode()
-        run = subprocess.run([str(codex), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-                              "--dangerously-bypass-hook-trust",
-                              "We decided to rename total to total_with_tax in billing.py for the invoices"],
-                             cwd=project, env=env, capture_output=True, timeout=300, stdin=subprocess.DEVNULL)
-        assert run.returncode == 0, run.stderr.decode()[-3000:]
+        memory_install("codex", "--user", project, env)
+        run_client([codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+                    "--dangerously-bypass-hook-trust",
+                    "We decided to rename total to total_with_tax in billing.py for the invoices"], project, env)
     assert "total_with_tax" in (project / "billing.py").read_text()
     asked = [r for r in fake.requests if r.get("input") is not None]
     assert len(asked) >= 4
     assert "round to cents with Decimal" in json.dumps(asked[0]["input"])  # Claude Code's decision, given to Codex
     assert (memory_home / "hosts" / "codex").read_text().split()[0] == "stop"
+    imported_as("codex", home / ".codex" / "sessions", project, tmp_path)  # its rollout, read by `memory import`
 
     claude_after()

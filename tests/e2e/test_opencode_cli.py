@@ -7,13 +7,11 @@ CLI) is given what OpenCode did."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.e2e_harness import BILLING, REPO, RunClaude, claude_before_and_after, find_client, make_git_repo
+from tests.support.e2e_harness import RunClaude, client_env, host_session, memory_install, run_client
 from tests.support.fake_openai import FakeChat
 
 pytestmark = pytest.mark.e2e
@@ -23,21 +21,12 @@ OPENCODE_VERSION = "1.18.33"
 
 def test_an_opencode_session_is_recalled_by_the_next_claude_code_session(
         run_claude: RunClaude, tmp_path: Path, memory_home: Path) -> None:
-    opencode = find_client("opencode", OPENCODE_VERSION)
-    project = make_git_repo(tmp_path / "project", BILLING)
-    claude_after = claude_before_and_after(run_claude, project, tmp_path)
-    home = tmp_path / "home"
+    opencode, project, home, claude_after = host_session("opencode", OPENCODE_VERSION, run_claude, tmp_path)
     config = home / ".config"
-    strip = ("ANTHROPIC_", "CLAUDE", "OPENAI_", "OPENCODE_", "MEMORY_", "XDG_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(strip)}
-    # PWD too: OpenCode takes its folder from it, not from the process's cwd.
-    env.update(HOME=str(home), PWD=str(project), XDG_CONFIG_HOME=str(config), XDG_DATA_HOME=str(home / "data"),
-               XDG_CACHE_HOME=str(home / "cache"), XDG_STATE_HOME=str(home / "state"), MEMORY_HOME=str(memory_home),
-               MEMORY_EMBEDDER="hashing", MEMORY_WORKER_IDLE_SECONDS="15", OPENCODE_DISABLE_AUTOUPDATE="1",
-               OPENCODE_DISABLE_MODELS_FETCH="1", NO_COLOR="1")
-    install = subprocess.run([str(REPO / "bin" / "memory"), "install", "opencode", "--project"], cwd=project,
-                             env=env, capture_output=True, timeout=120)
-    assert install.returncode == 0, install.stderr.decode()
+    env = client_env(home, memory_home, project, XDG_CONFIG_HOME=str(config), XDG_DATA_HOME=str(home / "data"),
+                     XDG_CACHE_HOME=str(home / "cache"), XDG_STATE_HOME=str(home / "state"),
+                     OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1")
+    memory_install("opencode", "--project", project, env)
     assert (project / ".opencode" / "plugins" / "memory.js").is_file()
     steps = [{"call": "bash", "arguments": {"command": "grep -c total billing.py", "description": "count uses"}},
              {"call": "edit", "arguments": {"filePath": str(project / "billing.py"), "oldString": "def total(amount):",
@@ -51,9 +40,7 @@ def test_an_opencode_session_is_recalled_by_the_next_claude_code_session(
             "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
                                   "options": {"baseURL": fake.base_url, "apiKey": "dummy"},
                                   "models": {"fake-model": {"name": "Fake", "tool_call": True}}}}}))
-        run = subprocess.run([str(opencode), "run", "We decided to rename total to total_with_tax in billing.py"],
-                             cwd=project, env=env, capture_output=True, timeout=300, stdin=subprocess.DEVNULL)
-        assert run.returncode == 0, run.stderr.decode()[-3000:]
+        run_client([opencode, "run", "We decided to rename total to total_with_tax in billing.py"], project, env)
     assert "total_with_tax" in (project / "billing.py").read_text()
     main = [r for r in fake.requests if r.get("tools")]
     assert len(main) >= 3
