@@ -1,6 +1,7 @@
 """From a clean clone to a fully working plugin: time to each stage of an installed plugin's first minutes.
 
-A clean copy of the checkout (its tracked files), `claude plugin marketplace add` + `claude plugin install`
+A clean copy of the checkout (its tracked files), the plugin alone written from it (scripts/build_plugin.py),
+`claude plugin marketplace add` + `claude plugin install`
 (the real CLI, pinned under .tools/) into a fresh HOME and an empty cache, then, as Claude Code would run it,
 the installed copy's first SessionStart hook, which starts scripts/setup detached. From the install on, the
 wall time until each stage works, polled every POLL_S: the hooks (SessionStart answered), the venv (renamed
@@ -116,7 +117,11 @@ class Stages:
 
 def first_minutes(tmp: Path, timeout: float) -> dict[str, Any]:
     """Marketplace add and install in a fresh HOME, the first SessionStart, then each stage's time."""
-    home, market, project = tmp / "home", clean_copy(tmp / "memory-plugin"), tmp / "project"
+    from scripts.build_plugin import build
+
+    home, project = tmp / "home", tmp / "project"
+    market = tmp / "memory-plugin"  # the plugin alone, as scripts/build_plugin.py writes it from the clone
+    build(market, clean_copy(tmp / "clone"))
     home.mkdir()
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
@@ -130,6 +135,7 @@ def first_minutes(tmp: Path, timeout: float) -> dict[str, Any]:
     installed = time.monotonic() - started
     cache = home / ".claude" / "plugins" / "cache"
     plugin = next(cache.glob("memory-local/memory/*"))
+    copied = size(plugin)
     data = home / ".claude" / "plugins" / "data" / "memory-memory-local"
     s = Stages(plugin, data, project, env)
     s.hook("session_start", {"hook_event_name": "SessionStart", "source": "startup"})
@@ -149,18 +155,19 @@ def first_minutes(tmp: Path, timeout: float) -> dict[str, Any]:
     log = (data / "logs" / "setup.log").read_text() if (data / "logs" / "setup.log").exists() else ""
     return {"seconds": {k: round(v, 1) for k, v in times.items()}, "not reached": sorted(probes),
             "setup stages": [line for line in log.splitlines() if line.startswith("setup: took")],
-            "update, same dependencies": update(plugin, tmp / "data-2", env),
-            "installed plugin bytes": size(plugin), "venv": packages(data / "venv")}
+            "update, same dependencies": update(plugin, tmp / "plugin-2", data, env),
+            "installed plugin bytes": {"copied": copied, "after its setup": size(plugin)},
+            "venv": packages(data / "venv")}
 
 
-def update(plugin: Path, data: Path, env: dict[str, str]) -> dict[str, Any]:
-    """A plugin update or a second checkout with the same dependencies: the installed copy's setup into
-    another data dir, on the shared venv the first install built (the stages line: until the venv, then the
-    MCP warm-up and the worker start beside each other)."""
-    data.mkdir()
+def update(plugin: Path, new: Path, data: Path, env: dict[str, str]) -> dict[str, Any]:
+    """A plugin update with the same dependencies: the next version's folder (here a copy of the installed
+    one) sets up the same data dir, on the shared venv the first install built. Its stages line: until the
+    venv is switched, then the byte-compiling, the MCP warm-up and the worker start beside each other."""
+    shutil.copytree(plugin, new, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    done = subprocess.run([str(plugin / "scripts" / "setup"), "--venv", str(data / "venv"), "--marker", "auto"],
+    done = subprocess.run([str(new / "scripts" / "setup"), "--venv", str(data / "venv"), "--marker", "auto"],
                           env={**env, "CLAUDE_PLUGIN_DATA": str(data)}, capture_output=True, text=True,
                           check=True, timeout=600)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
