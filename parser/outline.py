@@ -806,6 +806,45 @@ def _lexical(symbols: list[Symbol], blanked: set[int], source: bytes) -> list[Sy
     return sorted(symbols + added, key=lambda s: (s.start_line, s.depth))
 
 
+def _lexical_defines(symbols: list[Symbol], source: bytes) -> list[Symbol]:
+    """`symbols` and a row for each `#define` line of a broken C/C++ file that no symbol starts on: a `#define`
+    is one line (and its continuations), so it is found exactly without the parse, which loses one inside an
+    enum or an initializer (LLVM's X-macro tables: `enum InstrProfSectKind {` / `#define
+    INSTR_PROF_SECT_ENTRY(Kind, ...) Kind,` / `#include "InstrProfData.inc"`). Not an include guard."""
+    lines = source.split(b"\n")
+    have = {(s.start_line, s.name) for s in symbols}
+    added, last = [], b""
+    for row, line in enumerate(lines):
+        text = line.strip()
+        if not text.startswith(b"#") or not text[1:].lstrip().startswith(b"define"):
+            last = text or last
+            continue
+        rest = text[1:].lstrip()[6:]
+        spaced, rest = rest[:1] in (b" ", b"\t"), rest.lstrip()  # `#define X`, not `#defined`
+        end = 0
+        while end < len(rest) and (rest[end:end + 1].isalnum() or rest[end:end + 1] == b"_"):
+            end += 1
+        name, after = rest[:end].decode("ascii", "replace"), rest[end:]
+        guard = not after.strip() and last.split()[-1:] == [rest[:end]] and b"if" in last
+        if not name or not spaced or guard or (row + 1, name) in have:
+            last = text
+            continue
+        last_row = row
+        while last_row + 1 < len(lines) and lines[last_row].rstrip().endswith(b"\\"):
+            last_row += 1
+        params = after[:after.find(b")") + 1] if after.startswith(b"(") else b""
+        signature = f"#define {name}{params.decode('utf-8', 'replace')}" if params else (
+            " ".join(text.decode("utf-8", "replace").rstrip("\\").split())[:100])
+        parents = [p for p in symbols if p.start_line - 1 <= row and p.end_line - 1 >= last_row]
+        parent = max(parents, key=lambda p: p.depth) if parents else None
+        added.append(Symbol(name, "macro" if params else "constant", row + 1, last_row + 1, signature,
+                            parent.qualified_name if parent else None, None, parent.depth + 1 if parent else 0))
+        last = text
+    if not added:
+        return symbols
+    return sorted(symbols + added, key=lambda s: (s.start_line, s.depth))
+
+
 def _blank_rows(data: bytes, rows: set[int]) -> bytes:
     for first, last in _ranges(rows):
         data = blank_lines(data, first - 1, last - 1)
@@ -1087,6 +1126,8 @@ def outline_source(source: bytes, path: str, language: str | None = None, units:
                 symbol.recovered = symbol.start_line - 1 in recovered
             starts = {symbol.start_line - 1 for symbol in symbols}  # a broken header's definition, by its keyword
             symbols = _lexical(symbols, {row for row in broken if row not in starts}, source)
+        if broken and language in ("c", "cpp"):
+            symbols = _lexical_defines(symbols, source)
         if parsed_bytes is not None:  # a definition the cut ran through ends there (the note says what follows)
             symbols = [s for s in symbols if s.start_line <= parsed_lines]
             for symbol in symbols:

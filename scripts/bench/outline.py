@@ -12,7 +12,7 @@ files of 300+ lines picked deterministically, prints:
   structs, interfaces, enums it reports that the outline also lists);
 * names visible: of every name ctags reports (its default kinds, less
   references, locals (a Kotlin `init` block's and getter's too) and data
-  members, include guards, macro calls it takes for functions, and the keys
+  members, include guards, macro calls it takes for functions or enumerators, and the keys
   of JavaScript/TypeScript object literals inside another's: data, where the
   outline lists a file's object's own keys: tests/support/ctags_oracle.py
   ctags_names), the share that appears as a word in the text the model

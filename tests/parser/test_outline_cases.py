@@ -349,7 +349,7 @@ def test_an_objective_c_header_is_not_outlined_as_c() -> None:
                                                 ("module_state.ts", "typescript"),
                                                 ("animations.d.ts", "typescript"),
                                                 ("zoom_keyframes.js", "javascript"), ("RootHelper.kt", "kotlin"),
-                                                ("jemalloc_config.h", "c")])
+                                                ("jemalloc_config.h", "c"), ("instr_prof.h", "cpp")])
 def test_every_name_ctags_reports_is_visible(name: str, language: str) -> None:
     path = os.path.join(CASES, name)
     outline = outline_file(path)
@@ -613,6 +613,20 @@ def test_an_if_inside_an_initializer_and_an_elif_chain_of_defines_lose_nothing()
                         "config_{fill, lazy_lock, malloc_conf, prof}")
     maxes = [s.start_line for s in outline.symbols if s.name == "BITMAP_GROUPS_MAX"]
     assert maxes == [48, 51, 54, 57, 60], maxes
+
+
+def test_a_define_the_parse_loses_inside_an_enum_is_found_by_its_line() -> None:
+    """LLVM's X-macro tables: `enum InstrProfSectKind {` / `#define INSTR_PROF_SECT_ENTRY(Kind, ...) Kind,` /
+    `#include "...inc"` / `};` is an error that swallows the #define. A `#define` is one line, so a broken C/C++
+    file's `#define` lines that no symbol starts on get their rows from the text."""
+    outline, text = _case("instr_prof.h")
+    assert outline.error_lines
+    rows = [row.strip() for row in text.splitlines()]
+    assert "8 #define INSTR_PROF_SECT_ENTRY(Kind, SectNameCommon, SectNameCoff, Prefix)" in rows
+    assert "24 #define VALUE_PROF_KIND(Enumerator, Value, Descr)" in rows
+    guarded = b"#ifndef X_H\n#define X_H\nenum E {\n#define ENTRY(a) a,\n#include \"e.inc\"\n};\n#endif\n"
+    names = [s.name for s in outline_source(guarded, "x.h", "cpp").symbols]
+    assert "ENTRY" in names and "X_H" not in names  # the include guard stays out
 
 
 def test_c_file_variables_and_an_anonymous_enum_get_names_only_rows() -> None:

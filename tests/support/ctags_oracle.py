@@ -73,13 +73,18 @@ _CALL_ARGS = re.compile(r"\(\s*(?:[\w.*&]+\s*(?:,\s*[\w.*&]+\s*)*)?\)")
 
 
 def _macro_call(tag: dict, language: str) -> bool:
-    """Whether a C/C++ `function` or `prototype` tag is a macro call ctags mistook for a function: an ALL_CAPS
+    """Whether a C/C++ `function` or `prototype` tag is a macro call ctags mistook for a function (or an
+    `enumerator` one called with arguments, which no enumerator is): an ALL_CAPS
     name at the start of its line, called with single-token arguments (`TEST_BEGIN(test_junk) {`, which a
     test framework's macro expands to a function). A function's line has its return type before the name (or
     a parameter declaration in its parentheses)."""
-    if language not in _C_FAMILY or tag.get("kind") not in ("function", "prototype"):
+    if language not in _C_FAMILY or tag.get("kind") not in ("function", "prototype", "enumerator"):
         return False
     name = tag.get("name", "")
+    if tag.get("kind") == "enumerator":  # `NAME` or `NAME = value`, never `NAME(...)`: LLVM_MARK_AS_BITMASK_ENUM(x)
+        line = tag.get("pattern", "")[2:]
+        at = line.find(name)
+        return at >= 0 and line[at + len(name):].lstrip().startswith("(")
     if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
         return False
     line = tag.get("pattern", "")[2:]  # `/^NAME(...) {$/`
