@@ -15,7 +15,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,3 +121,17 @@ def interleaved(rounds: int, cases: Iterable[tuple[str, Callable[[int], Timed]]]
         for name, case in (order if not alternate or r % 2 == 0 else order[::-1]):
             out[name].add(case(r))
     return out
+
+
+@contextmanager
+def field_weights(weights: str) -> Iterator[None]:
+    """Keyword mode with other bm25() weights of title, content and tags (search.KEYWORD_WEIGHTS, read at
+    each search): "1,1,1" for FTS5's own, "0,1,0" for the content alone."""
+    from memory.recall import search
+
+    kept = search.KEYWORD_WEIGHTS
+    search.KEYWORD_WEIGHTS = ", ".join(str(float(w)) for w in weights.split(","))
+    try:
+        yield
+    finally:
+        search.KEYWORD_WEIGHTS = kept

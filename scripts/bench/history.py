@@ -34,6 +34,7 @@ import random
 import re
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,7 +50,7 @@ if str(ROOT) not in sys.path:
 from memory.recall.search import Filters, keyword_search  # noqa: E402
 from memory.store.workspace import Workspace  # noqa: E402
 from parser import language_for_path, outline_source  # noqa: E402
-from scripts.bench.common import machine, machine_line  # noqa: E402
+from scripts.bench.common import field_weights, machine, machine_line  # noqa: E402
 
 LAUNCHER = str(ROOT / "hooks" / "run")
 MAX_READS, MAX_EDITS, EDIT_CHARS = 5, 10, 4000
@@ -191,6 +192,7 @@ class Replay:
         self.ws = Workspace.for_dir(str(work), home=str(home))
         self.index = None
         self.indexed = 0
+        self.keyword_weights: list[str] = []
         if embedder:
             from memory.recall import embed
             from memory.worker import ProjectIndex
@@ -321,6 +323,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"recall_at_5": round(sum(recalls) / len(recalls), 3) if recalls else None,
             "precision": round(sum(precisions) / len(precisions), 3) if precisions else None,
             "chars": round(sum(r["chars"] for r in rows) / len(rows), 1) if rows else None,
+            "chars_median": statistics.median(r["chars"] for r in rows) if rows else None,
             "ci95": ci95(recalls), "n": len(rows)}
 
 
@@ -359,16 +362,17 @@ def staleness(repo: Path, db: sqlite3.Connection, commits_by_session: dict[str, 
             "changed": changed, "unchanged": unchanged}
 
 
-def run(source: str, n: int, embedder: str | None, keep: str | None = None) -> dict[str, Any]:
+def run(source: str, n: int, embedder: str | None, keep: str | None = None,
+        keyword_weights: list[str] | None = None) -> dict[str, Any]:
     tmp = Path(keep or tempfile.mkdtemp(prefix="bench-history-"))
     try:
-        return _run(source, n, embedder, tmp)
+        return _run(source, n, embedder, tmp, keyword_weights or [])
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run(source: str, n: int, embedder: str | None, tmp: Path) -> dict[str, Any]:
+def _run(source: str, n: int, embedder: str | None, tmp: Path, keyword_weights: list[str]) -> dict[str, Any]:
     repo = clone(source, tmp / "repo")
     work = clone(str(repo), tmp / "work")
     todo = commits(repo, n)
@@ -377,6 +381,7 @@ def _run(source: str, n: int, embedder: str | None, tmp: Path) -> dict[str, Any]
         diff(repo, c)
     test_from = len(todo) - max(1, len(todo) // 5)
     replay = Replay(work, tmp / "data", embedder)
+    replay.keyword_weights = keyword_weights
     changed_by: dict[tuple[str, str], list[str]] = {}
     points: dict[str, dict[str, list[dict[str, Any]]]] = {"prompt": {}, "point_of_action": {}, "session_start": {}}
     questions = 0
@@ -409,6 +414,10 @@ def measure_before(replay: Replay, c: Commit, gold: set[str], points: dict[str, 
     add("bm25", []).append(scored(plain_bm25(db, c.subject, c.session), gold, 0))
     hits = keyword_search(db, c.subject, limit=5, filters=Filters(exclude_session=c.session))
     add("keyword", []).append(scored([h.session_id or "" for h in hits], gold, 0))
+    for w in replay.keyword_weights:  # keyword mode with other title, content, tags weights (--keyword-weights)
+        with field_weights(w):
+            hits = keyword_search(db, c.subject, limit=5, filters=Filters(exclude_session=c.session))
+        add(f"keyword {w}", []).append(scored([h.session_id or "" for h in hits], gold, 0))
     if replay.index is not None:
         found = replay.index.search(c.subject, 5, Filters(exclude_session=c.session))
         add("hybrid", []).append(scored(session_of(db, [s.id for s in found]), gold, 0))
@@ -433,7 +442,8 @@ def print_table(r: dict[str, Any]) -> None:
     for point in ("prompt", "point_of_action", "session_start"):
         for method, s in r[point].items():
             print(f"  {point:<16} {method:<13} recall@5 {s['recall_at_5']!s:>6} {s['ci95']!s:<16} "
-                  f"precision {s['precision']!s:>6}  chars {s['chars']!s:>7}  n={s['n']}")
+                  f"precision {s['precision']!s:>6}  chars {s['chars']!s:>7} (median {s['chars_median']!s})  "
+                  f"n={s['n']}")
     print(f"  staleness: {r['staleness']}")
 
 
@@ -443,9 +453,12 @@ def main() -> None:
     ap.add_argument("--commits", type=int, default=200)
     ap.add_argument("--embedder", default="auto", help="the hybrid baseline's embedder ('' for none)")
     ap.add_argument("--keep", help="work in this folder and keep it")
+    ap.add_argument("--keyword-weights", default="", help="keyword mode's title,content,tags weights to try too at "
+                    "the prompt, ';' between them (\"1,1,1;0,1,0\")")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    result = run(args.repo, args.commits, args.embedder or None, args.keep)
+    result = run(args.repo, args.commits, args.embedder or None, args.keep,
+                 [w.strip() for w in args.keyword_weights.split(";") if w.strip()])
     if args.json:
         print_table(result)
         print(json.dumps(result))

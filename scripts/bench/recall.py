@@ -61,7 +61,7 @@ from memory.recall.hybrid import search as hybrid_search  # noqa: E402
 from memory.recall.search import Filters, keyword_search  # noqa: E402
 from memory.store.workspace import Workspace  # noqa: E402
 from memory.worker import ProjectIndex  # noqa: E402
-from scripts.bench.common import SHARED, machine, machine_line, print_json  # noqa: E402
+from scripts.bench.common import SHARED, field_weights, machine, machine_line, print_json  # noqa: E402
 from scripts.bench.embed_cache import CachedEmbedder  # noqa: E402
 
 LOCOMO = SHARED / "data" / "locomo"
@@ -337,6 +337,13 @@ class Table:
                   if a.startswith("hybrid") and a != b]
         diffs = {f"{a.strip()} - {b}": {m: paired(self.column(a, m), self.column(b, m), seed) for m in MEASURES}
                  for a, b in pairs}
+        # keyword mode (and its --keyword-weights rows) against plain BM25 in each question type
+        for a in [m for m in self.rows if m.strip().startswith(BASELINES[1])]:
+            if BASELINES[0] in self.rows:
+                diffs[f"{a.strip()} - {BASELINES[0]}"]["by type"] = {  # type: ignore[assignment]
+                    kind: {m: paired(*[[self.rows[r][q.qid][m] for q in self.ds.questions if q.kind == kind]
+                                       for r in (a, BASELINES[0])], seed) for m in ("r@5", "r@10")}
+                    for kind in kinds}
         return {"questions": len(self.ds.questions), "projects": len(self.ds.projects), "turns": self.ds.turns,
                 "methods": methods, "differences": diffs}
 
@@ -441,7 +448,9 @@ def index_and_ask(ds: Dataset, table: Table, spaces: dict[str, Space], by_projec
 
 
 def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, home: str,
-             embed_cache: str | None = None, windows: list[str] | None = None) -> dict[str, object]:
+             embed_cache: str | None = None, windows: list[str] | None = None,
+             keyword_weights: list[str] | None = None) -> dict[str, object]:
+    keyword_weights = keyword_weights or []
     windows = windows or [context.WINDOW_RULE]
     table = Table(ds)
     by_project: dict[str, list[Question]] = defaultdict(list)
@@ -454,6 +463,9 @@ def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, h
         for q in by_project[key]:
             table.add(BASELINES[0], q, sp, None, plain_method)
             table.add(BASELINES[1], q, sp, None, keyword_method)
+            for w in keyword_weights:
+                with field_weights(w):
+                    table.add(f"  {BASELINES[1]}, weights {w}", q, sp, None, keyword_method)
     for name in providers:
         try:
             e = embed.make(name)
@@ -479,7 +491,7 @@ def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, h
 def run(datasets: list[str], providers: list[str], *, questions: int | None = None,
         limit_haystack: int | None = None, weights: list[str] | None = None, seed: int = 16,
         quiet: bool = False, embed_cache: str | None = None, windows: list[str] | None = None,
-        projects: list[str] | None = None) -> dict[str, object]:
+        projects: list[str] | None = None, keyword_weights: list[str] | None = None) -> dict[str, object]:
     """The benchmark; returns {dataset: summary}. Runs in a scratch data dir it removes afterwards.
     `projects`: only these (LoCoMo conversations, LongMemEval question ids), of those the subset keeps."""
     import shutil
@@ -493,7 +505,7 @@ def run(datasets: list[str], providers: list[str], *, questions: int | None = No
                 if projects:
                     ds = Dataset(ds.name, {k: v for k, v in ds.projects.items() if k in projects},
                                  [q for q in ds.questions if q.project in projects])
-                out[name] = evaluate(ds, providers, weights or [], seed, home, embed_cache, windows)
+                out[name] = evaluate(ds, providers, weights or [], seed, home, embed_cache, windows, keyword_weights)
                 if not quiet:
                     print_summary(name, out[name])  # type: ignore[arg-type]
     finally:
@@ -509,6 +521,8 @@ def main() -> None:
     ap.add_argument("--questions", type=int, help="at most N questions per dataset, spread over the types")
     ap.add_argument("--limit-haystack", type=int, help="at most M turns per project (evidence sessions kept)")
     ap.add_argument("--weights", default="", help="MEMORY_HYBRID_WEIGHTS values to try too, ';' between them")
+    ap.add_argument("--keyword-weights", default="", help="keyword mode's title,content,tags bm25() weights to "
+                    "try too, ';' between them (\"1,1,1;0,1,0\")")
     ap.add_argument("--seed", type=int, default=16, help="the bootstrap's seed")
     ap.add_argument("--windows", default=context.WINDOW_RULE,
                     help=f"window rules to index with, ',' between them ({', '.join(context.WINDOW_RULES)}); "
@@ -526,6 +540,7 @@ def main() -> None:
     results = run(datasets, [p.strip() for p in args.providers.split(",") if p.strip()],
                   questions=args.questions, limit_haystack=args.limit_haystack,
                   weights=[w.strip() for w in args.weights.split(";") if w.strip()], seed=args.seed,
+                  keyword_weights=[w.strip() for w in args.keyword_weights.split(";") if w.strip()],
                   embed_cache=args.embed_cache, windows=[w.strip() for w in args.windows.split(",") if w.strip()],
                   projects=[k.strip() for k in args.projects.split(",") if k.strip()])
     if args.json:
