@@ -89,3 +89,14 @@ def test_code_changed_between_sessions_is_stale_at_the_next_session_start(hooks:
     hooks.session = "s-two"
     hooks.start()
     assert _stale(project, first) == "Cart.total: signature changed"
+
+
+def test_rust_impl_blocks_name_their_type_and_a_keyword_may_name_a_method() -> None:
+    text = ("impl<T: Clone> fmt::Display for Wrapper<T> {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n"
+            "        Ok(())\n    }\n}\nimpl Default for Config {\n    fn default() -> Config {\n        Config {}\n"
+            "    }\n}\npub(crate) fn helper(\n    x: &str,\n) -> usize {\n    0\n}\n")
+    found = headers(text)
+    assert found["Wrapper.fmt"] == "fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {"
+    assert found["Config.default"] == "fn default() -> Config {"
+    assert found["helper"] == "pub(crate) fn helper( x: &str, ) -> usize {"
+    assert scopes(text.encode(), 3) == ["Wrapper.fmt", "Wrapper"]

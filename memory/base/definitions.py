@@ -40,9 +40,34 @@ def _defined(body: str, nested: bool = False) -> str:
     head = body
     while head.startswith(_PREFIXES):
         head = head.split(" ", 1)[1]
+    if head.startswith("impl<") or head.startswith("impl ") and " for " in head:
+        return _implemented(head)
     if head.startswith(_DEFINES):
-        return symbol_name(head)
+        return symbol_name(head) or _contextual(head)
     return _assigned(head) or (_method(head) if nested else "")
+
+
+def _contextual(head: str) -> str:
+    """A definition named by a word that is a keyword elsewhere (`fn default()`, `def type(self)`)."""
+    words = head.split("(", 1)[0].split()
+    return words[-1] if len(words) > 1 and words[-1].isidentifier() and words[-1] not in _DEFINING else ""
+
+
+_DEFINING = frozenset(d.strip() for d in _DEFINES)
+
+
+def _implemented(head: str) -> str:
+    """The type a Rust impl block is for: `impl<T> fmt::Display for Wrapper<T> {` -> Wrapper."""
+    rest = head[4:]
+    if rest.startswith("<"):  # the impl's own generics, which may nest
+        depth = 0
+        for at, c in enumerate(rest):
+            depth += (c == "<") - (c == ">")
+            if depth == 0:
+                rest = rest[at + 1:]
+                break
+    rest = rest.split(" for ", 1)[-1].split("{", 1)[0].split(" where", 1)[0]
+    return rest.strip().split("<", 1)[0].rsplit("::", 1)[-1].strip()
 
 
 def _assigned(head: str) -> str:
@@ -203,7 +228,9 @@ def _header(lines: list[str], i: int) -> str:
 
 def _after_params(text: str) -> int:
     """Where the header's brackets are all closed again after its first `(` (0 without one), or -1."""
-    first = text.find("(")
+    first = text.find("(", 4 if text.startswith("pub(") else 0)  # not the `pub(crate)` of a Rust item
+    if text.startswith("pub(") and first >= 0:
+        first = text.find("(", text.find(")") + 1)
     if first < 0:
         return 0
     depth = 0
