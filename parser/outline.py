@@ -1039,7 +1039,7 @@ def _build_symbols(entries: list[tuple[Node, Node, str]], source: bytes, text: b
         # anywhere before the body; only a real name bounds the search.
         if bare and (name_node.start_byte, name_node.end_byte) in bare:
             signature, doc = f"const {name}" if kind == "constant" else name, None
-        elif kind == "variable" and node.type == "declaration":  # a C/C++ file's variable: its name only
+        elif kind == "variable" and node.type in ("declaration", "var_spec"):  # a C/C++/Go file's variable: its name
             signature, doc = name, None
         elif kind == "field":  # shown by name only: its declaration as written, no doc (signatures: C++ ~10% slower)
             signature = " ".join(extract.screened(_node_text(node, text)).split()).rstrip(";")[:extract.VALUE_CAP]

@@ -15,5 +15,6 @@
 
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
+(source_file (var_declaration (var_spec_list (var_spec name: (identifier) @name) @definition.variable)))
 
 (import_spec path: (interpreted_string_literal (interpreted_string_literal_content) @import))

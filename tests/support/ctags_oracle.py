@@ -191,7 +191,7 @@ _DATA_MEMBERS = {"c": {"member"}, "cpp": {"member"}, "go": {"member"}, "rust": {
                  "csharp": {"field"}, "php": set(), "javascript": {"field"}, "typescript": {"property"}}
 # Kinds ctags only reports as references (imports), and C's prototypes-only extern variables.
 _NOT_NAMES = frozenset({"header", "module", "namespace", "unknown", "local", "parameter", "label",
-                        "macroparam", "package"})
+                        "macroparam", "package", "heredoc"})  # a shell here-document's delimiter (`<<_ACEOF`)
 
 
 def ctags_names(path: str, language: str) -> list[Tag]:
@@ -211,6 +211,7 @@ def ctags_names(path: str, language: str) -> list[Tag]:
         name, kind = tag.get("name", ""), tag.get("kind", "")
         local = tag.get("scopeKind") in ("method", "function") and kind in ("variable", "constant")  # Kotlin's
         local = local or (language == "kotlin" and _kotlin_non_function(tag))
+        local = local or name.startswith("-")  # ctags' `alias -g` of autoconf's `alias -g '${1+"$@"}'=...`: an option
         if name and kind not in skip and "line" in tag and not name.startswith(_ANONYMOUS) and not local:
             if in_function is not None and kind in _LOCAL_KINDS[language] and in_function(int(tag["line"]), name):
                 continue
@@ -220,7 +221,11 @@ def ctags_names(path: str, language: str) -> list[Tag]:
 
 _JS_LOCAL_KINDS = frozenset({"constant", "variable", "property", "class"})  # ctags' `class`: an object literal
 # Kinds of the names a language's ctags parser reports as a type's or a file's that can be a function's locals.
-_LOCAL_KINDS = {**{lang: _JS_LOCAL_KINDS for lang in _JS}, "kotlin": frozenset({"constant", "variable"})}
+_LOCAL_KINDS = {**{lang: _JS_LOCAL_KINDS for lang in _JS}, "kotlin": frozenset({"constant", "variable"}),
+                "bash": frozenset({"function"})}
+# Shell code in a string is data until something evals it (autoconf's `as_required="as_fn_success () {...}"`):
+# ctags' shell parser tags its functions.
+_SH_STRINGS = frozenset({"string", "raw_string"})
 # Kotlin's bodies of code: ctags 5.9 scopes a function's `val` to it (left out above) but an `init` block's, a
 # getter's or a lambda's to the class (58 of the 94 Kotlin names of npm packages' sources the outline "missed",
 # 2026-12-07): locals all the same, which the outline never lists.
@@ -254,12 +259,15 @@ def _local_or_data(path: str, language: str):  # noqa: ANN202 (a closure)
     def inside(line: int, name: str) -> bool:
         text = lines[line - 1] if 0 < line <= len(lines) else b""
         col = text.find(name.encode())
+        if col < 0 and line < len(lines) and name.encode() in lines[line]:  # ctags put it a line early (express'
+            line, text = line + 1, lines[line]                               # tests: `app.locals.user = {...}`)
+            col = text.find(name.encode())
         if col < 0:
             return False
         node = root.descendant_for_point_range((line - 1, col), (line - 1, col + len(name)))
         objects = 0
         while node is not None and node.parent is not None:
-            if language == "kotlin" and node.type in _KOTLIN_BODIES:
+            if node.type in (_KOTLIN_BODIES if language == "kotlin" else _SH_STRINGS if language == "bash" else ()):
                 return True
             objects += node.type in _JS_OBJECTS
             if objects >= 2:
