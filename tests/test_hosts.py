@@ -211,3 +211,30 @@ def test_handlers_and_capture_read_only_the_typed_event() -> None:
             continue
         text = path.read_text()
         assert "event.get(" not in text and "isinstance(event, dict)" not in text, path
+
+
+def test_the_cline_cli_events_map_by_their_data_key(tmp_path: Path) -> None:
+    """What the Cline CLI 3.0.65 sends (recorded from tests/e2e/test_cline_cli.py's run, ids and times its own):
+    hookName tool_result / agent_end rather than the docs' PostToolUse / TaskComplete, the data under the
+    docs' keys, parameters as JSON text, its own tools run_commands and editor."""
+    base = {"clineVersion": "", "timestamp": "2026-12-07T11:47:07.222Z", "taskId": "conv_1796644026381_c54cpyl",
+            "sessionContext": {"rootSessionId": "1796644024915_ira4j"}, "workspaceRoots": [str(tmp_path)],
+            "workspaceInfo": {"rootPath": str(tmp_path), "hint": "project"}, "userId": "unknown",
+            "agent_id": "agent_1796644025992_hm4jmt", "parent_agent_id": None}
+    shell = hosts.adapt(None, "post_tool_use", {**base, "hookName": "tool_result", "iteration": 1, "postToolUse": {
+        "toolName": "run_commands", "parameters": {"commands": "[\"grep -c total billing.py\"]"},
+        "result": "[{\"query\":\"grep -c total billing.py\",\"result\":\"1\\n\",\"success\":true}]", "success": True,
+        "executionTimeMs": 41}})
+    assert (shell.host, shell.tool, shell.tool_input, shell.failed) == (
+        "cline", "Bash", {"command": "grep -c total billing.py"}, False)
+    path = str(tmp_path / "billing.py")
+    edit = hosts.adapt(None, "post_tool_use", {**base, "hookName": "tool_result", "iteration": 2, "postToolUse": {
+        "toolName": "editor", "parameters": {"path": path, "old_text": "def total(amount):",
+                                             "new_text": "def total_with_tax(amount):"},
+        "result": f"{{\"query\":\"edit:{path}\",\"success\":true}}", "success": True}})
+    assert (edit.tool, edit.tool_input) == ("Edit", {"file_path": path, "old_string": "def total(amount):",
+                                                     "new_string": "def total_with_tax(amount):"})
+    end = hosts.adapt(None, "session_end", {**base, "hookName": "agent_end", "iteration": 3, "turn": {
+        "outputText": "Renamed total to total_with_tax.", "status": "completed"}, "taskComplete": {"taskMetadata": {}}})
+    assert (end.reason, end.last_message, end.session) == ("complete", "Renamed total to total_with_tax.",
+                                                           "conv_1796644026381_c54cpyl")

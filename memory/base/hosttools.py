@@ -24,9 +24,10 @@ HOST_TOOLS = {
     "shell": "shell", "exec_command": "shell", "apply_patch": "edit",
     # GitHub Copilot CLI.
     "bash": "shell", "view": "read", "edit": "edit", "str_replace": "edit", "create": "write", "grep": "search",
-    # Cline.
+    # Cline (the VS Code extension's tools, then the CLI 3.x's).
     "execute_command": "shell", "write_to_file": "write", "replace_in_file": "edit", "search_files": "search",
-    "list_files": "search",
+    "list_files": "search", "run_commands": "shell", "editor": "edit", "read_files": "read",
+    "search_codebase": "search", "fetch_web_content": "fetch",
     # OpenCode.
     "read": "read", "write": "write", "webfetch": "fetch", "todowrite": "todo", "task": "task",
     # Cursor.
@@ -34,9 +35,9 @@ HOST_TOOLS = {
 }
 # Input keys the hosts spell otherwise, as Claude Code spells them (what memory/capture/tools.py reads).
 INPUT_KEYS = {"path": "file_path", "filePath": "file_path", "absolute_path": "file_path", "file": "file_path",
-              "oldString": "old_string", "old_str": "old_string", "newString": "new_string",
-              "new_str": "new_string", "file_text": "content", "cmd": "command", "regex": "pattern",
-              "query": "pattern", "dir_path": "path"}
+              "oldString": "old_string", "old_str": "old_string", "old_text": "old_string",
+              "newString": "new_string", "new_str": "new_string", "new_text": "new_string", "file_text": "content",
+              "cmd": "command", "regex": "pattern", "query": "pattern", "dir_path": "path"}
 
 
 def _text(value: Any) -> str:
@@ -53,6 +54,18 @@ def _dict(value: Any) -> dict[str, Any]:
         except ValueError:
             return {"command": value}
     return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """A list, or a list given as JSON text (Cline's parameters are strings)."""
+    if isinstance(value, str) and value.startswith("["):
+        from memory.fastpath import jsonlite
+
+        try:
+            value = jsonlite.loads(value)
+        except ValueError:
+            return [value]
+    return value if isinstance(value, list) else [value] if value else []
 
 
 def _patch_input(tin: dict[str, Any]) -> dict[str, Any]:
@@ -97,6 +110,11 @@ def claude_tool(name: str, args: Any) -> tuple[str, str, dict[str, Any]]:
     kind = ("mcp" if low.startswith("mcp") else TOOL_KINDS.get(name) or HOST_TOOLS.get(low)
             or HOST_TOOLS.get(low.replace("_", "")) or "other")
     tin = {INPUT_KEYS.get(k, k): v for k, v in _dict(args).items()}
+    if kind == "shell" and "command" not in tin and "commands" in tin:  # Cline's run_commands: a list
+        tin["command"] = "; ".join(_text(c) for c in _list(tin.pop("commands")))
+    elif kind == "read" and "file_path" not in tin and "files" in tin:  # Cline's read_files: the first
+        first = next(iter(_list(tin.get("files"))), None)
+        tin["file_path"] = _text(first.get("path")) if isinstance(first, dict) else _text(first)
     if kind == "edit" and low == "apply_patch":
         tin = _patch_input(tin)
     elif kind == "edit" and "diff" in tin and "new_string" not in tin:  # Cline's replace_in_file

@@ -97,19 +97,28 @@ def _copilot(entry: str, raw: dict[str, Any]) -> Event:
     return ev
 
 
+# The keys Cline puts an event's own data under; the hook file's name says which event it is, and so does
+# this key whatever `hookName` says (the CLI 3.0.65 names them agent_start, tool_result, agent_end).
+_CLINE_DATA = ("postToolUse", "preToolUse", "userPromptSubmit", "taskStart", "taskResume", "taskComplete",
+               "taskCancel", "preCompact")
+
+
 def _cline(entry: str, raw: dict[str, Any]) -> Event:
     """Cline's hook files: base fields (taskId, workspaceRoots) and the event's data under its own key."""
     ev = Event("cline", entry)
     ev.session = _text(raw.get("taskId"))
     roots = raw.get("workspaceRoots")
     ev.cwd = _text(roots[0]) if isinstance(roots, list) and roots else ""
-    hook = _text(raw.get("hookName"))
-    data = raw.get(hook[:1].lower() + hook[1:]) if hook else None
+    key = next((k for k in _CLINE_DATA if isinstance(raw.get(k), dict)), "")
+    hook = key[:1].upper() + key[1:]
+    data = raw.get(key) if key else {}
     data = data if isinstance(data, dict) else {}
     ev.prompt = _prompt(data.get("prompt"))
     if data.get("toolName"):
         set_tool(ev, data.get("toolName"), data.get("parameters"), data.get("result"),
                  data.get("success") is False)
+    turn = raw.get("turn")
+    ev.last_message = _text(turn.get("outputText")) if isinstance(turn, dict) else ""
     if hook == "TaskStart":
         ev.source = "startup"
     elif hook == "TaskResume":

@@ -261,6 +261,10 @@ def plan(host: str, project: Path | None, rules: bool = False) -> tuple[list[Cha
                       f"exec {hook_command(host, entry)}\n", executable=True)
         notes.append("Cline keeps its MCP servers in its own settings: add `memory` there "
                      f"(command {mcp_server()['command']}, args [\"mcp\"]).")
+        # The Cline CLI (3.0.65) runs TaskStart hooks without reading their answer; it reads AGENTS.md.
+        notes.append("the Cline CLI reads no context from its TaskStart hook: AGENTS.md tells the agent to call "
+                     "the memory MCP tools")
+        rules = True
     elif host == "opencode":
         folder = project / ".opencode" / "plugins" if project else _home() / ".config" / "opencode" / "plugins"
         _own_file(changes, notes, folder / "memory.js", opencode_plugin(host))

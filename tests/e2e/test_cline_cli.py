@@ -1,0 +1,48 @@
+"""The real Cline CLI (npm cline, pinned in scripts/install-clients), its OpenAI-compatible provider pointed at a
+fake API on 127.0.0.1 by `cline auth`, hooked by `memory install cline --project` (.clinerules/hooks/<Event>):
+its session runs a shell command and an edit, the hooks record them under the Cline host; the CLI reads no
+context from its TaskStart hook, so the AGENTS.md section the install wrote reaches its model instead; and the
+next Claude Code session is given what Cline did."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memory.base.project import identify
+from tests.support.e2e_harness import RunClaude, client_env, host_session, memory_install, run_client
+from tests.support.fake_openai import FakeChat
+
+pytestmark = pytest.mark.e2e
+
+CLINE_VERSION = "3.0.65"
+
+
+def test_a_cline_session_is_recalled_by_the_next_claude_code_session(
+        run_claude: RunClaude, tmp_path: Path, memory_home: Path) -> None:
+    cline, project, home, claude_after = host_session("cline", CLINE_VERSION, run_claude, tmp_path)
+    home.mkdir()
+    # Cline CLI 3.x's own tools: run_commands (a list of commands), editor (old_text / new_text).
+    steps = [{"call": "run_commands", "arguments": {"commands": ["grep -c total billing.py"]}},
+             {"call": "editor", "arguments": {"path": str(project / "billing.py"), "old_text": "def total(amount):",
+                                             "new_text": "def total_with_tax(amount):"}},
+             {"text": "Renamed total to total_with_tax."}]
+    with FakeChat(steps) as fake:
+        env = client_env(home, memory_home, project)
+        run_client([cline, "auth", "-p", "openai", "-k", "dummy", "-m", "fake-model", "-b", fake.base_url],
+                   project, env)
+        memory_install("cline", "--project", project, env)
+        run_client([cline, "We decided to rename total to total_with_tax", "--json", "-t", "240"], project, env)
+    assert "total_with_tax" in (project / "billing.py").read_text()
+    main = [r for r in fake.requests if r.get("tools")]
+    assert len(main) >= 3
+    # The CLI runs TaskStart hooks without reading their answer: the AGENTS.md section reaches its model.
+    assert "This project keeps a memory shared by every coding agent" in json.dumps(main[0]["messages"])
+    assert (memory_home / "hosts" / "cline").read_text().split()[0] == "session_end"
+    db = sqlite3.connect(memory_home / "projects" / identify(str(project)).key / "memory.db")
+    assert db.execute("SELECT tool_call_count FROM sessions WHERE host = 'cline'").fetchall() == [(2,)]
+
+    claude_after()
