@@ -110,11 +110,15 @@ def overlay(shared: str, root: str, dest: str, scripts: dict[str, str]) -> None:
         if os.path.lexists(out) or not os.path.isfile(src) or os.path.islink(src):
             continue
         with open(src, "rb") as fh:
-            head = fh.readline()
-            if not (head.startswith(b"#!") and head[2:].strip().startswith(shared_bin.encode())):
-                continue  # not a Python command of the shared venv (activate scripts, binaries)
-            body = fh.read()
-        _write_command(out, f"#!{python}\n".encode() + body)
+            data = fh.read()
+        # The interpreter is named in the shebang, or for a long path in the second line of a `#!/bin/sh`
+        # trampoline (`exec "/path/bin/python" ...`): either way within the first two lines.
+        lines = data.split(b"\n", 2)
+        head = b"\n".join(lines[:2])
+        if not data.startswith(b"#!") or (shared_bin + "/").encode() not in head:
+            continue  # not a Python command of the shared venv (activate scripts, binaries)
+        head = head.replace((shared_bin + "/").encode(), (os.path.dirname(python) + "/").encode())
+        _write_command(out, head + (b"\n" + lines[2] if len(lines) > 2 else b""))
     for name, target in scripts.items():
         module, _, func = target.partition(":")
         _write_command(os.path.join(dest, "bin", name),

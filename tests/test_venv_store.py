@@ -173,3 +173,22 @@ def test_a_hook_on_an_overlay_finds_tree_sitter_in_the_shared_venv(tmp_path: Pat
     plain = subprocess.run([str(overlay / "bin" / "python"), "-c", "import memory, lancedb; print(memory.__file__)"],
                            capture_output=True, text=True, cwd="/")
     assert plain.stdout.strip() == str(ROOT / "memory" / "__init__.py"), plain.stderr
+
+
+def test_the_overlays_commands_run_on_its_interpreter_whatever_form_their_shebang_has(tmp_path: Path) -> None:
+    """A command of the shared venv names its interpreter in the shebang, or (a long path) in the second line
+    of a `#!/bin/sh` trampoline, as pip and uv write them: the overlay's copy runs on the overlay's."""
+    import venv
+
+    shared = tmp_path / "shared"
+    venv.EnvBuilder(symlinks=True).create(shared)
+    code = "import sys; print(sys.executable)\n"
+    (shared / "bin" / "plain").write_text(f"#!{shared}/bin/python\n{code}")
+    (shared / "bin" / "long").write_text(f"#!/bin/sh\n'''exec' \"{shared}/bin/python\" \"$0\" \"$@\"\n' '''\n{code}")
+    for name in ("plain", "long"):
+        (shared / "bin" / name).chmod(0o755)
+    overlay = tmp_path / "overlay"
+    venv_store.overlay(str(shared), str(ROOT), str(overlay), {})
+    for name in ("plain", "long"):
+        done = subprocess.run([str(overlay / "bin" / name)], capture_output=True, text=True, check=True)
+        assert done.stdout.strip() == str(overlay / "bin" / "python"), (name, done.stdout)
