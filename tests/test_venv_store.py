@@ -6,6 +6,7 @@ build once; a build that died is redone; a venv nobody uses is collected after i
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -173,6 +174,15 @@ def test_a_hook_on_an_overlay_finds_tree_sitter_in_the_shared_venv(tmp_path: Pat
     plain = subprocess.run([str(overlay / "bin" / "python"), "-c", "import memory, lancedb; print(memory.__file__)"],
                            capture_output=True, text=True, cwd="/")
     assert plain.stdout.strip() == str(ROOT / "memory" / "__init__.py"), plain.stderr
+    data = tmp_path / "data"  # an installed plugin's data dir, its venv the overlay: doctor names the shared one
+    data.mkdir()
+    (data / "venv").symlink_to(overlay)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "CLAUDE"))}
+    doctor = subprocess.run([str(ROOT / "bin" / "memory"), "doctor", "--json"], capture_output=True, text=True,
+                            cwd=tmp_path, env={**env, "CLAUDE_PLUGIN_DATA": str(data), "MEMORY_HOME": str(data)})
+    report = json.loads(doctor.stdout)
+    assert report["hook_interpreter"] == str(data / "venv" / "bin" / "python"), report
+    assert report["venv_shared"] == str(shared), report
 
 
 def test_the_overlays_commands_run_on_its_interpreter_whatever_form_their_shebang_has(tmp_path: Path) -> None:

@@ -132,6 +132,7 @@ def report(ws: Workspace) -> dict[str, Any]:
         "hook_interpreter": venv or "python3 from PATH (no venv yet: stdlib-only hooks)",
         "fast_path": _fast_path(),
         "setup": _setup(home, venv),
+        "venv_shared": _shared(venv),
         "worker": _worker(home),
         "plugin_root": ROOT,
         "hooks_root": recorded_root(home) or "not known yet (recorded at the next SessionStart)",
@@ -206,6 +207,17 @@ def _setup(home: str, venv: str | None) -> str:
     if os.path.exists(setup_log):
         return f"not finished: see {setup_log}, or run {setup_command(home)}"
     return "not started (the first session starts it)"
+
+
+def _shared(venv: str | None) -> str:
+    """The venv shared by versions and checkouts (scripts/venv_store.py) that the hooks' venv stands on."""
+    if not venv:
+        return "none yet"
+    try:
+        with open(os.path.join(os.path.dirname(os.path.dirname(venv)), ".memory-shared"), encoding="utf-8") as fh:
+            return fh.read().strip()
+    except OSError:
+        return "none: a venv of its own (made before venvs were shared, or not by scripts/setup)"
 
 
 def _worker(home: str) -> str:
