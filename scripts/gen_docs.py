@@ -1,5 +1,5 @@
-"""Generated files, written from their one home: docs/configuration.md, docs/cli.md, docs/storage.md's tables and
-the plugin's version.
+"""Generated files, written from their one home: docs/configuration.md, docs/cli.md, docs/storage.md's tables,
+the schema version and the plugin's version.
 
 `python -m scripts.gen_docs` (from the repository root) rewrites them; `--check` changes nothing and exits 1
 when one is stale (scripts/test and tests/test_docs.py run it).
@@ -8,6 +8,8 @@ when one is stale (scripts/test and tests/test_docs.py run it).
 - docs/cli.md: every `memory` command with its usage, help and every option, from the click commands.
 - docs/storage.md, between its two markers: what each schema migration adds and every table with its
   columns, from memory/store/migrations.py (the schema the migrations build in memory, and their docstrings).
+- memory/store/db.py's SCHEMA_VERSION: the count of the migrations, kept there so that a hook opening an
+  up-to-date database does not load them.
 - plugin.json, .claude-plugin/plugin.json, .claude-plugin/marketplace.json: their "version", from
   memory/__init__.py's __version__ (pyproject.toml reads it there too). Claude Code reads the version from
   the manifest (an installed plugin is cached per version), so it stays written there, but never by hand.
@@ -185,6 +187,21 @@ def storage_page() -> str:
     return f"{head}{TABLES_START}\n\n{storage_tables()}\n{TABLES_END}{tail}"
 
 
+DB_MODULE = "memory/store/db.py"
+
+
+def db_module() -> str:
+    """memory/store/db.py with SCHEMA_VERSION set to the count of the migrations."""
+    from memory.store.migrations import SCHEMA_VERSION
+
+    with open(os.path.join(ROOT, DB_MODULE), encoding="utf-8") as f:
+        text = f.read()
+    new, found = re.subn(r"^SCHEMA_VERSION = \d+$", f"SCHEMA_VERSION = {SCHEMA_VERSION}", text, flags=re.M)
+    if found != 1:
+        raise SystemExit(f"gen_docs: {DB_MODULE} has no line `SCHEMA_VERSION = N`")
+    return new
+
+
 def with_version(text: str, version: str) -> str:
     """The manifest's text with every "version" value replaced, its layout kept."""
     return re.sub(r'("version"\s*:\s*)"[^"]*"', lambda m: f'{m.group(1)}"{version}"', text)
@@ -192,7 +209,8 @@ def with_version(text: str, version: str) -> str:
 
 def expected() -> dict[str, str]:
     """Path (from the root) -> the text it must hold."""
-    out = {CONFIGURATION: configuration(), CLI_REFERENCE: cli_reference(), STORAGE: storage_page()}
+    out = {CONFIGURATION: configuration(), CLI_REFERENCE: cli_reference(), STORAGE: storage_page(),
+           DB_MODULE: db_module()}
     for rel in MANIFESTS:
         with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
             out[rel] = with_version(f.read(), memory.__version__)

@@ -50,6 +50,9 @@ def test_migrations_are_registered_in_the_order_of_their_numbers() -> None:
     names = [fn.__name__ for fn in migrations.MIGRATIONS]
     assert names == sorted(names) and [int(n[1:4]) for n in names] == list(range(1, len(names) + 1))
     assert migrations.SCHEMA_VERSION == len(names) and all(fn.__doc__ for fn in migrations.MIGRATIONS)
+    from memory.store.db import SCHEMA_VERSION  # the count, generated there (scripts/gen_docs.py)
+
+    assert SCHEMA_VERSION == len(names)
     saved = list(migrations.MIGRATIONS)
     try:
         for name in (f"m{len(names) + 2:03d}_skips_one", f"m{len(names):03d}_again", "helper"):

@@ -16,6 +16,9 @@ def _busy_timeout_ms() -> int:
 
 # Past it a hook spools its event (memory/hook/spool.py) rather than lose it.
 BUSY_TIMEOUT_MS = _busy_timeout_ms()
+# The count of migrations (memory/store/migrations.py), written here by `python -m scripts.gen_docs` (checked
+# by --check) so that opening an up-to-date database does not load the migrations.
+SCHEMA_VERSION = 12
 
 
 class DatabaseCorrupt(Exception):
@@ -91,10 +94,9 @@ def schema_version(db: sqlite3.Connection) -> int:
 
 
 def apply_migrations(db: sqlite3.Connection) -> int:
-    from memory.store.migrations import MIGRATIONS, SCHEMA_VERSION  # the version is their count
-
     if schema_version(db) >= SCHEMA_VERSION:
         return 0
+    from memory.store.migrations import MIGRATIONS
 
     applied = 0
     db.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it done
