@@ -15,12 +15,18 @@ gc.disable()
 sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-from memory.fastpath import on  # noqa: E402 - the path above finds it
+def _fast_path_finders(root: str) -> None:
+    """The fast path's import finders (memory/fastpath/imports.py), loaded from their file before `memory` so
+    that `memory` itself comes through them; install() leaves them out with MEMORY_FASTPATH=off."""
+    name, bootstrap = "memory.fastpath.imports", sys.modules["_frozen_importlib"]
+    loader = sys.modules["_frozen_importlib_external"].SourceFileLoader(name, f"{root}/memory/fastpath/imports.py")
+    module = bootstrap.module_from_spec(bootstrap.spec_from_loader(name, loader))
+    sys.modules[name] = module
+    loader.exec_module(module)
+    module.install(root)
 
-if on("imports"):  # the fast path's import finders (memory/fastpath/imports.py); MEMORY_FASTPATH=off: none
-    from memory.fastpath.imports import install
 
-    install(sys.path[0])
+_fast_path_finders(sys.path[0])
 
 from memory.hook.run import run  # noqa: E402
 

@@ -24,16 +24,12 @@ from __future__ import annotations
 import os
 import sys
 
-SWITCH = "MEMORY_FASTPATH"
+from memory.fastpath.imports import SWITCH, switched_off  # loaded first in a hook: hooks/_entry.py
+
 PARTS = ("imports", "json", "sha", "grammars", "regex")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 VERDICT_PATH = os.path.join(_HERE, "__pycache__", f"verdict.{sys.implementation.cache_tag}.txt")
 _refused: list[dict[str, str]] = []
-
-
-def switched_off() -> bool:
-    """Whether MEMORY_FASTPATH turns every part off."""
-    return os.environ.get(SWITCH, "on").strip().lower() in ("off", "0", "no", "false")
 
 
 def verdict_key() -> str:
@@ -64,6 +60,9 @@ def _read_verdict() -> dict[str, str]:
     if lines[0] != verdict_key():
         return {}  # another Python's or stale: as if unchecked, until the next check
     return dict(line.split("\t", 1) for line in lines[1:] if "\t" in line)
+
+
+__all__ = ["PARTS", "SWITCH", "VERDICT_PATH", "on", "refused", "switched_off", "verdict_key"]
 
 
 def on(part: str) -> bool:

@@ -1,10 +1,20 @@
 """hooks/_entry.py's import finders: sqlite3 without its dbapi2 layer, and the plugin's own modules loaded
-straight from their .pyc (memory/fastpath/__init__.py; the costs they save: docs/benchmarks.md, "The fast path")."""
+straight from their .pyc (memory/fastpath/__init__.py; the costs they save: docs/benchmarks.md, "The fast path").
+
+A hook loads this module from its file before anything of `memory` (hooks/_entry.py), so that `memory` itself
+comes through the .pyc loader: it imports nothing of the plugin, and holds the switch every part reads."""
 
 from __future__ import annotations
 
 import os
 import sys
+
+SWITCH = "MEMORY_FASTPATH"
+
+
+def switched_off() -> bool:
+    """Whether MEMORY_FASTPATH turns every part of the fast path off."""
+    return os.environ.get(SWITCH, "on").strip().lower() in ("off", "0", "no", "false")
 
 
 class LightSqlite3:
@@ -130,9 +140,19 @@ class PluginModules:
 
 
 def install(root: str) -> None:
-    """Put the finders in front of a hook process's import system; `root` is the plugin's folder. The .pyc
-    loader only where Python would read the same .pyc (a cache tag, no -O, no pycache prefix)."""
-    sys.meta_path.insert(0, LightSqlite3)  # type: ignore[arg-type]
+    """Put the finders in front of a hook process's import system; `root` is the plugin's folder. Nothing with
+    MEMORY_FASTPATH=off; the .pyc loader only where Python would read the same .pyc (a cache tag, no -O, no
+    pycache prefix). Both are taken out again when the check refused this part on this Python
+    (memory/fastpath/check.py; `memory` and `memory.fastpath` have then come through the .pyc loader)."""
+    if switched_off():
+        return
+    finders: list[object] = [LightSqlite3]
     if PluginModules.tag and not sys.flags.optimize and not sys.pycache_prefix:
         PluginModules.root = root
-        sys.meta_path.insert(0, PluginModules)  # type: ignore[arg-type]
+        finders.append(PluginModules)
+    sys.meta_path[:0] = finders  # type: ignore[index]
+    from memory.fastpath import on
+
+    if not on("imports"):
+        for finder in finders:
+            sys.meta_path.remove(finder)  # type: ignore[arg-type]
