@@ -150,7 +150,7 @@ def install(root: str) -> None:
     if PluginModules.tag and not sys.flags.optimize and not sys.pycache_prefix:
         PluginModules.root = root
         finders.append(PluginModules)
-    sys.meta_path[:0] = finders  # type: ignore[index]
+    sys.meta_path[:0] = finders  # type: ignore[assignment]
     from memory.fastpath import on
 
     if not on("imports"):
