@@ -597,7 +597,8 @@ def _starts_declaration(line: bytes) -> bool:
     if not text or text.startswith(_NOT_A_START):
         return False
     word = text.split(None, 1)[0].split(b"(", 1)[0].split(b"<", 1)[0]
-    return word in _DECLARATION_WORDS or (not _indent(line) and word[:1].isalpha() and word.replace(b"_", b"").isalnum()
+    name = word.lstrip(b"_")  # `_rg_types() {`, `_private_helper(...)`: a name may start with underscores
+    return word in _DECLARATION_WORDS or (not _indent(line) and name[:1].isalpha() and name.replace(b"_", b"").isalnum()
                                            and word not in _STATEMENTS)
 
 

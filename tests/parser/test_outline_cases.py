@@ -650,6 +650,17 @@ def test_go_package_variables_are_names_only_rows() -> None:
     assert "secret" not in text and "loc" not in text
 
 
+def test_a_restart_after_an_error_may_start_with_an_underscore() -> None:
+    """ripgrep's zsh completion outlined with the bash grammar: `(( $+functions[_rg_encodings] )) ||` before each
+    function is an error that swallows the next; a line starting a name with `_` (`_rg_encodings() {`) is a
+    place to parse again from, as one starting with a letter is. (`_rg_types`, whose own body holds zsh-only
+    expansions, is still lost: its definition is an ERROR node in the recovery's parse too.)"""
+    outline, text = _case("rg_complete.zsh")
+    assert outline.error_lines
+    recovered = {s.name for s in outline.symbols if s.recovered}
+    assert {"_rg_encodings", "_rg_hyperlink_format_aliases"} <= recovered, text
+
+
 def test_c_file_variables_and_an_anonymous_enum_get_names_only_rows() -> None:
     source = (b"int f(void) {\n  enum { STATE_START, STATE_END } state = STATE_START;\n"
               b"  int local = 1;\n  return state;\n}\n")
