@@ -86,3 +86,18 @@ def test_the_extraction_reader_digests_a_client_log(host: str, tmp_path: Path) -
     assert shells and shells[0].command.startswith(LOGS[host][3]) and not any(c.failed for c in d.calls)
     assert any("total_with_tax" in t.text for t in d.assistant_texts)
     assert d.files_changed() == {str(project / "billing.py"): 1}
+
+
+def test_a_prompt_keeps_the_persons_words_and_loses_the_clients_blocks() -> None:
+    """The blocks a client puts before the person's words go (snake_case tags); a tag the person pasted stays."""
+    from memory.capture import hostlogs
+
+    def prompt(text: str) -> list[str]:
+        line = {"timestamp": "2026-12-07T11:20:53Z", "type": "response_item",
+                "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}
+        return [ln["message"]["content"] for ln in hostlogs.claude_lines([line])[1]]
+
+    assert prompt("<environment_context>\n  <cwd>/x</cwd>\n</environment_context>") == []
+    assert prompt("<hook_context>recalled</hook_context>\n\nWe decided to use Decimal") == ["We decided to use Decimal"]
+    assert prompt("<div class='a'>hi</div> fix the css") == ["<div class='a'>hi</div> fix the css"]
+    assert prompt("# AGENTS.md instructions for /x\n\nbe brief") == []

@@ -96,11 +96,13 @@ def folder_of(path: str) -> str:
 
 
 def _prompt(text: str) -> str:
-    """A user message's text without the tagged blocks the client put before the person's words."""
+    """A user message's text without the tagged blocks the client put before the person's words: a block
+    whose tag is a snake_case name (<environment_context>, <session_context>, <hook_context>), which an HTML
+    or XML tag a person pastes is not."""
     text = text.strip()
     while text.startswith("<"):
         tag = text[1:text.find(">")] if ">" in text else ""
-        end = text.find(f"</{tag}>") if tag.replace("_", "").replace("-", "").isalnum() else -1
+        end = text.find(f"</{tag}>") if "_" in tag and tag.replace("_", "").isalnum() else -1
         if end < 0:
             break
         text = text[end + len(tag) + 3:].strip()
