@@ -213,14 +213,23 @@ def stages(marks: list[str]) -> str:
     return f"setup: took {whole} s (wall/CPU; {', '.join(parts)})"
 
 
+def _marker(root: str) -> str:
+    """The marker a complete setup of the plugin at `root` leaves in its venv (memory/base/bootstrap.py)."""
+    sys.path.insert(0, root)
+    from memory.base.bootstrap import marker_name
+
+    return marker_name()
+
+
 def main(argv: list[str]) -> int:
     cmd, args = argv[0], argv[1:]
-    if cmd == "specs":
-        print(" ".join(specs(args[0], args[1], int(args[2]), int(args[3]))))
+    if cmd == "plan":  # PYPROJECT PINS DEV LARGE STORE ROOT: the specs, a complete venv, the marker
+        wanted = specs(args[0], args[1], int(args[2]), int(args[3]))
+        print(" ".join(wanted))
+        print(find(args[4], wanted) or "")
+        print(_marker(args[5]) if args[5] else "")
     elif cmd == "requirements":
         print("\n".join(requirements(args[0], [e for e in args[1:] if e])))
-    elif cmd == "find":
-        print(find(args[0], args[1:]) or "")
     elif cmd == "overlay":
         scripts = tomllib.load(open(args[3], "rb"))["project"].get("scripts", {})
         overlay(args[0], args[1], args[2], scripts)
