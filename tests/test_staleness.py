@@ -100,3 +100,19 @@ def test_rust_impl_blocks_name_their_type_and_a_keyword_may_name_a_method() -> N
     assert found["Config.default"] == "fn default() -> Config {"
     assert found["helper"] == "pub(crate) fn helper( x: &str, ) -> usize {"
     assert scopes(text.encode(), 3) == ["Wrapper.fmt", "Wrapper"]
+
+
+def test_a_sessions_own_later_edit_does_not_make_its_memory_stale(hooks: HookRunner, project: Path) -> None:
+    """One session edits Cart.total's body, then its signature: its first memory describes the code as the
+    session leaves it, not stale; another session's later change of the signature makes it stale."""
+    path = project / "carts.py"
+    path.write_text(CARTS)
+    hooks.session = "s-one"
+    _edit(hooks, path, "        return sum(items)\n\n", "        return sum(items, 0)\n\n")
+    first = _change_id(project, "s-one", "sum")
+    _edit(hooks, path, "class Cart:\n    def total(self, items):", "class Cart:\n    def total(self, items, tax):")
+    hooks.end()
+    assert _stale(project, first) is None
+    hooks.session = "s-two"
+    _edit(hooks, path, "def total(self, items, tax):", "def total(self, items, tax, rate):")
+    assert _stale(project, first) == "Cart.total: signature changed"

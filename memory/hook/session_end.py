@@ -32,16 +32,17 @@ def handle(event: Event, call: Call) -> dict[str, Any] | None:
             (time.time(), clean(event.reason)[:40], summary.heuristic(st, ws.project.root), sid),
         )
         queue_extraction(ws, event, sid, "end", dedup_key=f"extract:end:{sid}")
-    _check_symbols(ws, st.get("files_modified") or [])
+    _check_symbols(ws, st.get("files_modified") or [], sid)
     wake_worker(ws)
     return None
 
 
-def _check_symbols(ws: Any, files: list[Any], most: int = 20) -> None:
+def _check_symbols(ws: Any, files: list[Any], sid: str, most: int = 20) -> None:
     """The memories about the definitions this session changed are marked stale now, not at their next read
-    (memory/store/symbols.py): one indexed read a file, the file itself only when something is recorded."""
+    (memory/store/symbols.py): one indexed read a file, the file itself only when something is recorded.
+    This session's own memories follow its code instead."""
     from memory.store import symbols
 
     for path in files[-most:]:
         if isinstance(path, str):
-            symbols.check_file(ws.db, path)
+            symbols.check_file(ws.db, path, sid)

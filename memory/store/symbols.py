@@ -26,19 +26,23 @@ def record(db: sqlite3.Connection, memory_id: int, path: str, text: str, names: 
     return len(rows)
 
 
-def check(db: sqlite3.Connection, path: str, text: str) -> int:
+def check(db: sqlite3.Connection, path: str, text: str, session: str | None = None) -> int:
     """Mark stale the memories whose recorded symbols of `path` changed header or are gone; returns how many
-    rows were marked. One indexed read when nothing is recorded about the file."""
-    rows = db.execute("SELECT memory_id, name, signature FROM memory_symbols WHERE path = ? AND stale_at IS NULL",
-                      (path,)).fetchall()
+    rows were marked. The memories of `session` (the one editing the file) describe its code as it leaves
+    it: their headers follow its later edits instead. One indexed read when nothing is recorded about the file."""
+    rows = db.execute("SELECT s.memory_id, s.name, s.signature, m.session_id FROM memory_symbols s JOIN memories m "
+                      "ON m.id = s.memory_id WHERE s.path = ? AND s.stale_at IS NULL", (path,)).fetchall()
     if not rows:
         return 0
     now = _current(text, {r[1] for r in rows})
     at = time.time()
+    changed = [r for r in rows if now.get(r[1]) != r[2]]
+    own = [(now[r[1]], r[0], path, r[1]) for r in changed if session and r[3] == session and r[1] in now]
     marks = [(at, "gone" if r[1] not in now else "signature changed", r[0], path, r[1])
-             for r in rows if now.get(r[1]) != r[2]]
+             for r in changed if not (session and r[3] == session and r[1] in now)]
     with Tx(db):
         db.execute("UPDATE memory_symbols SET checked_at = ? WHERE path = ? AND stale_at IS NULL", (at, path))
+        db.executemany("UPDATE memory_symbols SET signature = ? WHERE memory_id = ? AND path = ? AND name = ?", own)
         db.executemany("UPDATE memory_symbols SET stale_at = ?, why = ? WHERE memory_id = ? AND path = ? "
                        "AND name = ?", marks)
     return len(marks)
@@ -68,10 +72,10 @@ def read(path: str) -> bytes | None:
         return None
 
 
-def check_file(db: sqlite3.Connection, path: str) -> int:
+def check_file(db: sqlite3.Connection, path: str, session: str | None = None) -> int:
     """check() against the file on disk."""
     data = read(path)
-    return 0 if data is None else check(db, path, data.decode("utf-8", "replace"))
+    return 0 if data is None else check(db, path, data.decode("utf-8", "replace"), session)
 
 
 def sweep(db: sqlite3.Connection, most: int = 8, paths: int = 400) -> int:
