@@ -17,13 +17,18 @@ sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _fast_path_finders(root: str) -> None:
     """The fast path's import finders (memory/fastpath/imports.py), loaded from their file before `memory` so
-    that `memory` itself comes through them; install() leaves them out with MEMORY_FASTPATH=off."""
+    that `memory` itself comes through them; none with MEMORY_FASTPATH=off, and taken out again when the check
+    refused them on this Python (`memory` and `memory.fastpath` have then come through them)."""
     name, bootstrap = "memory.fastpath.imports", sys.modules["_frozen_importlib"]
     loader = sys.modules["_frozen_importlib_external"].SourceFileLoader(name, f"{root}/memory/fastpath/imports.py")
     module = bootstrap.module_from_spec(bootstrap.spec_from_loader(name, loader))
     sys.modules[name] = module
     loader.exec_module(module)
     module.install(root)
+    from memory.fastpath import on
+
+    if not on("imports"):
+        module.uninstall()
 
 
 _fast_path_finders(sys.path[0])

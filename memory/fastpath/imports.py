@@ -142,17 +142,17 @@ class PluginModules:
 def install(root: str) -> None:
     """Put the finders in front of a hook process's import system; `root` is the plugin's folder. Nothing with
     MEMORY_FASTPATH=off; the .pyc loader only where Python would read the same .pyc (a cache tag, no -O, no
-    pycache prefix). Both are taken out again when the check refused this part on this Python
-    (memory/fastpath/check.py; `memory` and `memory.fastpath` have then come through the .pyc loader)."""
+    pycache prefix)."""
     if switched_off():
         return
-    finders: list[object] = [LightSqlite3]
     if PluginModules.tag and not sys.flags.optimize and not sys.pycache_prefix:
         PluginModules.root = root
-        finders.append(PluginModules)
-    sys.meta_path[:0] = finders  # type: ignore[assignment]
-    from memory.fastpath import on
+        sys.meta_path.insert(0, PluginModules)  # type: ignore[arg-type]
+    sys.meta_path.insert(0, LightSqlite3)  # type: ignore[arg-type]
 
-    if not on("imports"):
-        for finder in finders:
+
+def uninstall() -> None:
+    """Take the finders out again (the check refused this part on this Python: memory/fastpath/check.py)."""
+    for finder in (LightSqlite3, PluginModules):
+        if finder in sys.meta_path:
             sys.meta_path.remove(finder)  # type: ignore[arg-type]
