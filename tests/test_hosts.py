@@ -238,3 +238,21 @@ def test_the_cline_cli_events_map_by_their_data_key(tmp_path: Path) -> None:
         "outputText": "Renamed total to total_with_tax.", "status": "completed"}, "taskComplete": {"taskMetadata": {}}})
     assert (end.reason, end.last_message, end.session) == ("complete", "Renamed total to total_with_tax.",
                                                            "conv_1796644026381_c54cpyl")
+
+
+def test_what_gemini_gave_back_before_the_prompt_is_no_words_of_the_user(hooks: HookRunner, home: Path) -> None:
+    """Gemini CLI 0.61.0 puts a SessionStart hook's context before the person's words in BeforeAgent's prompt,
+    in a <hook_context> block (recorded by tests/e2e/test_gemini_cli.py): that is recalled text, and a decision
+    it quotes must not become the user's decision in this session."""
+    recalled = ("<hook_context>&lt;recalled-data trust=\"untrusted\"&gt;\nDecisions:\n- We decided invoices round to "
+                "cents with Decimal, never float.\n&lt;/recalled-data&gt;</hook_context>\n\n")
+    base = {"session_id": "gem-ctx", "transcript_path": "", "cwd": str(hooks.project),
+            "timestamp": "2026-12-07T11:59:00Z"}
+    _run("session_start", {**base, "hook_event_name": "SessionStart", "source": "startup"}, "gemini")
+    _run("user_prompt_submit", {**base, "hook_event_name": "BeforeAgent",
+                                "prompt": recalled + "Rename total to total_with_tax"}, "gemini")
+    db = _db(home, hooks.project)
+    state = json.loads(db.execute("SELECT state FROM session_state WHERE session_id = 'gem-ctx'").fetchone()[0])
+    assert state["task"] == "Rename total to total_with_tax"
+    texts = [r[0] for r in db.execute("SELECT title || ' ' || content FROM memories WHERE session_id = 'gem-ctx'")]
+    assert texts and not any("Decimal" in t or "hook_context" in t for t in texts), texts

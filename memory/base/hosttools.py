@@ -56,6 +56,20 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def own_words(text: str) -> str:
+    """A prompt without the tagged blocks a client put before the person's words: a block whose tag is a
+    snake_case name (Gemini CLI's <hook_context> holding what a SessionStart hook gave, <session_context>,
+    Codex's <environment_context>), which an HTML or XML tag a person pastes is not."""
+    text = text.strip()
+    while text.startswith("<"):
+        tag = text[1:text.find(">")] if ">" in text else ""
+        end = text.find(f"</{tag}>") if "_" in tag and tag.replace("_", "").isalnum() else -1
+        if end < 0:
+            break
+        text = text[end + len(tag) + 3:].strip()
+    return text
+
+
 def _list(value: Any) -> list[Any]:
     """A list, or a list given as JSON text (Cline's parameters are strings)."""
     if isinstance(value, str) and value.startswith("["):

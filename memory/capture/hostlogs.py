@@ -14,10 +14,9 @@ import json
 import os
 from typing import Any
 
-from memory.base.hosttools import claude_tool
+from memory.base.hosttools import claude_tool, own_words
 
-# What the clients add to a user message of their own: Codex's AGENTS.md text, and tagged blocks before
-# the person's words (Codex's <environment_context>, Gemini's <session_context>, a hook's <hook_context>).
+# What Codex adds as a user message of its own: the AGENTS.md text (its tagged blocks: own_words).
 _CODEX_OWN = ("# AGENTS.md instructions",)
 
 
@@ -96,16 +95,8 @@ def folder_of(path: str) -> str:
 
 
 def _prompt(text: str) -> str:
-    """A user message's text without the tagged blocks the client put before the person's words: a block
-    whose tag is a snake_case name (<environment_context>, <session_context>, <hook_context>), which an HTML
-    or XML tag a person pastes is not."""
-    text = text.strip()
-    while text.startswith("<"):
-        tag = text[1:text.find(">")] if ">" in text else ""
-        end = text.find(f"</{tag}>") if "_" in tag and tag.replace("_", "").isalnum() else -1
-        if end < 0:
-            break
-        text = text[end + len(tag) + 3:].strip()
+    """A user message's text without what the client put before the person's words."""
+    text = own_words(text)
     return "" if text.startswith(_CODEX_OWN) else text
 
 

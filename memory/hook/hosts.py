@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from memory.base.event import Event, from_claude
-from memory.base.hosttools import claude_tool
+from memory.base.hosttools import claude_tool, own_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -44,8 +44,10 @@ def _claude_shaped(host: str, entry: str, raw: dict[str, Any]) -> Event:
     """Codex CLI, Qwen Code and Gemini CLI send Claude Code's field names (snake_case, session_id, cwd)."""
     ev = from_claude(entry, raw)
     ev.host = host
-    if ev.prompt is not None and not ev.prompt.strip():
-        ev.prompt = None  # Qwen Code sends UserPromptSubmit with an empty prompt after each tool result
+    if ev.prompt is not None:
+        # Gemini CLI puts what our SessionStart hook gave before the person's words (<hook_context>): recalled
+        # text, never the user's decision. Qwen Code sends an empty prompt after each tool result: no prompt.
+        ev.prompt = own_words(ev.prompt) or None
     ev.last_message = ev.last_message or _text(raw.get("prompt_response"))  # Gemini's AfterAgent
     if ev.tool:
         resp, failed = ev.tool_response, ev.failed

@@ -6,10 +6,12 @@ replace edit, the hooks record them under the Gemini host, and the next Claude C
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
+from memory.base.project import identify
 from tests.support.e2e_harness import RunClaude, client_env, host_session, imported_as, memory_install, run_client
 from tests.support.fake_openai import FakeGemini
 
@@ -41,6 +43,11 @@ def test_a_gemini_session_is_recalled_by_the_next_claude_code_session(
     assert len(main) >= 3
     assert "round to cents with Decimal" in json.dumps(main[0].get("contents"))  # Claude Code's, given to Gemini
     assert (memory_home / "hosts" / "gemini").read_text().split()[0] in ("session_end", "stop")
+    db = sqlite3.connect(memory_home / "projects" / identify(str(project)).key / "memory.db")
+    state = db.execute("SELECT state FROM session_state WHERE session_id IN (SELECT id FROM sessions WHERE host = "
+                       "'gemini')").fetchone()[0]
+    # Gemini puts SessionStart's context before the prompt (<hook_context>): the task is the person's words.
+    assert json.loads(state)["task"] == "We decided to rename total to total_with_tax"
     imported_as("gemini", home / ".gemini" / "tmp", project, tmp_path)  # its chat file, read by `memory import`
 
     claude_after()
