@@ -71,12 +71,11 @@ def test_a_waiting_search_holds_up_no_other_request(home: Path, project: Path) -
             searching.start()
             assert worker.asked.wait(20), "the hybrid search never asked the worker"
             for path in ("/static/ui.css", "/sessions", "/?q=threadpool&mode=keyword"):
-                t0 = time.monotonic()
                 status, page = _get(s, path)
-                took = time.monotonic() - t0
                 assert status == 200, (path, page[:200])
-                # answered while the search still waits on the silent worker (it gives up after 2 s)
-                assert searching.is_alive() and took < 1.5, (path, took)
+                # answered while the search still waits on the silent worker (it gives up after 2 s): an
+                # ordering, not a wall-clock bound, so a loaded machine cannot fail it
+                assert searching.is_alive(), path
             assert "The viewer serves pages" in page  # the keyword search ran beside the waiting one
             searching.join(30)
             assert slow["status"] == 200 and "The viewer serves pages" in str(slow["page"])  # keyword fallback
