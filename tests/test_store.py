@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from memory import store
 from memory.base.classify import TYPES
-from memory.recall.search import Filters, keyword_search, timeline
+from memory.recall.search import EXACT_UP_TO, Filters, keyword_search, timeline
 from memory.store import NewMemory, queue
 from memory.store.db import BUSY_TIMEOUT_MS, DatabaseCorrupt, apply_migrations, connect, schema_version
 from memory.store.migrations import MIGRATIONS
@@ -304,11 +304,25 @@ def test_search_filters_by_type_time_session_and_expiry(db: sqlite3.Connection) 
     assert ids(project="other") == set()
 
 
-def test_max_candidates_ranks_only_the_newest_matches(db: sqlite3.Connection) -> None:
+def test_max_candidates_ranks_every_match_of_a_small_store(db: sqlite3.Connection) -> None:
     old = add(db, "Redis eviction policy", "allkeys-lru for the redis cache")
     newer = [add(db, f"Redis note {i}", f"redis detail number {i}") for i in range(3)]
-    assert {h.id for h in keyword_search(db, "redis", max_candidates=3)} == set(newer)
-    assert {h.id for h in keyword_search(db, "redis", max_candidates=100)} == {old, *newer}
+    assert {h.id for h in keyword_search(db, "redis", max_candidates=3)} == {old, *newer}  # 4 <= EXACT_UP_TO x 3
+
+
+def test_max_candidates_ranks_the_newest_matches_and_every_match_of_a_rare_word(db: sqlite3.Connection) -> None:
+    common_only = add(db, "Redis eviction policy", "allkeys-lru for the redis cache")
+    rare = add(db, "Decoder crash", "the utf decoder crashed on redis payloads")
+    newer = [add(db, f"Redis note {i}", f"redis detail number {i}") for i in range(5 * EXACT_UP_TO)]
+    bounded = keyword_search(db, "redis decoder", limit=50, max_candidates=3)
+    full = keyword_search(db, "redis decoder", limit=50)
+    assert {h.id for h in bounded} == {rare, *newer[-3:]}  # the old one with only the common word is not ranked
+    assert common_only in {h.id for h in full}
+    # The older row's score over both words is exact (rare AND all, less rare), as in the full ranking.
+    assert bounded[0].id == full[0].id == rare
+    scores = {h.id: h.parts["keyword"] for h in full if h.parts}
+    for h in bounded:
+        assert h.parts and h.parts["keyword"] == pytest.approx(scores[h.id], rel=1e-9)
 
 
 def test_max_candidates_counts_only_matches_the_filters_keep(db: sqlite3.Connection) -> None:

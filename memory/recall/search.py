@@ -54,10 +54,14 @@ def query_words(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+def fts_phrases(text: str) -> list[str]:
+    """User text turned into safe FTS5 phrases: every word of query_words quoted (no syntax errors)."""
+    return [f'"{w}"*' if prefix else f'"{w}"' for w, prefix in query_words(text)]
+
+
 def fts_query(text: str) -> str | None:
-    """User text turned into a safe FTS5 query: every word of query_words quoted (no syntax errors), OR-ed."""
-    parts = [f'"{w}"*' if prefix else f'"{w}"' for w, prefix in query_words(text)]
-    return " OR ".join(parts) if parts else None
+    """fts_phrases OR-ed."""
+    return " OR ".join(fts_phrases(text)) or None
 
 
 # The parts of a hit's score a ranking fills in Hit.parts, for "why was this recalled" (`memory why`, the
@@ -149,42 +153,84 @@ def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filte
     """BM25 (content, with its title and tags at a quarter: KEYWORD_WEIGHTS), filters applied before the cut,
     then a gentle boost for importance. `min_terms` drops hits that share fewer distinct content words with the query.
 
-    `max_candidates` bounds the work for a hook: BM25 costs ~2 us per matching row, so with common words
-    over 50,000 memories ranking every match takes ~100 ms. Only the newest N matches are ranked then
-    (finding the N-th newest match costs no ranking: FTS5 walks its rowids in order)."""
-    match = fts_query(query)
-    if not match:
+    `max_candidates` bounds the work for a hook: BM25 costs ~1-2 us a matching row, so with common words
+    over 100,000 memories ranking every match takes 40-120 ms (bounded_rank says what is ranked then)."""
+    phrases = fts_phrases(query)
+    if not phrases:
         return []
     where, args = (filters or Filters()).sql()
-    if max_candidates:
-        edge = db.execute(  # the filters apply here too, or excluded rows could fill the window
-            f"""SELECT memories_fts.rowid FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-                WHERE memories_fts MATCH ? {where} ORDER BY memories_fts.rowid DESC LIMIT 1 OFFSET ?""",
-            [match, *args, max_candidates - 1],
-        ).fetchone()
-        if edge:
-            where += " AND memories_fts.rowid >= ?"
-            args.append(edge[0])
-    rows = db.execute(
-        f"""SELECT m.*, bm25(memories_fts, {KEYWORD_WEIGHTS}) AS rank
-            FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-            WHERE memories_fts MATCH ? {where}
-            ORDER BY rank LIMIT ?""",
-        [match, *args, max(limit * 4, 20)],
-    ).fetchall()
+    ranked = bounded_rank(db, "memories_fts", KEYWORD_WEIGHTS, phrases, where, args, max(limit * 4, 20),
+                          max_candidates)
+    if not ranked:
+        return []
+    rank = dict(ranked)
+    rows = db.execute(f"SELECT * FROM memories m WHERE id IN ({','.join('?' * len(rank))})", list(rank)).fetchall()
     qterms = terms(query)
     hits = []
     # FTS5's BM25 clamps the IDF of a word found in over half the rows to 1e-6, so in a small store every
     # raw score rounds to 0.00: scores are relative to the best match instead, as in hybrid search.
-    top = max((-row["rank"] for row in rows), default=0.0) or 1.0
+    top = max((-r for _, r in ranked), default=0.0) or 1.0
     for row in rows:
         if min_terms > 1 and _shared_terms(qterms, f"{row['title']} {row['content']} {row['tags']}") < min_terms:
             continue
-        match = -row["rank"] / top
+        match = -rank[row["id"]] / top
         score = relevance(match, row["importance"])
         hits.append(hit_from_row(row, score, {"keyword": match, "importance": row["importance"], "score": score}))
-    hits.sort(key=lambda h: -h.score)
+    hits.sort(key=lambda h: (-h.score, rank[h.id]))
     return hits[:limit]
+
+
+EXACT_UP_TO = 4  # bounds of matches (counted per phrase) up to which bounded_rank ranks every match
+
+
+def bounded_rank(db: sqlite3.Connection, table: str, weights: str, phrases: list[str], where: str,
+                 args: list[object], k: int, bound: int | None = None) -> list[tuple[int, float]]:
+    """The best `k` rows of an FTS5 table (rowid = memories.id) for the OR of `phrases` by bm25 (negative:
+    lower is better), `where` over `memories m` applied before the cut.
+
+    With `bound`, FTS5's own ranking is left to a bounded set of rows: every match of the query's rarest
+    phrases (those whose matches together are at most `bound`, each counted no further), and the newest
+    `bound` matches of any phrase. A memory only common words match, older than those, is not ranked. The
+    newest matches alone agreed with the full ranking on 6% of the top 10 at 100,000 memories of prose (the
+    rare word that names the subject was older); with the rare phrases' matches, 61%, at 1.8x the cost
+    (scripts/bench/search.py --keyword-only). Scores are exact: BM25 is a sum over phrases (each with its
+    own IDF, the row's length the same), so an older row's score over all phrases is its score under
+    `rare AND all`, which counts the rare phrases twice, less its score under the rare ones."""
+    match = " OR ".join(phrases)
+    ranked = f"""SELECT {table}.rowid, bm25({table}, {weights}) AS rank FROM {table}
+        JOIN memories m ON m.id = {table}.rowid WHERE {table} MATCH ? {where} AND {table}.rowid >= ?"""
+    low = -(2 ** 63)
+    rare: list[str] = []
+    if bound:
+        # Each phrase's matches, counted no further than EXACT_UP_TO bounds: up to there ranking them all
+        # costs less than the bounded way's four queries.
+        cap = EXACT_UP_TO * bound
+        counted = sorted((db.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
+                                     (p, cap + 1)).fetchone()[0], p) for p in phrases)
+        total = 0
+        for n, p in counted:
+            if total + n > bound:
+                break
+            rare.append(p)
+            total += n
+        if sum(n for n, _ in counted) <= cap:
+            rare = phrases
+    if bound and len(rare) < len(phrases):
+        edge = db.execute(  # the filters apply here too, or excluded rows could fill the window
+            f"""SELECT {table}.rowid FROM {table} JOIN memories m ON m.id = {table}.rowid
+                WHERE {table} MATCH ? {where} ORDER BY {table}.rowid DESC LIMIT 1 OFFSET ?""",
+            [match, *args, bound - 1]).fetchone()
+        low = edge[0] if edge else low
+    out: list[tuple[int, float]] = db.execute(f"{ranked} ORDER BY rank LIMIT ?", [match, *args, low, k]).fetchall()
+    if rare and low > -(2 ** 63):
+        either = " OR ".join(rare)
+        older = db.execute(f"{ranked.replace('rowid >= ?', 'rowid < ?')}",
+                           [f"({either}) AND ({match})", *args, low]).fetchall()
+        if older:
+            own = dict(db.execute(f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ? "
+                                  "AND rowid < ?", (either, low)).fetchall())
+            out = sorted([*out, *((i, r - own[i]) for i, r in older)], key=lambda x: x[1])[:k]
+    return [(int(i), float(r)) for i, r in out]
 
 
 def relevance(match: float, importance: float | None) -> float:

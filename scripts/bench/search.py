@@ -15,7 +15,7 @@ vocabulary, so every query word matches a quarter to a half of the store: the wo
 queries of words drawn from the same text.
 
     .venv/bin/python -m scripts.bench.search [--sizes 10000,100000] [--queries 200] [--embedder hashing]
-        [--corpus vocab|prose] [--checkout DIR] [--json]
+        [--corpus vocab|prose] [--checkout DIR] [--keyword-only] [--json]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -153,6 +154,42 @@ def run_size(size: int, embedder_name: str, nq: int, corpus: str = "vocab", chec
     return out
 
 
+def keyword_only(size: int, nq: int, corpus: str) -> dict[str, object]:
+    """Keyword search alone at one size: the hook's bounded ranking and the full one, CPU beside wall."""
+    home = tempfile.mkdtemp(prefix=f"bench-keyword-{size}-")
+    os.environ["MEMORY_HOME"] = home
+    os.environ["MEMORY_DAILY_LOG"] = "off"
+    try:
+        ws = Workspace(Project("bench", "bench", "/bench", None), home)
+        (populate if corpus == "prose" else populate_vocab)(ws, size)
+        bound = env_int("MEMORY_RECALL_CANDIDATES")
+        ways: dict[str, int | None] = {"hook": bound, "all_matches": None}
+        wall: dict[str, list[float]] = {w: [] for w in ways}
+        cpu: dict[str, list[float]] = {w: [] for w in ways}
+        same = total = 0
+        qs = queries(nq, corpus=corpus)
+        for q in qs[:10]:  # warm-up: page cache, statement cache
+            keyword_search(ws.db, q, limit=8, filters=Filters(exclude_session="live"), max_candidates=bound)
+        for q in qs:
+            top: dict[str, set[int]] = {}
+            for way, b in ways.items():
+                t, c = time.perf_counter(), time.process_time()
+                hits = keyword_search(ws.db, q, limit=8, filters=Filters(exclude_session="live"), min_terms=2,
+                                      max_candidates=b)
+                cpu[way].append((time.process_time() - c) * 1000)
+                wall[way].append((time.perf_counter() - t) * 1000)
+                top[way] = {h.id for h in hits}
+            same += len(top["hook"] & top["all_matches"])
+            total += len(top["all_matches"])
+        ws.close()
+        return {"memories": size, "corpus": corpus, "bound": bound,
+                **{f"{way}_wall_ms": summary(wall[way]) for way in ways},
+                **{f"{way}_cpu_ms": summary(cpu[way]) for way in ways},
+                "hook_top8_in_full_top8": round(same / max(1, total), 3)}
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def warm_worker(home: str, env: dict[str, str], search: dict[str, object],
                 cwd: str = str(ROOT)) -> tuple[subprocess.Popen[bytes], float]:
     """A worker process for the data dir, returned once it answers `search` from its in-memory lists: it
@@ -183,11 +220,17 @@ def main() -> None:
     ap.add_argument("--embedder", default="hashing")
     ap.add_argument("--corpus", choices=("vocab", "prose"), default="vocab")
     ap.add_argument("--checkout", default=None, help="Run the worker from this checkout's code (before/after).")
+    ap.add_argument("--keyword-only", action="store_true", help="Only keyword search, in process, CPU beside wall.")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     print(machine_line(), flush=True)
     results = []
     for size in (int(s) for s in args.sizes.split(",")):
+        if args.keyword_only:
+            r = keyword_only(size, args.queries, args.corpus)
+            results.append(r)
+            print(json.dumps(r), flush=True)
+            continue
         r = run_size(size, args.embedder, args.queries, args.corpus, args.checkout)
         results.append(r)
         print(json.dumps(r), flush=True)
