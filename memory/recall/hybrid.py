@@ -25,7 +25,16 @@ from typing import Any
 from memory.base.config import env, env_int
 from memory.base.timeparse import DAY, query_span
 from memory.recall import layers
-from memory.recall.search import KEYWORD_WEIGHTS, Filters, Hit, fts_query, hit_from_row, relevance
+from memory.recall.search import (
+    KEYWORD_WEIGHTS,
+    Filters,
+    Hit,
+    bounded_rank,
+    fts_phrases,
+    fts_query,
+    hit_from_row,
+    relevance,
+)
 from memory.store.workspace import Workspace
 
 CANDIDATES = 200  # per list; the fused top-k is taken from their union (100: -1.5 points recall@10)
@@ -146,16 +155,17 @@ def pending_ids(db: sqlite3.Connection) -> list[int]:
 def keyword_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: int = CANDIDATES,
                        lexical: Callable[[str, Filters, int], dict[int, float]] | None = None) -> dict[int, float]:
     """BM25 over memories_ctx (memory + neighbours), and over memories_fts for memories not indexed yet.
-    Scores are positive, larger is better. As in a hook's keyword search, only the newest LEX_BOUND
-    matches are ranked: BM25 costs ~2-5 us a matching row (these rows carry their neighbours' text), and a
-    common word matches tens of thousands of rows in a big store. Older memories still come in through
-    the vector list, which has no such bound. `lexical(query, filters, k)`, the warm worker's in-memory
+    Scores are positive, larger is better. As in a hook's keyword search, a big store's matches are ranked
+    within LEX_BOUND (search.bounded_rank: the newest, and every match of the rare words): BM25 costs ~2-5 us
+    a matching row (these rows carry their neighbours' text), and a common word matches tens of thousands of
+    rows in a big store. Older memories still come in through the vector list, which has no such bound.
+    `lexical(query, filters, k)`, the warm worker's in-memory
     copy of memories_ctx (memory/recall/warm_index.py), replaces that SQL and ranks every match."""
     match = fts_query(query)
     if not match:
         return {}
     where, args = filters.sql("m")
-    out = lexical(query, filters, k) if lexical else _ctx_candidates(db, match, filters, k)
+    out = lexical(query, filters, k) if lexical else _ctx_candidates(db, query, filters, k)
     pending = pending_ids(db)
     if pending:
         marks = ",".join("?" * len(pending))
@@ -169,26 +179,10 @@ def keyword_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: 
     return out
 
 
-def _ctx_candidates(db: sqlite3.Connection, match: str, filters: Filters, k: int) -> dict[int, float]:
-    where, args = filters.sql("m")
-    edge = db.execute("SELECT rowid FROM memories_ctx WHERE memories_ctx MATCH ? ORDER BY rowid DESC "
-                      "LIMIT 1 OFFSET ?", (match, max(k, LEX_BOUND) - 1)).fetchone()
-    bound = " AND memories_ctx.rowid >= ?" if edge else ""
-    # Expiry and the excluded session drop few rows: they are checked on the final candidates (search()),
-    # which saves a join per ranked row. Narrowing filters (type, dates, session) must run before the cut.
-    narrowing = filters.types or filters.since is not None or filters.until is not None or filters.session_id
-    join = "JOIN memories m ON m.id = memories_ctx.rowid" if narrowing else ""
-    if not narrowing:
-        where, args = "", []
-    out: dict[int, float] = {}
-    for row in db.execute(
-        f"""SELECT memories_ctx.rowid AS id, bm25(memories_ctx, {BM25_WEIGHTS}) AS rank
-            FROM memories_ctx {join}
-            WHERE memories_ctx MATCH ? {where}{bound} ORDER BY rank LIMIT ?""",
-        [match, *args, *([edge[0]] if edge else []), k],
-    ):
-        out[row["id"]] = -row["rank"]
-    return out
+def _ctx_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: int) -> dict[int, float]:
+    """The best k of memories_ctx, bounded as a hook's keyword search is (search.bounded_rank)."""
+    return {i: -r for i, r in bounded_rank(db, "memories_ctx", BM25_WEIGHTS, fts_phrases(query), filters, k,
+                                           max(k, LEX_BOUND))}
 
 
 def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, Any], weights: Weights,

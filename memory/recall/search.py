@@ -158,8 +158,7 @@ def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filte
     phrases = fts_phrases(query)
     if not phrases:
         return []
-    where, args = (filters or Filters()).sql()
-    ranked = bounded_rank(db, "memories_fts", KEYWORD_WEIGHTS, phrases, where, args, max(limit * 4, 20),
+    ranked = bounded_rank(db, "memories_fts", KEYWORD_WEIGHTS, phrases, filters or Filters(), max(limit * 4, 20),
                           max_candidates)
     if not ranked:
         return []
@@ -183,22 +182,46 @@ def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filte
 EXACT_UP_TO = 4  # bounds of matches (counted per phrase) up to which bounded_rank ranks every match
 
 
-def bounded_rank(db: sqlite3.Connection, table: str, weights: str, phrases: list[str], where: str,
-                 args: list[object], k: int, bound: int | None = None) -> list[tuple[int, float]]:
+def bounded_rank(db: sqlite3.Connection, table: str, weights: str, phrases: list[str], filters: Filters,
+                 k: int, bound: int | None = None) -> list[tuple[int, float]]:
     """The best `k` rows of an FTS5 table (rowid = memories.id) for the OR of `phrases` by bm25 (negative:
-    lower is better), `where` over `memories m` applied before the cut.
+    lower is better), the filters applied before the cut.
 
     With `bound`, FTS5's own ranking is left to a bounded set of rows: every match of the query's rarest
     phrases (those whose matches together are at most `bound`, each counted no further), and the newest
     `bound` matches of any phrase. A memory only common words match, older than those, is not ranked. The
-    newest matches alone agreed with the full ranking on 6% of the top 10 at 100,000 memories of prose (the
-    rare word that names the subject was older); with the rare phrases' matches, 61%, at 1.8x the cost
-    (scripts/bench/search.py --keyword-only). Scores are exact: BM25 is a sum over phrases (each with its
-    own IDF, the row's length the same), so an older row's score over all phrases is its score under
-    `rare AND all`, which counts the rare phrases twice, less its score under the rare ones."""
+    newest matches alone agreed with the full ranking on 5% of the top 8 at 100,000 memories of prose (the
+    rare word that names the subject was older); with the rare phrases' matches, 53% (98% at 10,000), the
+    100,000 row's query within 2x of the 10,000 row's (scripts/bench/search.py --keyword-only). Scores are
+    exact: BM25 is a sum over phrases (each with its own IDF, the row's length the same), so an older row's
+    score over all phrases is its score under `rare AND all`, which counts the rare phrases twice, less its
+    score under the rare ones.
+
+    Filters that drop few rows (expiry, a session left out, those already shown) are checked on the ranked
+    rows, not joined to every match (half the cost): 2k + 16 are ranked, and in the rare case that fewer
+    than k of them pass, the ranking runs again with the join."""
+    where, args = filters.sql()
+    if not (filters.types or filters.since is not None or filters.until is not None or filters.session_id
+            or filters.project):
+        fetched = _rank(db, table, weights, phrases, "", [], 2 * k + 16, bound, join=False)
+        if not fetched:
+            return []
+        ids = [i for i, _ in fetched]
+        keep = {r[0] for r in db.execute(f"SELECT m.id FROM memories m WHERE m.id IN ({','.join('?' * len(ids))})"
+                                         f"{where}", [*ids, *args])}
+        passed = [x for x in fetched if x[0] in keep]
+        if len(passed) >= k or len(fetched) < 2 * k + 16:
+            return passed[:k]
+    return _rank(db, table, weights, phrases, where, args, k, bound, join=True)
+
+
+def _rank(db: sqlite3.Connection, table: str, weights: str, phrases: list[str], where: str, args: list[object],
+          k: int, bound: int | None, join: bool) -> list[tuple[int, float]]:
+    """bounded_rank's ranking, with the filters joined to every match (`join`) or none."""
     match = " OR ".join(phrases)
-    ranked = f"""SELECT {table}.rowid, bm25({table}, {weights}) AS rank FROM {table}
-        JOIN memories m ON m.id = {table}.rowid WHERE {table} MATCH ? {where} AND {table}.rowid >= ?"""
+    joined = f"JOIN memories m ON m.id = {table}.rowid" if join else ""
+    ranked = f"""SELECT {table}.rowid, bm25({table}, {weights}) AS rank FROM {table} {joined}
+        WHERE {table} MATCH ? {where} AND {table}.rowid >= ?"""
     low = -(2 ** 63)
     rare: list[str] = []
     if bound:
@@ -216,10 +239,9 @@ def bounded_rank(db: sqlite3.Connection, table: str, weights: str, phrases: list
         if sum(n for n, _ in counted) <= cap:
             rare = phrases
     if bound and len(rare) < len(phrases):
-        edge = db.execute(  # the filters apply here too, or excluded rows could fill the window
-            f"""SELECT {table}.rowid FROM {table} JOIN memories m ON m.id = {table}.rowid
-                WHERE {table} MATCH ? {where} ORDER BY {table}.rowid DESC LIMIT 1 OFFSET ?""",
-            [match, *args, bound - 1]).fetchone()
+        edge = db.execute(  # with the join, the filters apply here too: excluded rows do not fill the window
+            f"""SELECT {table}.rowid FROM {table} {joined} WHERE {table} MATCH ? {where}
+                ORDER BY {table}.rowid DESC LIMIT 1 OFFSET ?""", [match, *args, bound - 1]).fetchone()
         low = edge[0] if edge else low
     out: list[tuple[int, float]] = db.execute(f"{ranked} ORDER BY rank LIMIT ?", [match, *args, low, k]).fetchall()
     if rare and low > -(2 ** 63):
