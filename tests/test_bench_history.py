@@ -55,3 +55,14 @@ def test_the_history_benchmark_on_a_generated_repository(tmp_path: Path) -> None
     # Each commit changes a function the commit 4 before it changed: the file's history finds the gold session.
     assert result["point_of_action"]["file_history"]["recall_at_5"] == 1.0
     assert set(result["staleness"]) >= {"recall", "false_stale"}
+
+
+def test_recalled_ids_are_read_from_line_ends_only() -> None:
+    sys.path.insert(0, str(ROOT))
+    from scripts.bench.history import _ID
+
+    text = ("Recorded in past sessions about a.go:\n"
+            "- [change] Modified a.go (task: Fix typos (#1514)) (tool output of Edit, 2021-12-07, #186)\n"
+            "- [prompt] Asked: Add a validator (#2397) (user prompt, 2026-04-25, #12)\n"
+            "- 2026-04-24: Asked: fix completions (#2356) | Changed: a.go | Last: Fixes #2257 (see #7)")
+    assert [int(x) for x in _ID.findall(text)] == [186, 12]

@@ -56,7 +56,9 @@ LAUNCHER = str(ROOT / "hooks" / "run")
 MAX_READS, MAX_EDITS, EDIT_CHARS = 5, 10, 4000
 SYMBOL_KINDS = {"function", "method", "class", "struct", "interface", "trait", "impl", "enum", "type",
                 "constructor", "module"}
-_ID = re.compile(r"#(\d+)\)")
+# A recalled line's memory id closes its provenance: "(tool output of Edit, 2024-05-19, #550)" at the line's end.
+# Only there: a commit subject in a line ("task: Fix typos (#1514))") names a pull request, not a memory.
+_ID = re.compile(r", #(\d+)\)$", re.M)
 
 
 class Commit:
