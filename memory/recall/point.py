@@ -30,8 +30,8 @@ CANDIDATES = 60  # newest memories naming the file that are ranked (a file edite
 _WEIGHT = {"decision": 1.0, "bugfix": 0.9, "learning": 0.8, "discovery": 0.6, "fact": 0.6, "change": 0.5,
            "feature": 0.5, "refactor": 0.5, "observation": 0.3}
 ABOUT = 1.0  # each of the three signals is worth 1 at its best: no signal's scale is fitted to a repository
-# Past the first line, a session scoring less is shown no more: not about the definition, sharing less than half
-# the best overlap with the edit, and not the latest to touch the file (the latest scores 1, the next 1/2).
+# Past the first line, a session scoring less is not shown: the two latest to touch the file (recency 1 and 1/2)
+# always pass; an older one must be about the definition or share a good part of the best overlap.
 FLOOR = 0.5
 # Everything but letters, digits and `_` (ASCII; other letters kept) read as a break: str.translate, not re.
 _NON_WORD = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
