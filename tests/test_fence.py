@@ -240,6 +240,39 @@ def test_team_rows_without_flags_are_checked_when_recalled(hooks: HookRunner, ho
     start = hooks.start()
     recall = hooks.prompt("What is on the staging deploy checklist?")
     assert "evil.example" not in start + recall and "withheld" in start + recall
+    # Decided once: the row keeps the flag, marked with the rules it was read under (not read again).
+    row = db_rows(home, project, "SELECT flags, checked FROM memories WHERE author = 'mallory'")[0]
+    assert row["flags"] == fence.FLAG and row["checked"] == fence.rules_mark() != ""
+    _session(hooks, "s-team-2")
+    assert "evil.example" not in hooks.start() + hooks.prompt("What is on the staging deploy checklist?")
+
+
+def test_a_row_is_read_again_unless_checked_under_the_rules_in_force(tmp_path: Path) -> None:
+    """The mark (fence.rules_mark) says under which rules a row's flags were decided: a row marked with the
+    rules in force is taken at its flags, one marked under other rules (or never) is read again, and a
+    new title, content or origin clears the mark."""
+    ws = Workspace.for_dir(str(tmp_path), str(tmp_path / "home"))
+    try:
+        db = ws.db
+        mid = db.execute("INSERT INTO memories (project, type, title, title_key, content, content_hash, created_at, "
+                         "updated_at, flags, checked) VALUES (?, 'note', 'Deploy', 'deploy', ?, 'h', 1.7e9, 1.7e9, "
+                         "'', ?)", (ws.project.key, PAYLOAD, "r1:other rules")).lastrowid
+        db.commit()
+
+        def row() -> sqlite3.Row:
+            return db.execute("SELECT * FROM memories WHERE id = ?", (mid,)).fetchone()
+
+        assert fence.is_flagged(row(), "Deploy", PAYLOAD)  # marked under other rules: read again
+        db.execute("UPDATE memories SET checked = ? WHERE id = ?", (fence.rules_mark(), mid))
+        db.commit()
+        assert not fence.is_flagged(row(), "Deploy", PAYLOAD)  # decided under these rules: taken as marked
+        db.execute("UPDATE memories SET importance = 0.9 WHERE id = ?", (mid,))
+        assert row()["checked"] == fence.rules_mark()
+        db.execute("UPDATE memories SET content = ? WHERE id = ?", (PAYLOAD + " now", mid))
+        db.commit()
+        assert row()["checked"] is None and fence.is_flagged(row(), "Deploy", PAYLOAD + " now")
+    finally:
+        ws.close()
 
 
 def test_provenance_on_every_line(hooks: HookRunner, home: Path, project: Path) -> None:

@@ -296,9 +296,43 @@ def row_label(row: Any) -> str:
 def is_flagged(row: Any, title: str, content: str) -> bool:
     """Instruction-shaped: flagged at save, or found so now (rows pulled from a team server, or written by
     a path that saved no flags, or before the rules knew the form). The user's own words may hold standing
-    orders (USER_MAY)."""
+    orders (USER_MAY). A row whose flags were decided under the rules in force (its `checked` is
+    rules_mark(): store.mark_checked) is not read again."""
+    if row is not None and checked_now(row):
+        return bool(row["flags"])
     own = row is not None and row["origin"] == "user" and not row["author"]
     return bool(row is not None and row["flags"]) or instruction_shaped(f"{title}\n{content}", own=own)
+
+
+def checked_now(row: Any) -> bool:
+    """Whether the row's flags were decided under the rules in force."""
+    try:
+        checked = row["checked"]
+    except (IndexError, KeyError):  # a row read without the column
+        return False
+    mark = rules_mark()
+    return bool(checked) and checked == mark
+
+
+# The files whose code and data make the rules: what reads text as orders. Their sizes and modification
+# times mark the rules in force, with no rule to keep in step by hand: any change to them, or another
+# install of the plugin, reads every memory again once, at its next injection.
+_RULE_FILES = ("fence.py", "reading.py", "needles.py")
+_MARK: list[str] = []
+
+
+def rules_mark() -> str:
+    """The trust rules in force, as a short string ('' when their files cannot be read: nothing is trusted)."""
+    if not _MARK:
+        import os
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        try:
+            stats = [os.stat(os.path.join(here, name)) for name in _RULE_FILES]
+            _MARK.append("r1:" + "-".join(f"{st.st_size}.{st.st_mtime_ns}" for st in stats))
+        except OSError:
+            _MARK.append("")
+    return _MARK[0]
 
 
 def when(ts: float | None) -> str:
@@ -643,16 +677,25 @@ def _tag_ends(lower: str, at: int) -> bool:
 
 # Every pattern's first gate in one tuple: a text holding none of them, and no "<", reads as no orders.
 _FIRST_GATES = tuple(dict.fromkeys(t for gates, _ in _ORDERS for t in gates[0]))
-_GATES = Needles(t for gates, _ in _ORDERS for gate in gates for t in gate)
-_GATE_SETS = [tuple(frozenset(gate) for gate in gates) for gates, _ in _ORDERS]
 
 
-_FIRST = Needles(_FIRST_GATES)
+class _Gates:
+    """The gates' trigram indexes, built at the first check: a hook that injects only rows checked under
+    these rules (rules_mark) never needs them, and building them cost ~0.9 ms CPU of the import."""
+
+    _built: tuple[Needles, Needles, list[tuple[frozenset[str], ...]]] | None = None
+
+    @classmethod
+    def get(cls) -> tuple[Needles, Needles, list[tuple[frozenset[str], ...]]]:
+        if cls._built is None:
+            cls._built = (Needles(t for gates, _ in _ORDERS for gate in gates for t in gate), Needles(_FIRST_GATES),
+                          [tuple(frozenset(gate) for gate in gates) for gates, _ in _ORDERS])
+        return cls._built
 
 
 def _may_be_shaped(lower: str) -> bool:
     # The ~400 first gates by their trigrams (memory/base/needles.py), not ~400 substring scans of the text.
-    return "<" in lower or _FIRST.any_in(lower)
+    return "<" in lower or _Gates.get()[1].any_in(lower)
 
 
 def read_text(text: str) -> str:
@@ -694,8 +737,9 @@ def _orders_read(read: str, own: bool) -> str:
     lower = read.lower()
     if "<" in lower and _closes_or_opens(lower):
         return "close-the-block"
-    present = _GATES.present(_gating(lower))  # every gate string the text holds, found once (a trigram index)
-    for i, ((_gates, source), gates) in enumerate(zip(_ORDERS, _GATE_SETS, strict=True)):
+    every, _first, gate_sets = _Gates.get()
+    present = every.present(_gating(lower))  # every gate string the text holds, found once (a trigram index)
+    for i, ((_gates, source), gates) in enumerate(zip(_ORDERS, gate_sets, strict=True)):
         if own and KINDS[i] in USER_MAY:
             continue
         if all(not present.isdisjoint(gate) for gate in gates):

@@ -36,10 +36,12 @@ def flagged(h: Hit, row: sqlite3.Row | None) -> bool:
     return fence.is_flagged(row, h.title, h.content)
 
 
-def _unflagged(hits: list[Hit], prov: dict[int, sqlite3.Row], want: int) -> tuple[int, list[Hit]]:
+def _unflagged(hits: list[Hit], prov: dict[int, sqlite3.Row], want: int, db: sqlite3.Connection | None = None
+               ) -> tuple[int, list[Hit]]:
     """(how many of the first `want` hits are flagged, the first `want` hits that are not). Each hit is
     checked once and only until `want` pass: at startup, checking all 2 x want candidates (the first
-    `want` twice) was over half of the hook's work past its imports."""
+    `want` twice) was over half of the hook's work past its imports. With `db`, the rows decided now are
+    marked checked under the rules in force (store.mark_checked), so the next injection reads no text."""
     verdicts: dict[int, bool] = {}
 
     def is_flagged(h: Hit) -> bool:
@@ -54,6 +56,8 @@ def _unflagged(hits: list[Hit], prov: dict[int, sqlite3.Row], want: int) -> tupl
             break
         if not is_flagged(h):
             kept.append(h)
+    if db is not None:
+        store.mark_checked(db, (prov.get(i) for i in verdicts), verdicts)
     return withheld, kept
 
 
@@ -233,7 +237,7 @@ def _startup_memories(ws: Workspace, session_id: str, h: sqlite3.Row | None
     prov = provenance(ws, [x.id for x in hits])
     shown, old = _stale_last(ws, _few_from_teammates([x for x in hits if not is_repo_doc(prov.get(x.id))], prov,
                                                        want // 2))
-    withheld, hits = _unflagged(shown, prov, want)
+    withheld, hits = _unflagged(shown, prov, want, ws.db)
     return [(x, _hit_line(x, row=prov.get(x.id), stale=old.get(x.id))) for x in hits], related, withheld
 
 
@@ -340,7 +344,7 @@ def prompt_recall_body(ws: Workspace, session_id: str, prompt: str, width: int) 
     hits = [h for h in hits if h.id not in shown and store.content_hash(h.content) != prompt_hash]
     prov = provenance(ws, [h.id for h in hits])
     hits, old = _stale_last(ws, hits)
-    withheld, hits = _unflagged(hits, prov, want)
+    withheld, hits = _unflagged(hits, prov, want, ws.db)
     if not hits and not withheld:
         return "", []
     memories = [h for h in hits if not is_repo_doc(prov.get(h.id))]

@@ -15,7 +15,7 @@ import time
 from memory.base import fence
 from memory.base.definitions import enclosing, symbol_name
 from memory.recall.search import hit_from_row
-from memory.store import log_access, symbols
+from memory.store import log_access, mark_checked, symbols
 from memory.store.workspace import Workspace
 
 TYPE_CHECKING = False
@@ -36,7 +36,7 @@ FLOOR = 0.5
 # Everything but letters, digits and `_` (ASCII; other letters kept) read as a break: str.translate, not re.
 _NON_WORD = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
 _COLUMNS = ("m.id, m.title, m.type, m.created_at, m.session_id, m.content, m.importance, m.project, m.origin, "
-            "m.origin_detail, m.source, m.tags, m.files, m.author, m.machine, m.flags")
+            "m.origin_detail, m.source, m.tags, m.files, m.author, m.machine, m.flags, m.checked")
 
 
 def recall(ws: Workspace, session_id: str, path: str, old_text: str = "", new_text: str = "") -> str:
@@ -79,8 +79,10 @@ def _note(ws: Workspace, session_id: str, path: str, old_text: str, said: set[st
     # Rows saved before the flag knew their form are read again (memory/base/fence.py is_flagged): the flag
     # withholds a memory here as at startup and per prompt.
     by: dict[str, list[sqlite3.Row]] = {}
+    verdicts = {r["id"]: fence.is_flagged(r, r["title"], r["content"]) for r in rows}
+    mark_checked(ws.db, rows, verdicts)
     for r in rows:
-        if not fence.is_flagged(r, r["title"], r["content"]):
+        if not verdicts[r["id"]]:
             by.setdefault(r["session_id"] or "", []).append(r)
     best = sorted(((max(scores[r["id"]] for r in group), group) for group in by.values()), key=lambda x: -x[0])
     chosen = [(score, max(group, key=lambda r: (_WEIGHT.get(r["type"], 0.3), scores[r["id"]])))

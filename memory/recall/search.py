@@ -198,21 +198,35 @@ def bounded_rank(db: sqlite3.Connection, table: str, weights: str, phrases: list
     score under the rare ones.
 
     Filters that drop few rows (expiry, a session left out, those already shown) are checked on the ranked
-    rows, not joined to every match (half the cost): 2k + 16 are ranked, and in the rare case that fewer
-    than k of them pass, the ranking runs again with the join."""
+    rows, not joined to every match (half the cost): 2k + 16 are ranked, and as many more as the session
+    left out holds memories and was shown; in the rare case that fewer than k of them pass, the ranking
+    runs again with the join."""
     where, args = filters.sql()
     if not (filters.types or filters.since is not None or filters.until is not None or filters.session_id
             or filters.project):
-        fetched = _rank(db, table, weights, phrases, "", [], 2 * k + 16, bound, join=False)
+        want = 2 * k + 16 + _left_out(db, filters)
+        fetched = _rank(db, table, weights, phrases, "", [], want, bound, join=False)
         if not fetched:
             return []
         ids = [i for i, _ in fetched]
         keep = {r[0] for r in db.execute(f"SELECT m.id FROM memories m WHERE m.id IN ({','.join('?' * len(ids))})"
                                          f"{where}", [*ids, *args])}
         passed = [x for x in fetched if x[0] in keep]
-        if len(passed) >= k or len(fetched) < 2 * k + 16:
+        if len(passed) >= k or len(fetched) < want:
             return passed[:k]
     return _rank(db, table, weights, phrases, where, args, k, bound, join=True)
+
+
+def _left_out(db: sqlite3.Connection, filters: Filters) -> int:
+    """How many memories the session filters can leave out at most: the excluded session's own and those
+    already shown in a session (index ranges; a long session's prompts were shown hundreds)."""
+    n = 0
+    if filters.exclude_session:
+        n += db.execute("SELECT count(*) FROM memories WHERE session_id = ?", (filters.exclude_session,)).fetchone()[0]
+    if filters.not_shown_in:
+        n += db.execute("SELECT count(*) FROM access_log WHERE session_id = ? AND kind LIKE 'inject%'",
+                        (filters.not_shown_in,)).fetchone()[0]
+    return min(n, 4000)
 
 
 def _rank(db: sqlite3.Connection, table: str, weights: str, phrases: list[str], where: str, args: list[object],

@@ -19,7 +19,7 @@ from memory.store.db import Tx
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
 
 class NewMemory:
@@ -444,11 +444,30 @@ def provenance(db: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]
         return {}
     marks = ",".join("?" * len(ids))
     try:
-        rows = db.execute(f"SELECT id, origin, origin_detail, flags, author, machine, source, tags, files "
-                          f"FROM memories WHERE id IN ({marks})", ids).fetchall()
+        rows = db.execute(f"SELECT id, origin, origin_detail, flags, checked, author, machine, source, tags, "
+                          f"files FROM memories WHERE id IN ({marks})", ids).fetchall()
     except sqlite3.Error:  # a label is not worth failing a hook: unlabelled lines say "recorded"
         return {}
     return {r["id"]: r for r in rows}
+
+
+def mark_checked(db: sqlite3.Connection, rows: Iterable[sqlite3.Row | None], verdicts: dict[int, bool]) -> None:
+    """Record the flags a reader decided (fence.is_flagged: `verdicts`, by id) for the rows not yet checked
+    under the rules in force, with the rules' mark, so the next injection of these rows reads no text.
+    Bookkeeping: a busy or read-only database is left as it is."""
+    from memory.base.fence import FLAG, checked_now, rules_mark
+
+    mark = rules_mark()
+    todo = [(mark, FLAG if verdicts[r["id"]] and not r["flags"] else r["flags"], r["id"])
+            for r in rows if r is not None and r["id"] in verdicts and not checked_now(r)]
+    if not (mark and todo):
+        return
+    try:
+        with Tx(db):
+            db.executemany("UPDATE memories SET checked = ?, flags = ? WHERE id = ?", todo)
+    except sqlite3.OperationalError as exc:
+        if not any(w in str(exc).lower() for w in ("locked", "busy", "readonly", "disk is full", "disk i/o error")):
+            raise
 
 
 def log_access(db: sqlite3.Connection, ids: list[int], kind: str, session_id: str | None = None,
