@@ -138,6 +138,7 @@ def test_codex_apply_patch_becomes_an_edit_of_its_file() -> None:
     assert ev.tool_input == {"file_path": "a.py", "old_string": "old line", "new_string": "new line"}
 
 
+@pytest.mark.fastpath  # what the fast path spares a hook: checked with it on in both passes (tests/conftest.py)
 def test_a_host_tool_hook_stays_off_the_slow_imports(tmp_path: Path) -> None:
     from tests.test_hook_hot_path import _hook_modules
 
