@@ -52,12 +52,11 @@ def test_a_warm_worker_searches_without_lancedb(home: Path, project: Path, embed
             counts(ws.db_path)
         assert wait_for(lambda: (a := search(home, key, "postgres pool module")) and a.get("warm"), 60, 0.2)
         state = worker_client.ask(str(home), {"op": "ping"}, timeout=5)
-        child = state["vector_process"]
-        assert child and not state["lancedb_in_worker"], state  # the writes and the warm build went there
-        # Quiet: the child exits (after the versions' clean-up); the worker lets go of nothing else.
+        assert not state["lancedb_in_worker"], state  # the warm build's scan went to the child
+        # Once the lists are built the child is stopped (the writes are staged); the worker lets go of nothing else.
         assert wait_for(lambda: worker_client.ask(str(home), {"op": "ping"}, timeout=5)["vector_process"] is None,
                         60, 0.2)
-        assert wait_for(lambda: not alive(child), 10, 0.1)
+        assert state["vector_process"] is None or wait_for(lambda: not alive(state["vector_process"]), 10, 0.1)
         for q in ("redis cache", "grpc deadline module", "terraform state run", "pytest fixture", "nginx proxy"):
             answer = search(home, key, q)
             assert answer and answer["warm"], answer
@@ -115,3 +114,49 @@ def test_the_vector_process_comes_back_after_a_crash_and_a_release(tmp_path: Pat
         assert vs.count() == 7 and host.started == 3
     finally:
         host.stop()
+
+
+def ping(home: Path) -> dict:
+    return worker_client.ask(str(home), {"op": "ping"}, timeout=5) or {}
+
+
+def test_a_serving_worker_stages_its_writes_and_flushes_them_when_it_goes_light(home: Path, project: Path) -> None:
+    """While the worker serves (searches, new memories from hooks) LanceDB's process stays down: the vector
+    writes wait in the stage (memory/worker/stage.py) and the in-memory lists answer with them; when the
+    worker goes light it writes them to LanceDB, which then holds every memory."""
+    from memory.recall.vectors import VectorStore
+
+    ws = Workspace.for_dir(str(project), home=str(home))
+    fill(ws, 120)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "MEMORY_HOME": str(home),
+           "MEMORY_EMBEDDER": "hashing", "MEMORY_WORKER": "on", "MEMORY_WORKER_IDLE_SECONDS": "120",
+           "MEMORY_WORKER_RELEASE_SECONDS": "12", "MEMORY_VECTOR_PROCESS_SECONDS": "1",
+           "MEMORY_VECTOR_KEEP_VERSIONS_SECONDS": "1", "MEMORY_DAILY_LOG": "off"}
+    proc = spawn(env)
+    key = ws.project.key
+    try:
+        assert wait_for(lambda: (c := counts(ws.db_path))["ledger"] == c["memories"] == 120, 120, 0.2)
+        assert wait_for(lambda: (a := search(home, key, "postgres pool module")) and a.get("warm"), 60, 0.2)
+        # The lists' build flushed what was staged, then the child went quiet and exited.
+        assert wait_for(lambda: ping(home).get("vector_process", 0) is None, 60, 0.2)
+        for i in range(3):  # serving: new memories and searches; the child is not started for them
+            saved = store.save(ws.db, key, store.NewMemory(f"kafka offsets {i}", f"kafka consumer offsets reset "
+                                                           f"after rebalance number {i}", type="bugfix",
+                                                           session_id="s-new"), filter_low_value=False)
+            store.mark_dirty(ws.db, None)
+            worker_client.ask(str(home), {"op": "wake"}, timeout=5)
+            assert wait_for(lambda: (c := counts(ws.db_path))["ledger"] == c["memories"], 60, 0.1)
+            query = f"kafka offsets rebalance number {i}"
+            hit = wait_for(lambda q=query: (a := search(home, key, q)) and a["hits"], 30)
+            assert hit and saved.id in [h["id"] for h in hit], hit
+        state = ping(home)
+        assert state["vector_process"] is None and state["projects"][key]["vectors_waiting"] >= 3, (
+            state, Path(worker_client.log_file(str(home))).read_text())
+        # Quiet for MEMORY_WORKER_RELEASE_SECONDS: the staged writes go to LanceDB, then it re-executes light.
+        assert wait_for(lambda: ping(home).get("model_loaded") is False, 60, 0.2)
+        meta = ws.db.execute("SELECT value FROM meta WHERE key = 'vectors:provider'").fetchone()[0]
+        assert VectorStore(ws.dir, meta, 1024).count() == 123
+    finally:
+        wait_for(lambda: worker_client.ask(str(home), {"op": "shutdown"}, timeout=5), 30, 0.2)
+        proc.wait(timeout=60)
+    assert proc.returncode == 0

@@ -164,8 +164,8 @@ def test_work_indexed_during_a_build_is_not_lost(home: Path, monkeypatch: pytest
     started, release = threading.Event(), threading.Event()
     real_load = WarmIndex.load
 
-    def slow_load(self: WarmIndex, db, table) -> None:  # noqa: ANN001
-        real_load(self, db, table)  # reads the snapshot
+    def slow_load(self: WarmIndex, db, table, pause=lambda: None) -> None:  # noqa: ANN001
+        real_load(self, db, table, pause)  # reads the snapshot
         started.set()
         release.wait(30)
 

@@ -89,7 +89,7 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                              "only above this vector similarity"),
     "MEMORY_WORKER": ("on", "off: hooks never start the background worker (keyword recall only)"),
     "MEMORY_WORKER_IDLE_SECONDS": ("600", "the worker exits after this long with no jobs and no queries"),
-    "MEMORY_WORKER_RELEASE_SECONDS": ("120", "after this long with no jobs and no queries the worker frees its model, "
+    "MEMORY_WORKER_RELEASE_SECONDS": ("60", "after this long with no jobs and no queries the worker frees its model, "
                                              "in-memory lists and libraries (~20 MiB left) and loads them again on the"
                                              " next job or search (0: never)"),
     "MEMORY_BUSY_TIMEOUT_MS": ("5000", "how long a write waits for a database another process is writing; a hook whose"

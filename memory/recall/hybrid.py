@@ -166,16 +166,23 @@ def keyword_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: 
         return {}
     where, args = filters.sql("m")
     out = lexical(query, filters, k) if lexical else _ctx_candidates(db, query, filters, k)
-    pending = pending_ids(db)
+    pending = set(pending_ids(db))
     if pending:
-        marks = ",".join("?" * len(pending))
+        # The pending memories picked here, not by `rowid IN (...)`: with 500 ids bound that cost 64 ms of CPU
+        # a query at 10,000 memories (the search's whole budget, during every first index), the range and a
+        # set 0.5 ms. They are mostly the newest, so the range skips most of the match list.
+        found = 0
         for row in db.execute(
             f"""SELECT memories_fts.rowid AS id, bm25(memories_fts, {KEYWORD_WEIGHTS}) AS rank
                 FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-                WHERE memories_fts MATCH ? AND memories_fts.rowid IN ({marks}) {where} ORDER BY rank LIMIT ?""",
-            [match, *pending, *args, k],
+                WHERE memories_fts MATCH ? AND memories_fts.rowid >= ? {where} ORDER BY rank""",
+            [match, min(pending), *args],
         ):
-            out[row["id"]] = max(out.get(row["id"], 0.0), -row["rank"])
+            if row["id"] in pending:
+                out[row["id"]] = max(out.get(row["id"], 0.0), -row["rank"])
+                found += 1
+                if found == k:
+                    break
     return out
 
 

@@ -30,10 +30,17 @@ from typing import Any
 # (release_if_quiet). Starting one costs ~2 CPU-s (the imports); a burst's batches come every few seconds at
 # most, so 20 s spans them.
 SCAN_ROWS = 2048  # rows per message of a scan: 3 MiB of float32 at 384 dimensions, 8 MiB at 1,024
+# How long a search waits for the child while another call (a batch's write, a scan) has it: a search is
+# answered within the hooks' 40 ms (MEMORY_WORKER_TIMEOUT_MS), by keyword recall if need be.
+SEARCH_WAIT_S = 0.02
 
 
 class VectorHostError(RuntimeError):
     """The child failed an operation (its message), or is gone."""
+
+
+class VectorHostBusy(VectorHostError):
+    """The child was busy with another call for longer than the caller would wait."""
 
 
 class Host:
@@ -56,9 +63,12 @@ class Host:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
 
-    def call(self, op: str, *args: Any) -> tuple[Any, float | None]:
-        """Run `op` in the child (started if need be): its result and the store's clean-up due time."""
-        with self._lock:
+    def call(self, op: str, *args: Any, wait: float = -1) -> tuple[Any, float | None]:
+        """Run `op` in the child (started if need be): its result and the store's clean-up due time. `wait`:
+        seconds to wait for a call under way (VectorHostBusy after them; -1: as long as it takes)."""
+        if not self._lock.acquire(timeout=wait):
+            raise VectorHostBusy(f"vector process busy with another call for {wait:g} s")
+        try:
             if self.pid is None:
                 self._start()
             assert self._out is not None and self._in is not None
@@ -71,6 +81,8 @@ class Host:
                 raise VectorHostError(f"vector process gone: {exc!r}") from exc
             finally:
                 self.used = time.monotonic()
+        finally:
+            self._lock.release()
         if status != "ok":
             raise VectorHostError(value)
         return value, due
@@ -125,7 +137,9 @@ class Host:
 
     def release_if_quiet(self, quiet_s: float | None = None) -> bool:
         """Stop the child if nothing has called it for `quiet_s` (MEMORY_VECTOR_PROCESS_SECONDS), no scan is
-        open and no store's clean-up is due within `quiet_s` (it would start again for it); True if stopped."""
+        open and no store's clean-up is due within `quiet_s` (it would start again for it); True if stopped.
+        A clean-up already overdue is not waited for: the worker's loop did not run it (its writes are staged,
+        memory/worker/stage.py), so it comes with the flush."""
         if self.pid is None:
             return False
         if quiet_s is None:
@@ -137,7 +151,7 @@ class Host:
         try:
             now = time.monotonic()
             if (self.pid is None or self.scans or now - self.used < quiet_s
-                    or any(due is not None and due - now < quiet_s for due in self.dues.values())):
+                    or any(due is not None and 0 <= due - now < quiet_s for due in self.dues.values())):
                 return False
             self._stop()
         finally:
@@ -152,8 +166,8 @@ class RemoteStore:
         self.host, self.where, self.dim = host, (project_dir, provider_key, dim), dim
         self._due: float | None = 0.0  # as VectorStore: unknown until the child has opened the store
 
-    def _call(self, op: str, *args: Any) -> Any:
-        value, self._due = self.host.call(op, self.where, *args)
+    def _call(self, op: str, *args: Any, wait: float = -1) -> Any:
+        value, self._due = self.host.call(op, self.where, *args, wait=wait)
         self.host.dues[self.where] = self._due
         return value
 
@@ -192,7 +206,8 @@ class RemoteStore:
         return self._call("maintain", force, keep_s)
 
     def search(self, vector: list[float], k: int, where: str | None = None) -> list[tuple[int, float]]:
-        return list(self._call("search", vector, k, where))
+        """The worker's searches before its in-memory lists are built: VectorHostBusy rather than wait."""
+        return list(self._call("search", vector, k, where, wait=SEARCH_WAIT_S))
 
     def scan(self, rows: int = SCAN_ROWS) -> Iterator[tuple[Any, Any]]:
         """The child's VectorStore.scan, a message per batch; the child stays up until it is closed."""

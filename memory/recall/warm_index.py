@@ -23,7 +23,7 @@ import re
 import sqlite3
 import threading
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,8 @@ from memory.recall.search import Filters, query_words
 
 K1, B = 1.2, 0.75
 BLOCK = 8192  # vectors per block: growing the store never copies what is already there
+# Rows of memories_ctx per step of the build, between two pauses (a search in the worker goes first).
+LOAD_ROWS = 512
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # memories_ctx's (memory/store/migrations.py m003)
 
 
@@ -151,9 +153,11 @@ class WarmIndex:
 
     # -- building -----------------------------------------------------------------------------------
 
-    def load(self, db: sqlite3.Connection, vectors: Iterable[tuple[np.ndarray, np.ndarray]] | None) -> None:
+    def load(self, db: sqlite3.Connection, vectors: Iterable[tuple[np.ndarray, np.ndarray]] | None,
+             pause: Callable[[], None] = lambda: None) -> None:
         """Everything memories_ctx holds, and the vectors (batches of ids and rows, as VectorStore.scan gives
-        them) (call before the index is shared).
+        them) (call before the index is shared); `pause` is called between chunks of LOAD_ROWS rows (the
+        worker's searches go first).
 
         An all-ASCII row is split here (unicode61's token characters in ASCII are exactly letters and
         digits) and each distinct word is stemmed once by SQLite's porter; other rows go through the
@@ -174,7 +178,8 @@ class WarmIndex:
                 got[1].append(f)
 
         cur = db.execute("SELECT rowid, title, content, tags, ctx FROM memories_ctx")
-        while chunk := cur.fetchmany(2048):
+        while chunk := cur.fetchmany(LOAD_ROWS):
+            pause()
             split, whole, unknown = [], [], set()
             for mid, *cols in chunk:
                 m = meta.get(mid)
@@ -210,6 +215,7 @@ class WarmIndex:
         self.total_length = float(self.length[:self.n].sum())
         self._pack(lists)
         for ids, vecs in vectors or ():
+            pause()
             slots = []
             rows = []
             for i, mid in enumerate(ids.tolist()):

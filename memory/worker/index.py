@@ -8,6 +8,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -19,11 +20,14 @@ from memory.recall import context
 from memory.recall.hybrid import Scored, Weights
 from memory.recall.hybrid import search as hybrid_search
 from memory.recall.search import Filters
+from memory.recall.vectors import is_index_damage
 from memory.store import queue
 from memory.store.db import Tx, connect
 from memory.store.workspace import Workspace
+from memory.worker import stage
 from memory.worker.heap import trim_heap
 from memory.worker.log import log as _log
+from memory.worker.stage import Staged
 
 META_PROVIDER = "vectors:provider"
 # Own vectors kept per project for the "mean" window rule, by their text's hash: a window's members were
@@ -60,7 +64,8 @@ class ProjectIndex:
         if host is not None:
             from memory.recall.vector_host import RemoteStore
 
-            self.vectors: Any = RemoteStore(host, self.dir, self.provider, embedder.dim)
+            self.vectors: Any = Staged(RemoteStore(host, self.dir, self.provider, embedder.dim), self.dir,
+                                       self.provider)
         else:
             from memory.recall import vectors
 
@@ -69,6 +74,10 @@ class ProjectIndex:
             except vectors.IndexDamaged as exc:
                 self._set_aside(exc)
                 self.vectors = vectors.VectorStore(self.dir, self.provider, embedder.dim)
+            if os.path.exists(os.path.join(self.dir, stage.NAME)):  # a worker's writes still waiting: newer
+                held = Staged(self.vectors, self.dir, self.provider)
+                held.flush()
+                held.close()
         self._local = threading.local()
         self._query_cache: OrderedDict[str, list[float]] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -87,6 +96,9 @@ class ProjectIndex:
         # The vector list is searched in another thread while SQLite ranks the keyword list: both release
         # the GIL, so a query costs about the slower of the two rather than their sum.
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"vec-{key[:12]}")
+        # Called between the steps of indexing and of the lists' build: the worker's SearchFirst.pause, so a
+        # search in flight goes first (memory/worker/priority.py).
+        self.pause: Callable[[], None] = lambda: None
 
     def close(self) -> None:
         """Let go of the in-memory lists, the thread pool, the LanceDB table and the database."""
@@ -95,6 +107,8 @@ class ProjectIndex:
         with self._cache_lock:
             self._query_cache.clear()
         self.pool.shutdown(wait=False)
+        if isinstance(self.vectors, Staged):
+            self.vectors.close()
         self.db.close()
 
     # -- state shared with query threads ------------------------------------------------------------
@@ -211,7 +225,10 @@ class ProjectIndex:
                 # Unchanged text (a duplicate save): only the ledger's time moves on.
                 with Tx(db):
                     db.execute("UPDATE memory_index SET indexed_at = ? WHERE memory_id = ?", (read_at, mid))
+        self.warm_up()  # built from the first batch on, searches meanwhile never wait for LanceDB's writes
+        self.pause()
         vectors = self._embed(docs)
+        self.pause()
         self.vectors.upsert([
             {"id": d.row["id"], "vector": v, "type": d.row["type"], "session_id": d.row["session_id"],
              "created_at": float(d.row["created_at"]), "expires_at": d.row["expires_at"]}
@@ -287,7 +304,7 @@ class ProjectIndex:
             db = connect(os.path.join(self.dir, "memory.db"))
             try:
                 db.execute("BEGIN DEFERRED")  # one snapshot of memories and memories_ctx; writers go on (WAL)
-                warm.load(db, self.vectors.scan())  # no clean-up deletes the version it reads
+                warm.load(db, self.vectors.scan(), pause=self.pause)  # no clean-up deletes the version it reads
                 db.execute("ROLLBACK")
             finally:
                 db.close()
@@ -301,6 +318,8 @@ class ProjectIndex:
                 warm.update(entries)
                 warm.delete(gone)
             self.warm, self._warm_building, self._warm_pending = warm, False, []
+        if isinstance(self.vectors, Staged):
+            self.vectors.release()  # the lists answer from now on: LanceDB's process need not wait 20 s
         trim_heap()  # the build's temporaries (per-term lists, Arrow batches): 10,000 memories, -40 MiB of RSS
         _log(f"{self.key}: warm index of {warm.live} memories ({warm.nbytes() >> 20} MiB) built in "
              f"{time.perf_counter() - t0:.1f} s")
@@ -355,15 +374,24 @@ class ProjectIndex:
             self._own.popitem(last=False)
         return out
 
-    def maintain(self, force: bool = False) -> None:
+    def waiting(self) -> int:
+        """Vector writes held in the stage (memory/worker/stage.py), not yet in LanceDB."""
+        return int(getattr(self.vectors, "waiting", 0))
+
+    def maintain(self, force: bool = False, flush: bool = True) -> None:
         """After a burst of work (the queue is empty), or when old vector versions are due for their
-        clean-up: index and compaction upkeep (memory/recall/vectors.py)."""
-        if not self.changed and not force and not self.vectors.cleanup_due():
+        clean-up: the staged writes flushed, index and compaction upkeep (memory/recall/vectors.py).
+        Without `flush`, nothing while writes are staged: the worker writes them when it goes light."""
+        if self.waiting() and not flush:
+            return
+        if not self.changed and not force and not self.waiting() and not self.vectors.cleanup_due():
             return
         self.changed = False
         try:
             done = self.vectors.maintain(force=force)
         except Exception as exc:  # noqa: BLE001 - upkeep can wait for the next burst
+            if is_index_damage(exc):
+                raise  # found by the staged writes' flush: the caller rebuilds the store (recover_vectors)
             _log(f"{self.key}: vector upkeep failed: {described(exc)}")
             return
         if done and done != "optimized":

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -41,11 +40,12 @@ def evict_job(ws: Workspace, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 
-def drain(p: ProjectIndex, stopping: threading.Event, worked: Callable[[], None]) -> int:
-    """Run the project's due jobs until its queue is empty or the worker stops; `worked` is called after each
-    batch or job (the idle clock). Returns how many jobs were done."""
+def drain(p: ProjectIndex, go_on: Callable[[], bool], worked: Callable[[], None]) -> int:
+    """Run the project's due jobs while `go_on()` and its queue is not empty; `worked` is called after each
+    batch or job (the idle clock). Each batch waits first for the searches in flight. Returns the jobs done."""
     done = 0
-    while not stopping.is_set():
+    while go_on():
+        p.pause()
         jobs = queue.claim_batch(p.db, "vector", BATCH)
         if jobs:
             if not index_batch(p, jobs):

@@ -24,7 +24,9 @@ from memory.worker import jobs
 from memory.worker.heap import few_arenas, rss_bytes, trim_heap
 from memory.worker.index import ProjectIndex
 from memory.worker.log import log as _log
+from memory.worker.priority import SearchFirst
 from memory.worker.server import Server
+from memory.worker.stage import FLUSH_ROWS
 
 SWEEP_EVERY_S = 300
 
@@ -52,6 +54,7 @@ class Worker(Server):
         self.query_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query")
         # LanceDB lives in a child process that comes and goes with the writes (memory/recall/vector_host.py).
         self.vector_host = Host()
+        self.first = SearchFirst()  # searches before indexing (memory/worker/priority.py)
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -88,6 +91,7 @@ class Worker(Server):
             from memory.recall import embed
 
             self._embedder = embed.Background(embed.choose())  # indexing at low priority, searches not
+            self._embedder.pause = self.first.pause
             _log(f"embedder {embed.key(self._embedder)}")
         return self._embedder
 
@@ -100,6 +104,7 @@ class Worker(Server):
                 p = ProjectIndex(self.home, key, self.embedder, self.vector_host)
                 p.check_provider()
                 p.warm_enabled = True  # a long-lived process: worth the in-memory copy
+                p.pause = self.first.pause
                 self.projects[key] = p
                 queue.release_running(p.db)  # we hold the lock: whoever claimed these is dead
                 p.sweep()
@@ -126,7 +131,8 @@ class Worker(Server):
         return keys
 
     def drain(self, p: ProjectIndex) -> int:
-        return jobs.drain(p, self.stopping, self._worked)
+        """The project's jobs, until its queue is empty or another project asks to be loaded (a search for it)."""
+        return jobs.drain(p, lambda: not self.stopping.is_set() and not self.to_load, self._worked)
 
     def _worked(self) -> None:
         self.last_activity = time.monotonic()
@@ -185,13 +191,17 @@ class Worker(Server):
                         pending.append(p.key)
                 if worked or pending:
                     continue
+                # Staged vector writes wait for the worker to go light (LanceDB's process stays down while it
+                # serves), unless it never does or a backlog has built up (memory/worker/stage.py).
+                goes_light = 0 < release < idle
                 for p in list(self.projects.values()):
                     try:
-                        p.maintain()
+                        p.maintain(flush=not goes_light or p.waiting() >= FLUSH_ROWS)
                     except Exception as exc:
                         if not is_index_damage(exc):
                             raise
                         p.recover_vectors(exc)
+                        self._worked()  # it queued every memory again: work, not idle time
                 if self.vector_host.release_if_quiet():
                     trim_heap()  # the replies' buffers (a warm build's scan: 12 MiB a message)
                 if time.monotonic() - self.last_activity > idle:
@@ -207,6 +217,18 @@ class Worker(Server):
 
     # -- the idle footprint ---------------------------------------------------------------------------
 
+    def flush(self) -> None:
+        """Every project's staged vector writes into LanceDB, and its upkeep (going light, stopping); a
+        failure leaves them staged for the next worker."""
+        for p in list(self.projects.values()):
+            if p.waiting():
+                try:
+                    p.maintain()
+                except Exception as exc:
+                    if not is_index_damage(exc):
+                        raise
+                    p.recover_vectors(exc)  # the next worker embeds everything again
+
     def _heavy(self) -> bool:
         return self._embedder is not None or bool(self.projects)
 
@@ -216,6 +238,7 @@ class Worker(Server):
         if any(p._warm_building for p in list(self.projects.values())):
             return
         before = rss_bytes()
+        self.flush()
         self.vector_host.stop()
         if self.can_exec and self.lock_fd is not None:
             self._reexec(before)
@@ -297,6 +320,7 @@ class Worker(Server):
                 pass
             self.server.close()
         self.query_pool.shutdown(wait=False, cancel_futures=True)
+        self.flush()
         for p in self.projects.values():
             p.close()
         self.vector_host.stop()

@@ -14,10 +14,11 @@ from typing import Any
 from memory import store
 from memory.base.worker_client import socket_path
 from memory.recall.search import Filters
-from memory.recall.vector_host import Host
+from memory.recall.vector_host import Host, VectorHostBusy
 from memory.recall.vectors import is_index_damage
 from memory.worker.heap import rss_bytes
 from memory.worker.index import ProjectIndex
+from memory.worker.priority import SearchFirst
 
 # A search is hybrid once this share of the project's memories have current vectors; below, the worker
 # answers that keyword results are due ("index 40% built") rather than fuse a list that misses most.
@@ -44,6 +45,7 @@ class Server:
     server: socket.socket | None
     query_pool: ThreadPoolExecutor
     vector_host: Host
+    first: SearchFirst
     _embedder: Any
 
     @property
@@ -114,41 +116,12 @@ class Server:
             self.wake.set()
             return {"ok": True, "pid": os.getpid()}
         if op == "search":
-            t0, c0 = time.perf_counter(), time.thread_time()
-            key = str(req.get("project") or "")
-            p = self.projects.get(key)
-            if p is None:
-                # Loading a project opens its database: the main thread's job (sqlite3 connections stay in
-                # their thread). This query gets no answer (the hook uses keyword recall); the next one will.
-                self.to_load.add(key)
-                self.wake.set()
-                return {"ok": False, "error": "project not loaded yet", "loading": True}
-            indexed, total = store.vector_coverage(p.reader())
-            out: dict[str, Any] = {"ok": True, "provider": p.provider, "indexed": indexed, "total": total}
-            if indexed < MIN_COVERAGE * total:
-                # Memories without a vector would rank on their keyword score alone, below the others.
-                out["keyword"] = f"index {100 * indexed // total}% built"
-            elif p.warm is None and not self.vector_host.ready:
-                # Before the in-memory lists, a search goes through the vector process, whose start costs
-                # ~2 CPU-s of imports: more than a query waits. Start it (the lists' build, or a count) and
-                # say so: a hook answers with keyword recall, the CLI asks again within its bounded wait.
-                p.warm_up()
-                self.vector_host.start_soon(p.vectors.count)
-                return {"ok": False, "error": "vector process starting", "loading": True}
-            else:
-                try:
-                    hits = p.search(str(req.get("query") or ""), int(req.get("limit") or 10),
-                                    filters_from(req.get("filters")))
-                except Exception as exc:
-                    if not is_index_damage(exc):
-                        raise
-                    self.to_recover[key] = exc  # the main thread rebuilds it (sqlite3 stays in its thread)
-                    self.wake.set()
-                    out["keyword"] = "the semantic index was damaged: the worker is rebuilding it from SQLite"
-                    return out
-                out.update(hits=[h.as_dict() for h in hits], warm=p.warm is not None)
-            return {**out, "ms": round((time.perf_counter() - t0) * 1000, 2),
-                    "cpu_ms": round((time.thread_time() - c0) * 1000, 2)}
+            with self.first.searching():  # indexing waits at its next step (memory/worker/priority.py)
+                steps = self.first.steps
+                out = self._search(req)
+                if out.get("ok"):
+                    out["index_steps"] = self.first.steps - steps  # steps of indexing it ran beside
+                return out
         if op == "team_search":  # the team server's search, with this worker's warm embedder (memory/team)
             from memory.team.sync import search_for
 
@@ -156,13 +129,54 @@ class Server:
                               int(req.get("limit") or 10), self.embedder)
         return {"ok": False, "error": f"unknown op {op!r}"}
 
+    def _search(self, req: dict[str, Any]) -> dict[str, Any]:
+        """A hybrid search's answer: its hits, or why keyword recall is due, or "loading" (ask again)."""
+        t0, c0 = time.perf_counter(), time.thread_time()
+        key = str(req.get("project") or "")
+        p = self.projects.get(key)
+        if p is None:
+            # Loading a project opens its database: the main thread's job (sqlite3 connections stay in
+            # their thread). This query gets no answer (the hook uses keyword recall); the next one will.
+            self.to_load.add(key)
+            self.wake.set()
+            return {"ok": False, "error": "project not loaded yet", "loading": True}
+        indexed, total = store.vector_coverage(p.reader())
+        out: dict[str, Any] = {"ok": True, "provider": p.provider, "indexed": indexed, "total": total}
+        if indexed < MIN_COVERAGE * total:
+            # Memories without a vector would rank on their keyword score alone, below the others.
+            out["keyword"] = f"index {100 * indexed // total}% built"
+        elif p.warm is None and not self.vector_host.ready:
+            # Before the in-memory lists, a search goes through the vector process, whose start costs
+            # ~2 CPU-s of imports: more than a query waits. Start it (the lists' build, or a count) and
+            # say so: a hook answers with keyword recall, the CLI asks again within its bounded wait.
+            p.warm_up()
+            self.vector_host.start_soon(p.vectors.count)
+            return {"ok": False, "error": "vector process starting", "loading": True}
+        else:
+            try:
+                hits = p.search(str(req.get("query") or ""), int(req.get("limit") or 10),
+                                filters_from(req.get("filters")))
+                out.update(hits=[h.as_dict() for h in hits], warm=p.warm is not None)
+            except VectorHostBusy:
+                out["keyword"] = "the vector store is busy indexing and its in-memory copy is loading"
+            except Exception as exc:
+                if not is_index_damage(exc):
+                    raise
+                self.to_recover[key] = exc  # the main thread rebuilds it (sqlite3 stays in its thread)
+                self.wake.set()
+                out["keyword"] = "the semantic index was damaged: the worker is rebuilding it from SQLite"
+                return out
+        return {**out, "ms": round((time.perf_counter() - t0) * 1000, 2),
+                "cpu_ms": round((time.thread_time() - c0) * 1000, 2)}
+
     def state(self) -> dict[str, Any]:
         """What this process holds: `memory worker status` and the tests read it through the socket."""
         return {"model_loaded": self._embedder is not None,
                 "lancedb_loaded": "lancedb" in sys.modules or self.vector_host.pid is not None,
                 "lancedb_in_worker": "lancedb" in sys.modules, "vector_process": self.vector_host.pid,
                 "projects": {k: {"warm": p.warm is not None, "warm_memories": p.warm.live if p.warm else 0,
-                                 "index_rate": round(p.rate.per_s, 2) if p.rate.per_s else None}
+                                 "index_rate": round(p.rate.per_s, 2) if p.rate.per_s else None,
+                                 "vectors_waiting": p.waiting()}
                              for k, p in list(self.projects.items())},
                 "index_nice": getattr(self._embedder, "nice", lambda: None)(),
                 "rss_bytes": rss_bytes(), "idle_seconds": round(time.monotonic() - self.last_activity, 1)}

@@ -35,6 +35,8 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -177,19 +179,33 @@ def burst(home: Path, key: str, n: int, timeout: float = 900) -> float:
         ws.close()
 
 
+@contextmanager
+def worker_process(home: Path, env: dict[str, str], checkout: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A real worker (`python -m memory.worker`) run from `checkout` on `home`, its stderr in the data dir's
+    worker log; asked to shut down at the end (killed if it does not within 120 s)."""
+    os.makedirs(os.path.dirname(worker_client.log_file(str(home))), exist_ok=True)
+    with open(worker_client.log_file(str(home)), "ab") as log:
+        # cwd too: `python -m` puts the current directory first on sys.path, before PYTHONPATH
+        proc = subprocess.Popen([sys.executable, "-m", "memory.worker"], env={**env, "PYTHONPATH": str(checkout)},
+                                stdout=subprocess.DEVNULL, stderr=log, start_new_session=True, cwd=str(checkout))
+        try:
+            yield proc
+        finally:
+            worker_client.ask(str(home), {"op": "shutdown"}, timeout=10)
+            try:
+                proc.wait(120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 def worker_memory(home: Path, embedder_name: str, key: str, idle: int = 0, release: int | None = None,
                   burst_n: int = 0, checkout: Path | None = None) -> dict[str, object]:
     release = env_int("MEMORY_WORKER_RELEASE_SECONDS") if release is None else release
     env = {**os.environ, "MEMORY_HOME": str(home), "MEMORY_EMBEDDER": embedder_name,
-           "MEMORY_WORKER_IDLE_SECONDS": str(max(300, idle + 60)), "MEMORY_WORKER_RELEASE_SECONDS": str(release),
-           "PYTHONPATH": str(checkout or ROOT)}
-    os.makedirs(os.path.dirname(worker_client.log_file(str(home))), exist_ok=True)
-    log = open(worker_client.log_file(str(home)), "ab")  # noqa: SIM115 - kept open for the child's life
+           "MEMORY_WORKER_IDLE_SECONDS": str(max(300, idle + 60)), "MEMORY_WORKER_RELEASE_SECONDS": str(release)}
     t0 = time.perf_counter()
-    # cwd too: `python -m` puts the current directory first on sys.path, before PYTHONPATH
-    proc = subprocess.Popen([sys.executable, "-m", "memory.worker"], env=env, stdout=subprocess.DEVNULL, stderr=log,
-                            start_new_session=True, cwd=str(checkout or ROOT))
-    try:
+    with worker_process(home, env, checkout or ROOT) as proc:
         answered = None
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and proc.poll() is None:
@@ -227,14 +243,6 @@ def worker_memory(home: Path, embedder_name: str, key: str, idle: int = 0, relea
         return {"embedder": answered.get("provider"), "rss_bytes": mem["VmRSS"], "peak_rss_bytes": mem["VmHWM"],
                 "seconds_to_first_answer": round(warm, 1), "seconds_to_in_memory_answer": round(in_memory, 1),
                 "release_seconds": release, "idle_rss_bytes": idle_rss, "stages": stages}
-    finally:
-        worker_client.ask(str(home), {"op": "shutdown"}, timeout=5)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def mib(n: int) -> str:

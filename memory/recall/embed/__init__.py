@@ -10,6 +10,7 @@ Cold side: may import base and recall's search; never hook, worker, learn, team,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from memory.base.config import env
@@ -70,6 +71,8 @@ def make(name: str) -> Embedder:
 
 # Niceness of the thread that embeds for the index: bulk indexing yields the CPU to hooks and searches.
 INDEX_NICE = 10
+# Texts per forward pass of bulk indexing between two calls of Background.pause (a search may go first).
+PAUSE_EVERY = 16
 
 
 class Background:
@@ -86,6 +89,7 @@ class Background:
         self.inner = inner
         self.name, self.model, self.dim = inner.name, inner.model, inner.dim
         self.tid: int | None = None  # the thread's id once it runs (its niceness: `memory worker status`)
+        self.pause: Callable[[], None] = lambda: None  # the worker's SearchFirst.pause
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="embed", initializer=self._start)
 
     def _start(self) -> None:
@@ -104,7 +108,15 @@ class Background:
             return None
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        return self._pool.submit(self.inner.embed, texts).result()
+        return self._pool.submit(self._embed, texts).result()
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        """In the thread: PAUSE_EVERY texts at a time, pausing before each (a search in flight goes first)."""
+        out: list[list[float]] = []
+        for first in range(0, len(texts), PAUSE_EVERY):
+            self.pause()
+            out += self.inner.embed(texts[first:first + PAUSE_EVERY])
+        return out
 
     def embed_query(self, text: str) -> list[float]:
         return self.inner.embed_query(text)
