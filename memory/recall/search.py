@@ -199,13 +199,17 @@ def bounded_rank(db: sqlite3.Connection, table: str, weights: str, phrases: list
 
     Filters that drop few rows (expiry, a session left out, those already shown) are checked on the ranked
     rows, not joined to every match (half the cost): 2k + 16 are ranked, and as many more as the session
-    left out holds memories and was shown; in the rare case that fewer than k of them pass, the ranking
-    runs again with the join."""
+    left out holds memories; in the rare case that fewer than k of them pass, the ranking runs again with
+    the join."""
     where, args = filters.sql()
     if not (filters.types or filters.since is not None or filters.until is not None or filters.session_id
             or filters.project):
         want = 2 * k + 16 + _left_out(db, filters)
-        fetched = _rank(db, table, weights, phrases, "", [], want, bound, join=False)
+        # The memories already shown leave in SQL, by rowid (a set SQLite builds once): a long session's
+        # prompts were shown hundreds.
+        shown, shown_args = ((f" AND {table}.rowid NOT IN (SELECT memory_id FROM access_log WHERE session_id = ? "
+                              "AND kind LIKE 'inject%')", [filters.not_shown_in]) if filters.not_shown_in else ("", []))
+        fetched = _rank(db, table, weights, phrases, shown, shown_args, want, bound, join=False)
         if not fetched:
             return []
         ids = [i for i, _ in fetched]
@@ -218,15 +222,11 @@ def bounded_rank(db: sqlite3.Connection, table: str, weights: str, phrases: list
 
 
 def _left_out(db: sqlite3.Connection, filters: Filters) -> int:
-    """How many memories the session filters can leave out at most: the excluded session's own and those
-    already shown in a session (index ranges; a long session's prompts were shown hundreds)."""
-    n = 0
-    if filters.exclude_session:
-        n += db.execute("SELECT count(*) FROM memories WHERE session_id = ?", (filters.exclude_session,)).fetchone()[0]
-    if filters.not_shown_in:
-        n += db.execute("SELECT count(*) FROM access_log WHERE session_id = ? AND kind LIKE 'inject%'",
-                        (filters.not_shown_in,)).fetchone()[0]
-    return min(n, 4000)
+    """How many memories the excluded session's filter can leave out at most: its own (an index range)."""
+    if not filters.exclude_session:
+        return 0
+    return min(4000, db.execute("SELECT count(*) FROM memories WHERE session_id = ?",
+                                (filters.exclude_session,)).fetchone()[0])
 
 
 def _rank(db: sqlite3.Connection, table: str, weights: str, phrases: list[str], where: str, args: list[object],
