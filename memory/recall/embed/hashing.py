@@ -55,16 +55,19 @@ def features(text: str) -> dict[str, float]:
     return out
 
 
-_bucket_cache: dict[str, tuple[int, float]] = {}
+# One cache per dimension: a feature's bucket at 1,024 dimensions is out of range at 384 (a process that
+# embeds at two dimensions, as a benchmark's stand-in beside the real store does, raised IndexError).
+_bucket_cache: dict[int, dict[str, tuple[int, float]]] = {}
 
 
 def _bucket(feature: str, dim: int) -> tuple[int, float]:
-    hit = _bucket_cache.get(feature)
+    cache = _bucket_cache.setdefault(dim, {})
+    hit = cache.get(feature)
     if hit is None:
         h = fnv1a(feature.encode("utf-8"))
         hit = ((h >> 1) % dim, 1.0 if h & 1 else -1.0)
-        if len(_bucket_cache) < 500_000:
-            _bucket_cache[feature] = hit
+        if len(cache) < 500_000:
+            cache[feature] = hit
     return hit
 
 
