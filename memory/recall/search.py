@@ -7,6 +7,10 @@ import time
 
 from memory.base.words import WordChars
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from collections.abc import Sequence
+
 STOPWORDS = frozenset(
     """a an the and or not no of to in on at by for from with without into onto over under about as is are was
     were be been being am do does did doing have has had having it its it's this that these those there here
@@ -229,7 +233,7 @@ def _left_out(db: sqlite3.Connection, filters: Filters) -> int:
                                 (filters.exclude_session,)).fetchone()[0])
 
 
-def _rank(db: sqlite3.Connection, table: str, weights: str, phrases: list[str], where: str, args: list[object],
+def _rank(db: sqlite3.Connection, table: str, weights: str, phrases: list[str], where: str, args: Sequence[object],
           k: int, bound: int | None, join: bool) -> list[tuple[int, float]]:
     """bounded_rank's ranking, with the filters joined to every match (`join`) or none."""
     match = " OR ".join(phrases)
