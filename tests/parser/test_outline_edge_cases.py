@@ -100,13 +100,13 @@ def test_huge_file_is_outlined_quickly() -> None:
         )
     source = "".join(chunks).encode()
     assert source.count(b"\n") == 45000
-    start = time.perf_counter()
+    start = time.process_time()
     result = outline_source(source, "huge.py")
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert result.parsed and len(result.symbols) == 10000
     assert result.symbols[-1].qualified_name == "C4999.m4999"
     assert result.symbols[-1].start_line == 44995
-    assert elapsed < 10, elapsed  # ~0.6 s here; generous for a loaded CI machine
+    assert elapsed < 10, elapsed  # CPU seconds, whatever the load: ~0.6 s here
     text = result.render(max_chars=9000)
     assert len(text) <= 9000 and "omitted" in text.splitlines()[-1]
 
