@@ -110,13 +110,18 @@ def overlay(shared: str, root: str, dest: str, scripts: dict[str, str]) -> None:
         if os.path.lexists(out) or not os.path.isfile(src) or os.path.islink(src):
             continue
         with open(src, "rb") as fh:
-            data = fh.read()
+            data = fh.read(2)
+            if data != b"#!":  # a native command (ruff is one): it runs the same from anywhere
+                if os.access(src, os.X_OK):
+                    os.symlink(src, out)
+                continue
+            data += fh.read()
         # The interpreter is named in the shebang, or for a long path in the second line of a `#!/bin/sh`
         # trampoline (`exec "/path/bin/python" ...`): either way within the first two lines.
         lines = data.split(b"\n", 2)
         head = b"\n".join(lines[:2])
-        if not data.startswith(b"#!") or (shared_bin + "/").encode() not in head:
-            continue  # not a Python command of the shared venv (activate scripts, binaries)
+        if (shared_bin + "/").encode() not in head:
+            continue  # not a Python command of the shared venv (a shell script of its own)
         head = head.replace((shared_bin + "/").encode(), (os.path.dirname(python) + "/").encode())
         _write_command(out, head + (b"\n" + lines[2] if len(lines) > 2 else b""))
     for name, target in scripts.items():

@@ -202,3 +202,20 @@ def test_the_overlays_commands_run_on_its_interpreter_whatever_form_their_sheban
     for name in ("plain", "long"):
         done = subprocess.run([str(overlay / "bin" / name)], capture_output=True, text=True, check=True)
         assert done.stdout.strip() == str(overlay / "bin" / "python"), (name, done.stdout)
+
+
+def test_the_overlay_has_the_shared_venv_s_native_commands(tmp_path: Path) -> None:
+    """A command that is a program, not a script (ruff is one), is there too: scripts/test runs .venv/bin/ruff."""
+    import shutil
+    import venv
+
+    shared = tmp_path / "shared"
+    venv.EnvBuilder(symlinks=True).create(shared)
+    native = shared / "bin" / "native"
+    shutil.copy(shutil.which("echo") or "/bin/echo", native)
+    native.chmod(0o755)
+    overlay = tmp_path / "overlay"
+    venv_store.overlay(str(shared), str(ROOT), str(overlay), {})
+    done = subprocess.run([str(overlay / "bin" / "native"), "ran"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "ran"
+    assert not (overlay / "bin" / "activate").is_symlink()  # the overlay's own, not the shared venv's
