@@ -15,6 +15,7 @@ import sys
 
 import click
 
+from memory import __version__
 from memory.cli import audit, hosts, learn, maintain, memories, semantic, slash, steer, team, transfer, ui
 
 
@@ -48,7 +49,9 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="claude-memory-plugin", message="memory %(version)s")
+# The version from memory/__init__.py, not the installed distribution's metadata: a shared venv
+# (scripts/venv_store.py) runs the plugin from its folder, not installed, and has none.
+@click.version_option(version=__version__, message="memory %(version)s")
 @click.option("--home", type=click.Path(file_okay=False), help="Data dir (default: MEMORY_HOME, else "
               "CLAUDE_PLUGIN_DATA, else the installed plugin's).")
 def cli(home: str | None) -> None:
