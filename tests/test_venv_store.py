@@ -164,6 +164,8 @@ def test_a_hook_on_an_overlay_finds_tree_sitter_in_the_shared_venv(tmp_path: Pat
     """Hooks run with `python -S` and add the venv's site-packages themselves for the Read outline
     (memory/outline/cache.py): on an overlay that is the shared venv's, which `.memory-shared` names."""
     shared = Path(sys.prefix)  # this test run's venv, complete, stands for a shared one
+    if (shared / venv_store.SHARED_FILE).exists():  # itself an overlay (a fresh clone's): the one it stands on
+        shared = Path((shared / venv_store.SHARED_FILE).read_text().strip())
     overlay = tmp_path / "venv"
     venv_store.overlay(str(shared), str(ROOT), str(overlay), {})
     code = ("import sys; sys.path.insert(0, sys.argv[1]); from memory.outline.cache import _ensure_site_packages;"
