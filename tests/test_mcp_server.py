@@ -280,15 +280,13 @@ def test_a_folder_inside_the_project_and_a_project_name_are_accepted(world: dict
     assert not err2 and "half-even" in t2
 
 
-def test_server_starts_fast_enough(world: dict[str, Any]) -> None:
-    """Spawn to a listed tool: the time Claude Code waits for it in -p mode (interactive sessions connect in
-    the background). Importing the SDK is most of it; the bound is loose for loaded CI machines."""
+def test_the_launcher_serves_every_tool(world: dict[str, Any]) -> None:
+    """Spawn through bin/memory to a listed tool, as Claude Code does. How long that takes, first start and
+    later ones, is scripts/bench/mcp.py's to measure (a wall-clock bound here would measure the machine)."""
     async def body(s: ClientSession) -> int:
         return len((await s.list_tools()).tools)
 
-    start = time.perf_counter()
     assert session(world["home"], world["project"], body, via_launcher=True) == len(TOOLS)
-    assert time.perf_counter() - start < 6.0
 
 
 # -- the fast front (memory/mcp/front.py): the handshake answered from a cache ------------------------
@@ -354,9 +352,7 @@ def test_the_front_answers_the_handshake_from_a_cache_then_the_real_server_works
                                                                   "subscriptions/listen"}
 
     second = Wire(home, project)
-    start = time.perf_counter()
     warm = handshake(second)
-    elapsed = time.perf_counter() - start
     assert warm == cold  # the same answers, ids included
     assert {t["name"] for t in warm[2]["result"]["tools"]} == TOOLS
     # The real server answers the calls, and its own acknowledgement of the subscription is not repeated.
@@ -365,7 +361,8 @@ def test_the_front_answers_the_handshake_from_a_cache_then_the_real_server_works
     bad, _ = second.ask(11, "tools/call", {"name": "get", "arguments": {"ids": []}})
     assert bad["result"]["isError"] is True
     second.close()
-    assert elapsed < 3.0  # cold, the SDK import alone takes about a second; this is the client's wait
+    # How much sooner the cached handshake answers (the SDK import it skips is ~1 s) is scripts/bench/mcp.py's
+    # figure, not a wall-clock bound here.
 
 
 def test_a_cached_handshake_never_goes_stale(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
