@@ -145,20 +145,20 @@ def test_the_check_costs_microseconds(tmp_path: Path, monkeypatch: pytest.Monkey
 
     def per_call() -> float:
         n = 2000
-        t0 = time.perf_counter()
+        t0 = time.process_time()  # CPU, not wall time: a loaded machine must not fail it
         for _ in range(n):
             quiet.reason(event)
-        return (time.perf_counter() - t0) / n
+        return (time.process_time() - t0) / n
 
     assert per_call() < 100e-6  # ~5 us on an idle machine; the bound leaves room for a loaded one
     (tmp_path / quiet.EXCLUDED_FILE).write_text("/somewhere/else\n/another/place\n")
     assert per_call() < 300e-6  # ~20 us: the file read and one realpath
     why = ("excluded", str(tmp_path))
     assert quiet.tell(why, event)  # first today: told, and recorded
-    n, t0 = 2000, time.perf_counter()
+    n, t0 = 2000, time.process_time()
     for _ in range(n):
         assert not quiet.tell(why, event)
-    assert (time.perf_counter() - t0) / n < 300e-6  # ~15 us: a realpath and a one-line read
+    assert (time.process_time() - t0) / n < 300e-6  # ~15 us: a realpath and a one-line read
 
 
 def test_the_mcp_save_tool_saves_nothing_in_an_excluded_project_and_search_records_why(home: Path,
