@@ -5,9 +5,11 @@ this repository's root is the plugin, tests/ included. This writes the tracked f
 (the code, its manifests, the setup, the docs) into DEST, a marketplace of its own (`.claude-plugin/
 marketplace.json` comes along), for `claude plugin marketplace add DEST`:
 
-    python3 scripts/build_plugin.py ~/memory-plugin      # again after a `git pull`, then `claude plugin update`
+    python3 scripts/build_plugin.py ~/memory-plugin      # again after a `git pull`
 
-A marketplace on a folder runs the plugin from that folder (docs/install.md): keep DEST.
+`scripts/setup --install` runs it into ~/.local/share/claude-memory-plugin and adds that marketplace. A
+marketplace on a folder runs the plugin from that folder (docs/install.md): keep DEST; a new build there
+takes effect at the next session start.
 Standard library only.
 """
 
@@ -49,32 +51,41 @@ def plugin_files(root: Path = ROOT) -> list[str]:
 
 
 def build(dest: Path, root: Path = ROOT) -> int:
-    """Replace DEST's plugin files with this checkout's; returns the bytes written."""
+    """Replace DEST with the plugin's files from this checkout; returns the bytes written.
+
+    A marketplace on a folder runs the plugin from it, so a session may be running hooks from DEST: the new
+    files go into a folder beside it, which replaces DEST in two renames (never a half-written plugin)."""
+    if dest.exists() and not (dest / ".claude-plugin" / "plugin.json").exists():
+        raise SystemExit(f"build_plugin: {dest} exists and is not a plugin folder this wrote; not touching it")
     files = plugin_files(root)
-    if dest.exists():
-        if not (dest / ".claude-plugin" / "plugin.json").exists():
-            raise SystemExit(f"build_plugin: {dest} exists and is not a plugin folder this wrote; not touching it")
-        for child in dest.iterdir():  # the data of an installed plugin lives elsewhere: nothing here is kept
-            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    fresh = dest.with_name(f".{dest.name}.new-{os.getpid()}")
+    shutil.rmtree(fresh, ignore_errors=True)
     total = 0
     for name in files:
-        (dest / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / name, dest / name)
-        total += os.path.getsize(dest / name)
+        (fresh / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / name, fresh / name)
+        total += os.path.getsize(fresh / name)
+    old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+    if dest.exists():  # the data of an installed plugin lives elsewhere: nothing in DEST is kept
+        dest.rename(old)
+    fresh.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)
     return total
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
+    quiet = "--quiet" in argv  # scripts/setup --install adds the marketplace itself
+    args = [a for a in argv if a != "--quiet"]
+    if len(args) != 1:
         print(__doc__.split("\n\n")[2].strip(), file=sys.stderr)
         return 2
-    dest = Path(argv[0]).expanduser().resolve()
+    dest = Path(args[0]).expanduser().resolve()
     if dest == ROOT or ROOT in dest.parents:
         print("build_plugin: DEST must be outside the checkout", file=sys.stderr)
         return 2
     total = build(dest)
-    print(f"build_plugin: {total / 1e6:.1f} MB in {dest}; install it with:\n"
-          f"  claude plugin marketplace add {dest}\n  claude plugin install memory@memory-local")
+    print(f"build_plugin: {total / 1e6:.1f} MB in {dest}" + ("" if quiet else
+          f"; install it with:\n  claude plugin marketplace add {dest}\n  claude plugin install memory@memory-local"))
     return 0
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import click
 import pytest
 
+from tests.support.helpers import stated_plugin_mb
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
 
@@ -136,9 +138,21 @@ def test_the_install_size_docs_state_is_what_is_tracked() -> None:
     from scripts.build_plugin import plugin_files
 
     plugin = sum((ROOT / n).stat().st_size for n in plugin_files(ROOT)) / 1e6
-    alone = re.search(r"`scripts/build_plugin.py` writes: .*?, about ([\d.]+) MB, without tests/", text, flags=re.S)
-    assert alone, "docs/install.md no longer states the plugin's size alone"
-    assert abs(plugin - float(alone[1])) <= 0.15 * float(alone[1]), f"the plugin alone: {plugin:.1f} MB"
+    alone = stated_plugin_mb()
+    assert abs(plugin - alone) <= 0.15 * alone, f"the plugin alone: {plugin:.1f} MB"
+    readme = re.search(r"scripts/setup --install\n.*?no caches: about ([\d.]+) MB", (ROOT / "README.md").read_text(),
+                       flags=re.S)
+    assert readme and abs(plugin - float(readme[1])) <= 0.15 * float(readme[1]), "README: the plugin's size"
+
+
+def test_the_documented_install_is_the_one_the_packaging_test_runs() -> None:
+    """README and docs/install.md give `scripts/setup --install` as the install, in a command block; the
+    real-client test (tests/e2e/test_packaging.py) runs exactly that from a used clone."""
+    block = "\n    scripts/setup --install\n"
+    for page in (ROOT / "README.md", ROOT / "docs" / "install.md"):
+        assert block in page.read_text(), f"{page.name} no longer gives the install command"
+    test = (ROOT / "tests" / "e2e" / "test_packaging.py").read_text()
+    assert '"scripts" / "setup"), "--install"]' in test
 
 
 def test_every_slash_command_is_documented() -> None:

@@ -1,4 +1,5 @@
-"""A newcomer's first minutes, through the real Claude Code CLI with a fresh HOME and a marketplace install.
+"""A newcomer's first minutes, through the real Claude Code CLI with a fresh HOME and the documented install
+(`scripts/setup --install`: the plugin alone, added as a marketplace on a folder).
 
 One test builds the installed plugin's venv once (the real scripts/setup, started by the first SessionStart:
 ~1 minute quiet, ~2 loaded) and checks, while it runs and after: the slash command says "being set up"
@@ -141,12 +142,14 @@ def fake() -> Iterator[FakeAnthropic]:
 
 
 def test_first_minutes_of_an_installed_plugin(claude_bin: Path, fake: FakeAnthropic, tmp_path: Path) -> None:
-    market = clean_copy(tmp_path / "memory-plugin")
     claude = Claude(claude_bin, tmp_path / "home", fake)
     project = make_git_repo(tmp_path / "project", {"README.md": "# shop\n"})
-    for args in (["plugin", "marketplace", "add", str(market)], ["plugin", "install", "memory@memory-local"]):
-        r = claude.cmd(*args)
-        assert r.returncode == 0, r.stdout + r.stderr
+    # The documented install: `scripts/setup --install` from a clone writes the plugin alone and adds it.
+    market = tmp_path / "memory-plugin"
+    r = subprocess.run([str(clean_copy(tmp_path / "clone") / "scripts" / "setup"), "--install", str(market)],
+                       env={**claude.env, "PATH": f"{claude_bin.parent}{os.pathsep}{claude.env['PATH']}"},
+                       capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and not (market / "tests").exists(), r.stdout + r.stderr
     data = claude.home / ".claude" / "plugins" / "data" / "memory-memory-local"
     watch = VenvWatch(data)
     started = time.monotonic()
@@ -188,6 +191,8 @@ def test_first_minutes_of_an_installed_plugin(claude_bin: Path, fake: FakeAnthro
                                            text=True, timeout=60).stdout)
         assert doctor["hook_interpreter"] == str(python) and doctor["setup"] == "done", doctor
         assert doctor["worker"] == "running", doctor
+        # A marketplace on a folder runs the plugin from that folder: the hooks ran from it, doctor from the copy.
+        assert doctor["hooks_root"] == str(market) and doctor["plugin_root"] == str(plugin_root), doctor
         # 4. Now everything works: the slash command and the real MCP tools, in new sessions.
         run, requests = claude.prompt("/memory:stats", Turns([text("ok")]), project)
         body = all_text(requests[0])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.e2e_harness import REPO
+from tests.support.helpers import stated_plugin_mb
 
 pytestmark = pytest.mark.e2e
 
@@ -48,6 +49,16 @@ def test_marketplace_add_then_install(claude_bin: Path, tmp_path: Path) -> None:
     assert any("memory@memory-local" in json.dumps(p) for p in plugins), listing.stdout
 
 
+def _tracked_copy(dest: Path) -> Path:
+    """The checkout's tracked files, as a clone has them."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        if (REPO / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, dest / name)
+    return dest
+
+
 def _size(path: Path) -> int:
     return sum(p.lstat().st_size for p in path.rglob("*"))
 
@@ -55,12 +66,7 @@ def _size(path: Path) -> int:
 def test_install_from_a_set_up_checkout_copies_no_venv_or_tools(claude_bin: Path, tmp_path: Path) -> None:
     """scripts/setup leaves .venv and .tools as symlinks to folders outside the checkout (`--where`), and
     the client does not copy symlinks: the plugin cache gets the code only (it got 1.5 GB before)."""
-    checkout = tmp_path / "checkout"
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
-    for name in filter(None, files.decode().split("\0")):
-        if (REPO / name).is_file():
-            (checkout / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, checkout / name)
+    checkout = _tracked_copy(tmp_path / "checkout")
     env = _env(tmp_path / "home")
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     where = subprocess.run([str(checkout / "scripts" / "setup"), "--where"], capture_output=True, text=True,
@@ -115,3 +121,39 @@ def test_the_built_plugin_installs_without_tests_or_leftovers(claude_bin: Path, 
                    or name.startswith(".pytest_cache") for name in copied), copied
     assert {"scripts/setup", "scripts/venv_store.py", "bin/memory", "hooks/run", "pyproject.toml"} <= set(copied)
     assert sum((installed / name).stat().st_size for name in copied) == written
+
+
+def test_setup_install_puts_the_plugin_alone_in_the_cache(claude_bin: Path, tmp_path: Path) -> None:
+    """The documented install, `scripts/setup --install`, from a used clone (caches, build leftovers and
+    tests/ beside the code): the real client's copy is the plugin alone, of the size docs/install.md states,
+    run from the folder the setup wrote; a second run changes nothing and its last line says how to start."""
+    from scripts.build_plugin import plugin_files
+
+    clone = _tracked_copy(tmp_path / "clone")
+    git = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "clone"]):
+        subprocess.run(["git", *args], cwd=clone, check=True, env={**os.environ, **git})
+    for leftover in ("memory/__pycache__/x.pyc", ".mypy_cache/3.11/big.json", "x.egg-info/PKG-INFO"):
+        (clone / leftover).parent.mkdir(parents=True, exist_ok=True)
+        (clone / leftover).write_bytes(b"\0" * 1_000_000)
+    env = _env(tmp_path / "home")
+    env.update(XDG_DATA_HOME=str(tmp_path / "data"), PATH=f"{claude_bin.parent}:{env['PATH']}")
+    (tmp_path / "home").mkdir()
+    runs = [subprocess.run([str(clone / "scripts" / "setup"), "--install"], capture_output=True, text=True,
+                           env=env, timeout=300) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stdout + run.stderr
+    folder = tmp_path / "data" / "claude-memory-plugin"
+    assert runs[1].stdout.splitlines()[-1] == f"setup: installed memory@memory-local from {folder}; start Claude " \
+                                              "Code with: claude", runs[1].stdout
+    installed = next((tmp_path / "home" / ".claude" / "plugins").glob("cache/memory-local/memory/*"))
+    copied = sorted(str(p.relative_to(installed)) for p in installed.rglob("*") if p.is_file())
+    assert copied == plugin_files(clone) == sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    assert not any(name.startswith(("tests/", ".mypy_cache")) or "__pycache__" in name or "egg-info" in name
+                   for name in copied), copied
+    mb = sum((installed / name).stat().st_size for name in copied) / 1e6
+    assert abs(mb - stated_plugin_mb()) <= 0.15 * stated_plugin_mb(), f"copied {mb:.2f} MB"
+    listing = subprocess.run([str(claude_bin), "plugin", "list", "--json"], capture_output=True, text=True, env=env,
+                             timeout=120)
+    plugin = next(p for p in json.loads(listing.stdout) if p["id"] == "memory@memory-local")
+    assert plugin["readFromFolder"] == str(folder), plugin  # a marketplace on a folder runs it in place

@@ -136,3 +136,13 @@ def on_a_terminal(command: Path, args: list[str], cwd: Path) -> str:
     assert os.waitstatus_to_exitcode(status) == 0, out
     return out.decode(errors="replace")
 
+
+
+def stated_plugin_mb() -> float:
+    """The plugin's size alone as docs/install.md states it (what `scripts/setup --install` copies)."""
+    import re
+
+    text = (ROOT / "docs" / "install.md").read_text()
+    stated = re.search(r"`scripts/build_plugin.py` writes: .*?, about ([\d.]+) MB, without tests/", text, flags=re.S)
+    assert stated, "docs/install.md no longer states the plugin's size alone"
+    return float(stated[1])
