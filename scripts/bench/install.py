@@ -1,16 +1,16 @@
 """From a clean clone to a fully working plugin: time to each stage of an installed plugin's first minutes.
 
-A clean copy of the checkout (its tracked files), the plugin alone written from it (scripts/build_plugin.py),
-`claude plugin marketplace add` + `claude plugin install`
-(the real CLI, pinned under .tools/) into a fresh HOME and an empty cache, then, as Claude Code would run it,
-the installed copy's first SessionStart hook, which starts scripts/setup detached. From the install on, the
-wall time until each stage works, polled every POLL_S: the hooks (SessionStart answered), the venv (renamed
-into place), the worker (alive), the MCP tools (a fresh `bin/memory mcp` lists `search`, not `status`), a
-hybrid search answered (`memory search --json` says mode hybrid) and an outline (a Read of a large file
-answered with its outline), the setup's own stages (wall and CPU each), and an update with the same
-dependencies (another data dir on the shared venv). Then scripts/setup on the clean copy (a cold build, a
-re-run with nothing changed, a second checkout) with its CPU beside the wall, the plugin's installed size and
-the venv's largest packages.
+A clean copy of the checkout (its tracked files), the plugin alone written from it (scripts/build_plugin.py,
+as `scripts/setup --install` does), `claude plugin marketplace add` + `claude plugin install` (the real CLI,
+pinned under .tools/) into a fresh HOME and an empty cache, then, as Claude Code would run it (from the
+marketplace's folder, not the copy in its cache), the plugin's first SessionStart hook, which starts
+scripts/setup detached. From the install on, the wall time until each stage works, polled every POLL_S: the
+hooks (SessionStart answered), the venv (renamed into place), the worker (alive), the MCP tools (a fresh
+`bin/memory mcp` lists `search`, not `status`), a hybrid search answered (`memory search --json` says mode
+hybrid) and an outline (a Read of a large file answered with its outline), the setup's own stages (wall and
+CPU each), and an update with the same dependencies (another data dir on the shared venv). Then scripts/setup
+on the clean copy (a cold build, a re-run with nothing changed, a second checkout) with its CPU beside the
+wall, the plugin's installed size and the venv's largest packages.
 The load average is printed at the start and at the end: this machine is shared.
 
     .venv/bin/python -m scripts.bench.install [--json] [--timeout 900]
@@ -134,8 +134,9 @@ def first_minutes(tmp: Path, timeout: float) -> dict[str, Any]:
         subprocess.run([str(CLAUDE), *args], capture_output=True, env=env, check=True, timeout=300)
     installed = time.monotonic() - started
     cache = home / ".claude" / "plugins" / "cache"
-    plugin = next(cache.glob("memory-local/memory/*"))
-    copied = size(plugin)
+    copied = size(next(cache.glob("memory-local/memory/*")))
+    # A marketplace on a folder: the client runs the plugin from that folder (CLAUDE_PLUGIN_ROOT), not the copy.
+    plugin = market
     data = home / ".claude" / "plugins" / "data" / "memory-memory-local"
     s = Stages(plugin, data, project, env)
     s.hook("session_start", {"hook_event_name": "SessionStart", "source": "startup"})
