@@ -231,3 +231,17 @@ def test_the_being_set_up_message_names_the_command_that_finishes_this_copy(tmp_
     done = subprocess.run([str(plugin / "bin" / "memory"), "slash", "stats"], capture_output=True, text=True,
                           env=environ, timeout=60)
     assert f"{plugin}/scripts/setup --venv {data}/venv --marker auto" in done.stdout, done.stdout
+
+
+def test_setup_install_from_an_installed_plugin_says_it_needs_a_clone(tmp_path: Path) -> None:
+    """The plugin alone (scripts/build_plugin.py) carries scripts/setup but not the builder: `--install` from
+    there stops with one line, before touching the client."""
+    from scripts.build_plugin import build
+
+    plugin = tmp_path / "plugin"
+    build(plugin)
+    done = subprocess.run([str(plugin / "scripts" / "setup"), "--install"], capture_output=True, text=True,
+                          env={**os.environ, "HOME": str(tmp_path / "home")}, timeout=60)
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr == f"setup: --install runs from a clone of the repository; {plugin} is an installed plugin\n"
+    assert not (tmp_path / "home").exists()
