@@ -19,7 +19,8 @@ def _todo(exc: BaseException) -> str:
     if spool.is_corrupt_error(exc):
         return f"the database in {home} is damaged ({exc}). Run `memory doctor --repair`"
     if spool.is_lock_error(exc):
-        return "the database stayed locked by another process past the busy timeout. Try again"
+        why = str(exc).partition(": ")[2]  # a reason given after SQLite's own words (memory/store/db.py)
+        return f"{why or 'the database stayed locked by another process past the busy timeout'}. Try again"
     if spool.is_space_error(exc):
         kind = spool.fault_kind(exc)
         what = {"full": f"the data disk is full ({home})", "read-only": f"the data dir {home} is read-only"}.get(

@@ -6,6 +6,10 @@ import os
 import sqlite3
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
+    from collections.abc import Callable
+
 
 def _busy_timeout_ms() -> int:
     try:
@@ -77,16 +81,38 @@ def _read_only(path: str) -> sqlite3.Connection:
 def _ensure_wal(db: sqlite3.Connection) -> None:
     """Switch to WAL once. Switching needs an exclusive lock and SQLite may answer "database is locked"
     without waiting when several processes open a new file at once: retry until the busy timeout."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    def switch() -> None:
+        if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            db.execute("PRAGMA journal_mode=WAL")
+
+    _until_unlocked(switch, BUSY_TIMEOUT_MS)
+
+
+def _is_lock_error(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _until_unlocked(step: Callable[[], object], wait_ms: int, done: Callable[[], bool] = lambda: False,
+                    waiting: Callable[[], None] = lambda: None) -> bool:
+    """Run `step`, again while SQLite answers "locked" or "busy", for up to `wait_ms`: True once it ran,
+    False as soon as `done()` says it is no longer needed. `waiting` is called once, at the first refusal."""
+    deadline = time.monotonic() + wait_ms / 1000
+    refused = False
     while True:
         try:
-            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                db.execute("PRAGMA journal_mode=WAL")
-            return
+            step()
+            return True
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+            if not _is_lock_error(exc):
                 raise
-            time.sleep(0.01)
+            if done():
+                return False
+            if time.monotonic() > deadline:
+                raise
+        if not refused:
+            waiting()
+            refused = True
+        time.sleep(0.01)
 
 
 def schema_version(db: sqlite3.Connection) -> int:
@@ -98,8 +124,9 @@ def apply_migrations(db: sqlite3.Connection) -> int:
         return 0
     from memory.store.migrations import MIGRATIONS
 
+    if not _begin_migration(db):
+        return 0
     applied = 0
-    db.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it done
     try:
         version = schema_version(db)
         for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
@@ -111,6 +138,28 @@ def apply_migrations(db: sqlite3.Connection) -> int:
         db.execute("ROLLBACK")
         raise
     return applied
+
+
+def _begin_migration(db: sqlite3.Connection) -> bool:
+    """Take the write lock to migrate (one process migrates). A process that finds another one migrating
+    waits for it whatever its own busy timeout (a hook's may be a few ms, and its BEGIN would fail at once),
+    up to MEMORY_MIGRATION_WAIT_MS: False when the other one finished meanwhile. Past it, "database is locked"
+    with the reason (a hook spools its event: memory/hook/spool.py)."""
+    from memory.base.config import env_int
+    from memory.base.log import log
+
+    wait_ms = max(BUSY_TIMEOUT_MS, env_int("MEMORY_MIGRATION_WAIT_MS"))
+    try:
+        return _until_unlocked(lambda: db.execute("BEGIN IMMEDIATE"), wait_ms,
+                               done=lambda: schema_version(db) >= SCHEMA_VERSION,
+                               waiting=lambda: log("info", "waiting for another process migrating the database"))
+    except sqlite3.OperationalError as exc:
+        if not _is_lock_error(exc):
+            raise
+        raise sqlite3.OperationalError(
+            f"database is locked: another process held the database for more than {wait_ms} ms while it was to "
+            f"be migrated to schema {SCHEMA_VERSION} (a migration under way or a stuck writer; "
+            f"MEMORY_MIGRATION_WAIT_MS sets the wait)") from exc
 
 
 def quarantine(path: str) -> str:

@@ -148,14 +148,10 @@ def run(processes: int, events: int, workdir: Path, *, settle_index: bool = Fals
     searches = {"ok": 0, "failed": []}
     stop = threading.Event()
 
-    # The person's CLI keeps its own busy timeout: a short MEMORY_BUSY_TIMEOUT_MS is there to make hooks meet
-    # a refused lock, and at 5 ms a search opening the database while the first hook migrates it failed.
-    cli_env = {k: v for k, v in env.items() if k != "MEMORY_BUSY_TIMEOUT_MS"}
-
     def search_loop() -> None:
         cli = [str(Path(sys.executable).parent / "memory"), "search", "stress", "billing", "--json"]
         while not stop.is_set():
-            p = subprocess.run(cli, capture_output=True, cwd=project, env=cli_env)
+            p = subprocess.run(cli, capture_output=True, cwd=project, env=env)
             if p.returncode == 0:
                 searches["ok"] += 1
             elif b"no memories" not in p.stderr:
