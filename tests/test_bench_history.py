@@ -42,11 +42,12 @@ def make_history(repo: Path, commits: int = 14) -> Path:
 def test_the_history_benchmark_on_a_generated_repository(tmp_path: Path) -> None:
     repo = make_history(tmp_path / "repo")
     out = subprocess.run([sys.executable, "-m", "scripts.bench.history", "--repo", str(repo), "--commits", "14",
-                          "--embedder", "hashing", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                          "--embedder", "hashing", "--json", "--dump", str(tmp_path / "dump.jsonl")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["repo"] == "repo" and result["sessions"] == 14 and result["questions"] >= 2
-    for point, methods in (("prompt", {"plugin", "keyword", "bm25", "hybrid"}),
+    for point, methods in (("prompt", {"plugin", "keyword", "bm25", "bm25 without prompts", "hybrid"}),
                            ("point_of_action", {"plugin", "file_history"}), ("session_start", {"plugin"})):
         assert set(result[point]) == methods
         for m in result[point].values():
@@ -55,6 +56,15 @@ def test_the_history_benchmark_on_a_generated_repository(tmp_path: Path) -> None
     # Each commit changes a function the commit 4 before it changed: the file's history finds the gold session.
     assert result["point_of_action"]["file_history"]["recall_at_5"] == 1.0
     assert set(result["staleness"]) >= {"recall", "false_stale"}
+    diffs = result["prompt_differences"]
+    assert set(diffs) == {"hybrid - keyword", "keyword - bm25", "plugin - bm25"}
+    for d in diffs.values():
+        assert d["ci95"][0] <= d["diff"] <= d["ci95"][1] and d["better"] + d["worse"] <= result["questions"]
+    # One line a question, each ranked list from the store the plugin keeps: prompt memories in BM25's too.
+    dumped = [json.loads(line) for line in (tmp_path / "dump.jsonl").read_text().splitlines()]
+    assert len(dumped) == result["questions"]
+    assert any(t == "prompt" for q in dumped for _, t in q["bm25"])
+    assert all(set(q) == {"sha", "gold", "bm25", "keyword", "hybrid"} and q["gold"] for q in dumped)
 
 
 def test_recalled_ids_are_read_from_line_ends_only() -> None:

@@ -14,9 +14,16 @@ were changed by earlier replayed commits, the gold sessions. For each, measured 
 stored (the hooks recall before they record): (a) at UserPromptSubmit with its subject, (b) at the point-of-action
 hook before its first Edit, (c) at SessionStart: recall@5 (a gold session's memory among the injected items, or
 among the top 5 of a search), precision (the share of injected items from gold sessions), characters injected,
-and a 95% bootstrap interval of recall@5. Baselines in the same run: plain FTS5 BM25 over the memories, the
-plugin's keyword search, hybrid search (the worker's ProjectIndex with --embedder), and at the point of action
-"the last sessions that touched this file" (what `git log -- FILE` gives).
+and a 95% bootstrap interval of recall@5. Baselines in the same run: plain FTS5 BM25 (FTS5's own weights, the
+subject's words OR-ed) over every memory the plugin keeps, the prompt memories ("Asked: ...") included: the
+same store keyword mode and hybrid search rank, so that what differs is the ranking, not what is searched (a
+baseline that leaves a type out is itself a ranking rule; "bm25 without prompts" is reported beside it as a
+diagnostic only); the plugin's keyword search, hybrid search (the worker's ProjectIndex with --embedder), and
+at the point of action "the last sessions that touched this file" (what `git log -- FILE` gives). A memory is
+gold when its session is a gold session, whatever its type: a gold session's prompt memory counts (it names
+the session that did the work, whose timeline `memory why` opens). At the prompt, paired differences of
+recall@5 (hybrid - keyword, keyword - bm25, plugin - bm25) with 95% bootstrap intervals; --dump writes each
+question's ranked lists for re-ranking offline.
 
 Staleness: each memory that recorded a symbol's signature (memory_symbols) is marked stale or not by the
 plugin; the truth is whether that symbol's signature (tree-sitter) changed or it disappeared in a later
@@ -195,6 +202,7 @@ class Replay:
         self.index = None
         self.indexed = 0
         self.keyword_weights: list[str] = []
+        self.dump: list[dict[str, Any]] | None = None  # each question's ranked lists (--dump)
         if embedder:
             from memory.recall import embed
             from memory.worker import ProjectIndex
@@ -291,16 +299,20 @@ def scored(sessions: list[str], gold: set[str], chars: int) -> dict[str, Any]:
     return {"recall": hit, "precision": precision, "chars": chars}
 
 
-def plain_bm25(db: sqlite3.Connection, query: str, exclude: str, limit: int = 5) -> list[str]:
-    """FTS5 BM25 over title and content, the query's words OR-ed: the plainest keyword search."""
+def plain_bm25(db: sqlite3.Connection, query: str, exclude: str, limit: int = 5,
+               without: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(session, type) of FTS5's own BM25 over every memory the plugin keeps, the query's words OR-ed: the
+    plainest keyword search of the same store keyword mode searches. `without` leaves types out (a diagnostic
+    row only: a baseline that sees fewer rows is not plain BM25 of the same store)."""
     words = list(dict.fromkeys(re.findall(r"\w+", query.lower())))
     if not words:
         return []
     match = " OR ".join(f'"{w}"' for w in words)
-    return [r[0] for r in db.execute(
-        "SELECT m.session_id FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
-        "AND coalesce(m.session_id, '') != ? AND m.type != 'prompt' ORDER BY bm25(memories_fts) LIMIT ?",
-        (match, exclude, limit))]
+    left_out = "".join(" AND m.type != ?" for _ in without)
+    return [(r[0], r[1]) for r in db.execute(
+        "SELECT m.session_id, m.type FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts "
+        f"MATCH ? AND coalesce(m.session_id, '') != ?{left_out} ORDER BY bm25(memories_fts) LIMIT ?",
+        (match, exclude, *without, limit))]
 
 
 def file_history(db: sqlite3.Connection, path: str, exclude: str, limit: int = 5) -> list[str]:
@@ -327,6 +339,18 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "chars": round(sum(r["chars"] for r in rows) / len(rows), 1) if rows else None,
             "chars_median": statistics.median(r["chars"] for r in rows) if rows else None,
             "ci95": ci95(recalls), "n": len(rows)}
+
+
+def paired(a: list[dict[str, Any]], b: list[dict[str, Any]], seed: int = 26, rounds: int = 2000) -> dict[str, Any]:
+    """Recall@5 of a less b over the same questions: the mean, a 95% bootstrap interval (questions resampled
+    in pairs) and how many questions each way."""
+    d = [x["recall"] - y["recall"] for x, y in zip(a, b, strict=True)]
+    return {"diff": round(sum(d) / len(d), 3) if d else None, "ci95": ci95(d, seed, rounds),
+            "better": sum(x > 0 for x in d), "worse": sum(x < 0 for x in d)}
+
+
+# The prompt point's comparisons the issue's targets name: hybrid against keyword mode, keyword mode against BM25.
+PAIRS = (("hybrid", "keyword"), ("keyword", "bm25"), ("plugin", "bm25"))
 
 
 def staleness(repo: Path, db: sqlite3.Connection, commits_by_session: dict[str, Commit], last: str) -> dict[str, Any]:
@@ -365,16 +389,17 @@ def staleness(repo: Path, db: sqlite3.Connection, commits_by_session: dict[str, 
 
 
 def run(source: str, n: int, embedder: str | None, keep: str | None = None,
-        keyword_weights: list[str] | None = None) -> dict[str, Any]:
+        keyword_weights: list[str] | None = None, dump: str | None = None) -> dict[str, Any]:
     tmp = Path(keep or tempfile.mkdtemp(prefix="bench-history-"))
     try:
-        return _run(source, n, embedder, tmp, keyword_weights or [])
+        return _run(source, n, embedder, tmp, keyword_weights or [], dump)
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run(source: str, n: int, embedder: str | None, tmp: Path, keyword_weights: list[str]) -> dict[str, Any]:
+def _run(source: str, n: int, embedder: str | None, tmp: Path, keyword_weights: list[str],
+         dump: str | None = None) -> dict[str, Any]:
     repo = clone(source, tmp / "repo")
     work = clone(str(repo), tmp / "work")
     todo = commits(repo, n)
@@ -384,6 +409,7 @@ def _run(source: str, n: int, embedder: str | None, tmp: Path, keyword_weights: 
     test_from = len(todo) - max(1, len(todo) // 5)
     replay = Replay(work, tmp / "data", embedder)
     replay.keyword_weights = keyword_weights
+    replay.dump = [] if dump else None
     changed_by: dict[tuple[str, str], list[str]] = {}
     points: dict[str, dict[str, list[dict[str, Any]]]] = {"prompt": {}, "point_of_action": {}, "session_start": {}}
     questions = 0
@@ -401,11 +427,15 @@ def _run(source: str, n: int, embedder: str | None, tmp: Path, keyword_weights: 
     result = {
         "repo": Path(source).name.removesuffix(".bundle"), "sessions": len(todo), "questions": questions,
         **{point: {method: summary(rows) for method, rows in by.items()} for point, by in points.items()},
+        "prompt_differences": {f"{a} - {b}": paired(points["prompt"][a], points["prompt"][b])
+                               for a, b in PAIRS if a in points["prompt"] and b in points["prompt"]},
         "staleness": staleness(work, replay.ws.db, {c.session: c for c in todo}, todo[-1].sha),
         "replay_seconds": round(time.perf_counter() - wall0, 1), "embedder": embedder,
         "bench_cpu_seconds": round(time.process_time() - cpu0, 1),
     }
     replay.ws.close()
+    if dump and replay.dump is not None:
+        Path(dump).write_text("".join(json.dumps(q) + "\n" for q in replay.dump), "utf-8")
     return result
 
 
@@ -413,9 +443,16 @@ def measure_before(replay: Replay, c: Commit, gold: set[str], points: dict[str, 
     """The baselines at the moment the commit's session starts (nothing of it stored yet)."""
     db = replay.ws.db
     add = points["prompt"].setdefault
-    add("bm25", []).append(scored(plain_bm25(db, c.subject, c.session), gold, 0))
+    bm25 = plain_bm25(db, c.subject, c.session, limit=20)
+    add("bm25", []).append(scored([s for s, _ in bm25[:5]], gold, 0))
+    work = plain_bm25(db, c.subject, c.session, without=("prompt",))
+    add("bm25 without prompts", []).append(scored([s for s, _ in work], gold, 0))
     hits = keyword_search(db, c.subject, limit=5, filters=Filters(exclude_session=c.session))
     add("keyword", []).append(scored([h.session_id or "" for h in hits], gold, 0))
+    if replay.dump is not None:
+        deep = keyword_search(db, c.subject, limit=20, filters=Filters(exclude_session=c.session))
+        replay.dump.append({"sha": c.sha, "gold": sorted(gold), "bm25": bm25, "keyword": [
+            (h.session_id or "", h.type, round(h.score, 4)) for h in deep]})
     for w in replay.keyword_weights:  # keyword mode with other title, content, tags weights (--keyword-weights)
         with field_weights(w):
             hits = keyword_search(db, c.subject, limit=5, filters=Filters(exclude_session=c.session))
@@ -423,6 +460,13 @@ def measure_before(replay: Replay, c: Commit, gold: set[str], points: dict[str, 
     if replay.index is not None:
         found = replay.index.search(c.subject, 5, Filters(exclude_session=c.session))
         add("hybrid", []).append(scored(session_of(db, [s.id for s in found]), gold, 0))
+        if replay.dump is not None:
+            deep_h = replay.index.search(c.subject, 20, Filters(exclude_session=c.session))
+            types = dict(db.execute(f"SELECT id, type FROM memories WHERE id IN ({','.join('?' * len(deep_h))})",
+                                    [h.id for h in deep_h]).fetchall()) if deep_h else {}
+            sessions = session_of(db, [h.id for h in deep_h])
+            replay.dump[-1]["hybrid"] = [(sess, types.get(h.id, ""), round(h.score, 4))
+                                         for h, sess in zip(deep_h, sessions, strict=True)]
     path, old, _ = c.hunks[0]
     points["point_of_action"].setdefault("file_history", []).append(
         scored(file_history(db, str(replay.work / path), c.session), gold, 0))
@@ -446,6 +490,8 @@ def print_table(r: dict[str, Any]) -> None:
             print(f"  {point:<16} {method:<13} recall@5 {s['recall_at_5']!s:>6} {s['ci95']!s:<16} "
                   f"precision {s['precision']!s:>6}  chars {s['chars']!s:>7} (median {s['chars_median']!s})  "
                   f"n={s['n']}")
+    for pair, d in r["prompt_differences"].items():
+        print(f"  prompt recall@5 {pair}: {d['diff']} {d['ci95']} better {d['better']}, worse {d['worse']}")
     print(f"  staleness: {r['staleness']}")
 
 
@@ -457,10 +503,12 @@ def main() -> None:
     ap.add_argument("--keep", help="work in this folder and keep it")
     ap.add_argument("--keyword-weights", default="", help="keyword mode's title,content,tags weights to try too at "
                     "the prompt, ';' between them (\"1,1,1;0,1,0\")")
+    ap.add_argument("--dump", help="write each question's gold sessions and ranked lists (top 20 of keyword "
+                    "mode and hybrid: session, type, score) to this JSONL file")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     result = run(args.repo, args.commits, args.embedder or None, args.keep,
-                 [w.strip() for w in args.keyword_weights.split(";") if w.strip()])
+                 [w.strip() for w in args.keyword_weights.split(";") if w.strip()], args.dump)
     if args.json:
         print_table(result)
         print(json.dumps(result))
