@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from memory import store
 from memory.base.classify import TYPES
+from memory.recall import search
 from memory.recall.search import EXACT_UP_TO, Filters, keyword_search, timeline
 from memory.store import NewMemory, queue
 from memory.store.db import BUSY_TIMEOUT_MS, DatabaseCorrupt, apply_migrations, connect, schema_version
@@ -310,10 +311,12 @@ def test_max_candidates_ranks_every_match_of_a_small_store(db: sqlite3.Connectio
     assert {h.id for h in keyword_search(db, "redis", max_candidates=3)} == {old, *newer}  # 4 <= EXACT_UP_TO x 3
 
 
-def test_max_candidates_ranks_the_newest_matches_and_every_match_of_a_rare_word(db: sqlite3.Connection) -> None:
+def test_max_candidates_ranks_the_newest_matches_when_the_rare_words_match_few(db: sqlite3.Connection) -> None:
     common_only = add(db, "Redis eviction policy", "allkeys-lru for the redis cache")
     rare = add(db, "Decoder crash", "the utf decoder crashed on redis payloads")
     newer = [add(db, f"Redis note {i}", f"redis detail number {i}") for i in range(5 * EXACT_UP_TO)]
+    for i in range(40):  # redis in under half the rows: a word with weight
+        add(db, f"Vacuum note {i}", f"postgres vacuum run {i}")
     bounded = keyword_search(db, "redis decoder", limit=50, max_candidates=3)
     full = keyword_search(db, "redis decoder", limit=50)
     assert {h.id for h in bounded} == {rare, *newer[-3:]}  # the old one with only the common word is not ranked
@@ -323,6 +326,36 @@ def test_max_candidates_ranks_the_newest_matches_and_every_match_of_a_rare_word(
     scores = {h.id: h.parts["keyword"] for h in full if h.parts}
     for h in bounded:
         assert h.parts and h.parts["keyword"] == pytest.approx(scores[h.id], rel=1e-9)
+
+
+def test_max_candidates_ranks_every_match_of_the_rare_words_and_no_window(db: sqlite3.Connection) -> None:
+    """When the rare words match enough rows, the newest matches of the common words are not ranked too:
+    the top of the full ranking is in the rare words' matches."""
+    decoder = [add(db, f"Decoder crash {i}", f"the utf decoder crashed on payload {i}") for i in range(25)]
+    for i in range(170):
+        add(db, f"Redis note {i}", f"redis detail number {i}")
+    for i in range(200):
+        add(db, f"Vacuum note {i}", f"postgres vacuum run {i}")
+    ranked = search._rank(db, "memories_fts", search.KEYWORD_WEIGHTS, search.fts_phrases("redis decoder"), "", [],
+                          20, 40, join=False)
+    assert len(ranked) == 20 and {i for i, _ in ranked} <= set(decoder)
+    full = dict(search._rank(db, "memories_fts", search.KEYWORD_WEIGHTS, search.fts_phrases("redis decoder"), "",
+                             [], 400, None, join=False))
+    assert all(r == pytest.approx(full[i], rel=1e-9) for i, r in ranked)
+
+
+def test_max_candidates_leaves_out_a_word_in_half_the_rows(db: sqlite3.Connection) -> None:
+    """A word in at least half the rows has no weight in FTS5's BM25 (IDF 1e-6): a hook's ranking leaves it
+    out of its query, so the rows only it matches (scored ~0) do not fill the list; alone it still answers."""
+    rare = add(db, "Decoder crash", "the utf decoder crashed on redis payloads")
+    others = [add(db, f"Redis note {i}", f"redis detail number {i}") for i in range(5 * EXACT_UP_TO)]
+    bounded = keyword_search(db, "redis decoder", limit=50, max_candidates=3)
+    full = keyword_search(db, "redis decoder", limit=50)
+    assert [h.id for h in bounded] == [rare] and full[0].id == rare
+    assert len(full) == 1 + len(others)  # the full ranking still lists them, at a score of ~0
+    assert all(h.score < 1e-5 for h in full[1:])
+    assert bounded[0].parts and full[0].parts and bounded[0].parts["keyword"] == full[0].parts["keyword"] == 1.0
+    assert {h.id for h in keyword_search(db, "redis", limit=50, max_candidates=3)} == set(others[-3:])  # the newest
 
 
 def test_max_candidates_counts_only_matches_the_filters_keep(db: sqlite3.Connection) -> None:

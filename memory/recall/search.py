@@ -9,7 +9,8 @@ from memory.base.words import WordChars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
 STOPWORDS = frozenset(
     """a an the and or not no of to in on at by for from with without into onto over under about as is are was
@@ -236,41 +237,111 @@ def _left_out(db: sqlite3.Connection, filters: Filters) -> int:
 def _rank(db: sqlite3.Connection, table: str, weights: str, phrases: list[str], where: str, args: Sequence[object],
           k: int, bound: int | None, join: bool) -> list[tuple[int, float]]:
     """bounded_rank's ranking, with the filters joined to every match (`join`) or none."""
+    rare, total = phrases, 0
+    if bound:
+        # Each phrase's matches, counted no further than the bound; whether they add up to at most
+        # EXACT_UP_TO bounds, up to where ranking them all costs less than the bounded way's queries.
+        counted = _counted(db, table, phrases, bound)
+        if not _at_most(db, table, counted, EXACT_UP_TO * bound, bound):
+            counted = _weighted(db, table, counted)
+            phrases, rare = [p for _, p, _ in counted], []
+            for n, p, _ in counted:
+                if total + n > bound:
+                    break
+                rare.append(p)
+                total += n
     match = " OR ".join(phrases)
     joined = f"JOIN memories m ON m.id = {table}.rowid" if join else ""
     ranked = f"""SELECT {table}.rowid, bm25({table}, {weights}) AS rank FROM {table} {joined}
-        WHERE {table} MATCH ? {where} AND {table}.rowid >= ?"""
-    low = -(2 ** 63)
-    rare: list[str] = []
-    if bound:
-        # Each phrase's matches, counted no further than EXACT_UP_TO bounds: up to there ranking them all
-        # costs less than the bounded way's four queries.
-        cap = EXACT_UP_TO * bound
-        counted = sorted((db.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
-                                     (p, cap + 1)).fetchone()[0], p) for p in phrases)
-        total = 0
-        for n, p in counted:
-            if total + n > bound:
-                break
-            rare.append(p)
-            total += n
-        if sum(n for n, _ in counted) <= cap:
-            rare = phrases
-    if bound and len(rare) < len(phrases):
+        WHERE {table} MATCH ? {where}"""
+    if len(rare) == len(phrases):
+        return _scores(db.execute(f"{ranked} ORDER BY rank LIMIT ?", [match, *args, k]))
+    out: list[tuple[int, float]] = []
+    older, low_args = "", []
+    if total < k:  # the rare phrases match too few rows: the newest matches of any phrase as well
         edge = db.execute(  # with the join, the filters apply here too: excluded rows do not fill the window
             f"""SELECT {table}.rowid FROM {table} {joined} WHERE {table} MATCH ? {where}
                 ORDER BY {table}.rowid DESC LIMIT 1 OFFSET ?""", [match, *args, bound - 1]).fetchone()
-        low = edge[0] if edge else low
-    out: list[tuple[int, float]] = db.execute(f"{ranked} ORDER BY rank LIMIT ?", [match, *args, low, k]).fetchall()
-    if rare and low > -(2 ** 63):
-        either = " OR ".join(rare)
-        older = db.execute(f"{ranked.replace('rowid >= ?', 'rowid < ?')}",
-                           [f"({either}) AND ({match})", *args, low]).fetchall()
-        if older:
-            own = dict(db.execute(f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ? "
-                                  "AND rowid < ?", (either, low)).fetchall())
-            out = sorted([*out, *((i, r - own[i]) for i, r in older)], key=lambda x: x[1])[:k]
-    return [(int(i), float(r)) for i, r in out]
+        low = edge[0] if edge else -(2 ** 63)
+        out = db.execute(f"{ranked} AND {table}.rowid >= ? ORDER BY rank LIMIT ?", [match, *args, low, k]).fetchall()
+        if edge is None or not rare:  # every match ranked, or no rare phrase: the newest only
+            return _scores(out)
+        older, low_args = f" AND {table}.rowid < ?", [low]
+    either = " OR ".join(rare)
+    both = db.execute(f"{ranked}{older}", [f"({either}) AND ({match})", *args, *low_args]).fetchall()
+    if both:
+        own = dict(db.execute(f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?{older}",
+                              [either, *low_args]).fetchall())
+        out = sorted([*out, *((i, r - own[i]) for i, r in both)], key=lambda x: x[1])[:k]
+    return _scores(out)
+
+
+def _scores(rows: Iterable[Sequence[Any]]) -> list[tuple[int, float]]:
+    return [(int(i), float(r)) for i, r in rows]
+
+
+def _counted(db: sqlite3.Connection, table: str, phrases: list[str], bound: int) -> list[tuple[int, str, bool]]:
+    """Each phrase with its matches counted no further than `bound` + 1, rarest first, and whether they fill
+    at least half the rowids its first matches span (a word that may be in half the table's rows)."""
+    counted = []
+    for p in phrases:
+        n, first, last = db.execute(f"SELECT count(*), min(rowid), max(rowid) FROM (SELECT rowid FROM {table} "
+                                    f"WHERE {table} MATCH ? LIMIT ?)", (p, bound + 1)).fetchone()
+        counted.append((n, p, n > bound and 2 * n >= last - first + 1))
+    return sorted(counted)
+
+
+def _weighted(db: sqlite3.Connection, table: str, counted: list[tuple[int, str, bool]]) -> list[tuple[int, str, bool]]:
+    """The counted phrases less those found in at least half the table's rows: FTS5's bm25() gives them an
+    IDF of 1e-6 (log((N - n + 0.5) / (n + 0.5)) is not positive), so they change no score by more than 3e-6
+    and rank nothing, while finding that IDF walks all their matches, once per ranking query (a word in every
+    memory of 50,000: ~1.7 ms CPU, twice), and their newest matches would fill the window. Only a dense
+    phrase (_counted) is counted that far. All are kept when no other phrase matches; keyword_search's
+    min_terms still counts them."""
+    rows = 0
+    kept = []
+    for n, p, dense in counted:
+        if dense:
+            rows = rows or _fts_rows(db, table)
+            if 2 * _count(db, table, p, (rows + 1) // 2) >= rows:
+                continue
+        kept.append((n, p, dense))
+    return kept if any(n for n, _, _ in kept) else counted
+
+
+def _count(db: sqlite3.Connection, table: str, phrase: str, limit: int) -> int:
+    """A phrase's matches, counted no further than `limit`."""
+    return int(db.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
+                          (phrase, limit)).fetchone()[0])
+
+
+def _at_most(db: sqlite3.Connection, table: str, counted: list[tuple[int, str, bool]], cap: int, bound: int) -> bool:
+    """Whether the phrases' matches add up to at most `cap`, those counted past `bound` counted further only
+    as far as what is left of it."""
+    left = cap - sum(n for n, _, _ in counted if n <= bound)
+    for n, p, _ in counted:
+        if n <= bound:
+            continue
+        if left <= bound:
+            return False
+        n = _count(db, table, p, left + 1)
+        if n > left:
+            return False
+        left -= n
+    return True
+
+
+def _fts_rows(db: sqlite3.Connection, table: str) -> int:
+    """The row count FTS5's bm25() uses: the first varint of the table's averages record (id 1)."""
+    row = db.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    n = 0
+    for i, byte in enumerate(row[0][:9] if row else b""):
+        if i == 8:  # SQLite's varint: a ninth byte gives all its 8 bits
+            return (n << 8) | byte
+        n = (n << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            break
+    return n
 
 
 def relevance(match: float, importance: float | None) -> float:
