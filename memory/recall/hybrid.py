@@ -47,7 +47,7 @@ CANDIDATES = 200  # per list; the fused top-k is taken from their union (100: -1
 # .354/.629/.711 and .354/.629/.710 (docs/benchmarks.md, 2026-12-07).
 BM25_WEIGHTS = "0.25, 1.0, 0.25, 0.1"
 CAP_TOP = 5  # the places Weights.cap spreads over sessions: the prompt hook injects the first few hits
-LEX_BOUND = 1000  # keyword matches ranked at most (the newest): scripts/bench/search.py, 100,000 memories
+LEX_BOUND = 1000  # keyword matches ranked at most (the rarest words'): scripts/bench/search.py, 100,000 memories
 # A question that counts, sums or compares ("how many", "the total", "my previous status", "which came
 # first, A or B") asks about several things, usually told in several sessions; the session lift assumes one
 # matching session and fills its top 5 with that session's other memories. Such questions are ranked with
@@ -156,7 +156,7 @@ def keyword_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: 
                        lexical: Callable[[str, Filters, int], dict[int, float]] | None = None) -> dict[int, float]:
     """BM25 over memories_ctx (memory + neighbours), and over memories_fts for memories not indexed yet.
     Scores are positive, larger is better. As in a hook's keyword search, a big store's matches are ranked
-    within LEX_BOUND (search.bounded_rank: the newest, and every match of the rare words): BM25 costs ~2-5 us
+    within LEX_BOUND (search.bounded_rank: every match of the rare words): BM25 costs ~2-5 us
     a matching row (these rows carry their neighbours' text), and a common word matches tens of thousands of
     rows in a big store. Older memories still come in through the vector list, which has no such bound.
     `lexical(query, filters, k)`, the warm worker's in-memory

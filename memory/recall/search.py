@@ -193,14 +193,15 @@ def bounded_rank(db: sqlite3.Connection, table: str, weights: str, phrases: list
     lower is better), the filters applied before the cut.
 
     With `bound`, FTS5's own ranking is left to a bounded set of rows: every match of the query's rarest
-    phrases (those whose matches together are at most `bound`, each counted no further), and the newest
-    `bound` matches of any phrase. A memory only common words match, older than those, is not ranked. The
-    newest matches alone agreed with the full ranking on 5% of the top 8 at 100,000 memories of prose (the
-    rare word that names the subject was older); with the rare phrases' matches, 53% (98% at 10,000), the
-    100,000 row's query within 2x of the 10,000 row's (scripts/bench/search.py --keyword-only). Scores are
-    exact: BM25 is a sum over phrases (each with its own IDF, the row's length the same), so an older row's
-    score over all phrases is its score under `rare AND all`, which counts the rare phrases twice, less its
-    score under the rare ones.
+    phrases (those whose matches together are at most `bound`, each counted no further), and only when those
+    are fewer than k, the newest `bound` matches of any phrase too. A memory only common words match is not
+    ranked. Finding a phrase's IDF walks all its matches, once per ranking query: the newest matches were a
+    second walk of every common phrase for 1% of the top 8 (100,000 memories of prose: 52.5% agreement with
+    the full ranking without them, 53.3% with; 98.3% at 10,000 either way), and the 100,000 row's query is
+    now within 2x of the 10,000 row's (scripts/bench/search.py --keyword-only). A phrase in at least half
+    the rows is left out (_weighted). Scores are exact: BM25 is a sum over phrases (each with its own IDF,
+    the row's length the same), so a row's score over all phrases is its score under `rare AND all`, which
+    counts the rare phrases twice, less its score under the rare ones.
 
     Filters that drop few rows (expiry, a session left out, those already shown) are checked on the ranked
     rows, not joined to every match (half the cost): 2k + 16 are ranked, and as many more as the session
@@ -268,12 +269,16 @@ def _rank(db: sqlite3.Connection, table: str, weights: str, phrases: list[str], 
             return _scores(out)
         older, low_args = f" AND {table}.rowid < ?", [low]
     either = " OR ".join(rare)
-    both = db.execute(f"{ranked}{older}", [f"({either}) AND ({match})", *args, *low_args]).fetchall()
-    if both:
-        own = dict(db.execute(f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?{older}",
-                              [either, *low_args]).fetchall())
-        out = sorted([*out, *((i, r - own[i]) for i, r in both)], key=lambda x: x[1])[:k]
-    return _scores(out)
+    # The subtraction and the cut in SQL: two materialised lists joined by rowid (an automatic index).
+    named = ranked.replace(f"{table}.rowid,", f"{table}.rowid AS id,")
+    rows = db.execute(f"""WITH both AS MATERIALIZED ({named}{older}),
+        own AS MATERIALIZED (SELECT rowid AS id, bm25({table}, {weights}) AS rank FROM {table}
+                             WHERE {table} MATCH ?{older})
+        SELECT both.id, both.rank - own.rank AS score FROM both JOIN own USING (id) ORDER BY score LIMIT ?""",
+                      [f"({either}) AND ({match})", *args, *low_args, either, *low_args, k]).fetchall()
+    if out:
+        rows = sorted([*out, *rows], key=lambda x: x[1])[:k]
+    return _scores(rows)
 
 
 def _scores(rows: Iterable[Sequence[Any]]) -> list[tuple[int, float]]:
