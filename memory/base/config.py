@@ -15,7 +15,7 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                    "`session_id`"),
     "MEMORY_INJECT_MAX_CHARS": ("9000", "cap on text injected by one hook (Claude Code spills above 10,000)"),
     "MEMORY_PROMPT_RECALL_LIMIT": ("5", "memories injected for one prompt at most"),
-    "MEMORY_RECALL_CANDIDATES": ("1000", "keyword matches of the rarest query words a hook ranks (bounds its time on big stores)"),
+    "MEMORY_RECALL_CANDIDATES": ("1000", "matches of the rarest query words a hook ranks (bounds its cost at scale)"),
     "MEMORY_STARTUP_MEMORIES": ("12", "memories injected at session startup at most"),
     "MEMORY_HANDOFF_MAX_AGE_HOURS": ("72", "a project handoff older than this is not injected on startup"),
     "MEMORY_MAX_CAPTURE_CHARS": ("2000", "what is kept of one tool output or observation"),

@@ -255,7 +255,7 @@ def _rank(db: sqlite3.Connection, table: str, weights: str, phrases: list[str], 
     joined = f"JOIN memories m ON m.id = {table}.rowid" if join else ""
     ranked = f"""SELECT {table}.rowid, bm25({table}, {weights}) AS rank FROM {table} {joined}
         WHERE {table} MATCH ? {where}"""
-    if len(rare) == len(phrases):
+    if not bound or len(rare) == len(phrases):
         return _scores(db.execute(f"{ranked} ORDER BY rank LIMIT ?", [match, *args, k]))
     out: list[tuple[int, float]] = []
     older, low_args = "", []
