@@ -19,7 +19,6 @@ process's CPU time: what the wall time would be on an idle machine.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import os
@@ -32,7 +31,17 @@ from pathlib import Path
 
 from memory.base.project import identify
 from memory.store import normalise
-from scripts.bench.common import ROOT, SHARED, interleaved, machine, machine_line, print_json, python, run_timed
+from scripts.bench.common import (
+    ROOT,
+    SHARED,
+    arguments,
+    interleaved,
+    machine,
+    machine_line,
+    print_json,
+    python,
+    run_timed,
+)
 from scripts.bench.fill import corpus_words, prose
 
 OPEN_FILES = 256
@@ -184,14 +193,13 @@ def stages(sizes: list[int], folders: list[str], tmp: str, text: str, run: str =
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__)
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--projects", type=int, default=1)
     ap.add_argument("--text", choices=("prose", "longmemeval"), default="prose")
     ap.add_argument("--stages", action="store_true", help="time each stage in one process instead (CPU)")
     ap.add_argument("--split", action="store_true", help="wall, and the CPU of each process of a pipelined import")
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="bench-bulk-") as tmp:

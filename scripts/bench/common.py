@@ -7,6 +7,7 @@ than the CPU time of the process measured, so CPU is the figure to compare acros
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -62,6 +63,14 @@ def print_json(results: Any, info: Mapping[str, Any] | None = None) -> None:
     m = dict(info or machine())
     out = {"machine": m, **results} if isinstance(results, dict) else {"machine": m, "results": results}
     print(json.dumps(out, indent=2))
+
+
+def arguments(doc: str | None) -> argparse.ArgumentParser:
+    """A bench script's command line: its module docstring as the help, kept as written (its usage lines),
+    and --json (print_json's output instead of the table)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", action="store_true", help="The results as JSON, with the machine beside them.")
+    return ap
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -17,7 +17,6 @@ Usage: .venv/bin/python -m scripts.bench.extract [--transcripts DIR] [--fake-ant
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import statistics
@@ -26,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from scripts.bench.common import SHARED, machine, machine_line, print_json
+from scripts.bench.common import SHARED, arguments, machine, machine_line, print_json
 
 
 def bench(transcripts: str) -> dict[str, object]:
@@ -84,9 +83,8 @@ def bench(transcripts: str) -> dict[str, object]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__)
     ap.add_argument("--transcripts", default=str(SHARED / "data" / "claude-code" / "transcripts"))
-    ap.add_argument("--json", action="store_true")
     ap.add_argument("--fake-anthropic", action="store_true", help="Claude provider against a loopback fake API")
     args = ap.parse_args()
     os.environ.setdefault("MEMORY_EXTRACTOR", "heuristic")

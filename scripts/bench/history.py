@@ -34,7 +34,6 @@ replayed commit. Recall = stale-marked among changed; false_stale = stale-marked
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -57,7 +56,7 @@ if str(ROOT) not in sys.path:
 from memory.recall.search import Filters, keyword_search  # noqa: E402
 from memory.store.workspace import Workspace  # noqa: E402
 from parser import language_for_path, outline_source  # noqa: E402
-from scripts.bench.common import field_weights, machine, machine_line  # noqa: E402
+from scripts.bench.common import arguments, field_weights, machine, machine_line  # noqa: E402
 
 LAUNCHER = str(ROOT / "hooks" / "run")
 MAX_READS, MAX_EDITS, EDIT_CHARS = 5, 10, 4000
@@ -496,7 +495,7 @@ def print_table(r: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__)
     ap.add_argument("--repo", required=True, help="a git directory or a bundle")
     ap.add_argument("--commits", type=int, default=200)
     ap.add_argument("--embedder", default="auto", help="the hybrid baseline's embedder ('' for none)")
@@ -505,7 +504,6 @@ def main() -> None:
                     "the prompt, ';' between them (\"1,1,1;0,1,0\")")
     ap.add_argument("--dump", help="write each question's gold sessions and ranked lists (top 20 of keyword "
                     "mode and hybrid: session, type, score) to this JSONL file")
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     result = run(args.repo, args.commits, args.embedder or None, args.keep,
                  [w.strip() for w in args.keyword_weights.split(";") if w.strip()], args.dump)

@@ -20,7 +20,6 @@ of issue 14 (loaded from git at FILTER_BEFORE) and the current one, interleaved 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -37,6 +36,7 @@ from scripts.bench.common import (
     ROOT,
     Samples,
     Timed,
+    arguments,
     interleaved,
     machine,
     machine_line,
@@ -248,7 +248,7 @@ def filter_cost(evs: dict[str, tuple[str, dict]], runs: int, tmp: Path) -> list[
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__)
     ap.add_argument("--memories", type=int, default=50_000)
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--long-prompts", type=int, default=80, help="Prompts already answered in the long session.")
@@ -259,7 +259,6 @@ def main() -> None:
     ap.add_argument("--fastpath-off", action="store_true",
                     help="Also measure this checkout's hooks with MEMORY_FASTPATH=off in the same rounds, rows marked "
                          "[fast path off]: the cost of the plain standard library (memory/fastpath/).")
-    ap.add_argument("--json", action="store_true")
     ap.add_argument("--filter-only", action="store_true", help="Only the privacy filter's cost per event.")
     args = ap.parse_args()
     if args.filter_only:

@@ -21,7 +21,6 @@ machine's own figure at its load) and with --pending memories to index.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sqlite3
@@ -34,7 +33,7 @@ from memory.base import worker_client
 from memory.base.project import Project
 from memory.recall import embed
 from memory.store.workspace import Workspace
-from scripts.bench.common import ROOT, machine, machine_line, percentile, print_json
+from scripts.bench.common import ROOT, arguments, machine, machine_line, percentile, print_json
 from scripts.bench.fill import populate
 from scripts.bench.profile import QUERIES, StandIn, worker_process
 
@@ -143,14 +142,13 @@ def summary(r: dict[str, Any], timeout: float) -> dict[str, Any]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__)
     ap.add_argument("--memories", type=int, default=10000)
     ap.add_argument("--pending", type=int, default=500, help="Memories the worker embeds while it is searched.")
     ap.add_argument("--timeout", type=float, default=5.0, help="Seconds a search waits for the worker.")
     ap.add_argument("--searches", type=int, default=30, help="Searches per run, one every --every seconds.")
     ap.add_argument("--every", type=float, default=1.0)
     ap.add_argument("--checkout", type=Path, default=None, help="Also run the worker from this checkout first.")
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-indexing-"))
     results = []

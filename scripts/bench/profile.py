@@ -26,7 +26,6 @@ other processes on the machine do not change RSS, but they slow the warm-up.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sqlite3
@@ -45,7 +44,7 @@ from memory.base.config import env_int
 from memory.base.project import Project
 from memory.recall import embed
 from memory.store.workspace import Workspace
-from scripts.bench.common import ROOT, machine, machine_line, print_json
+from scripts.bench.common import ROOT, arguments, machine, machine_line, print_json
 from scripts.bench.fill import populate
 
 
@@ -250,7 +249,7 @@ def mib(n: int) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__)
     ap.add_argument("--memories", type=int, default=10000)
     ap.add_argument("--embedders", default="hashing,sentence-transformers",
                     help="Comma-separated providers (one not available here is skipped).")
@@ -263,7 +262,6 @@ def main() -> None:
     ap.add_argument("--burst", type=int, default=0,
                     help="After the warm queries, this many new memories indexed by the worker, then the steady RSS.")
     ap.add_argument("--checkout", type=Path, default=None, help="Run the worker from this checkout's code.")
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     results = []
     for name in [n.strip() for n in args.embedders.split(",") if n.strip()]:

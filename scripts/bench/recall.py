@@ -41,7 +41,6 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads: the worker's setting
 
-import argparse  # noqa: E402
 import gzip  # noqa: E402
 import json  # noqa: E402
 import re  # noqa: E402
@@ -61,7 +60,7 @@ from memory.recall.hybrid import search as hybrid_search  # noqa: E402
 from memory.recall.search import Filters, keyword_search  # noqa: E402
 from memory.store.workspace import Workspace  # noqa: E402
 from memory.worker import ProjectIndex  # noqa: E402
-from scripts.bench.common import SHARED, field_weights, machine, machine_line, print_json  # noqa: E402
+from scripts.bench.common import SHARED, arguments, field_weights, machine, machine_line, print_json  # noqa: E402
 from scripts.bench.embed_cache import CachedEmbedder  # noqa: E402
 
 LOCOMO = SHARED / "data" / "locomo"
@@ -514,7 +513,7 @@ def run(datasets: list[str], providers: list[str], *, questions: int | None = No
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__)
     ap.add_argument("--dataset", choices=(*DATASETS, "both"), default="both")
     ap.add_argument("--providers", default="hashing,sentence-transformers,ollama",
                     help="embedding providers for the hybrid rows, ',' between them ('' for none)")
@@ -530,7 +529,6 @@ def main() -> None:
     ap.add_argument("--projects", default="", help="only these projects of the subset, ',' between them (LoCoMo "
                     "conversations, LongMemEval question ids): to split a run or fill an embedding cache in parts")
     ap.add_argument("--embed-cache", metavar="DIR", help="keep and reuse vectors under DIR (off by default)")
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     datasets = list(DATASETS) if args.dataset == "both" else [args.dataset]
     missing = [p for p, d in ((LOCOMO, "locomo"), (LONGMEMEVAL, "longmemeval")) if d in datasets and not p.exists()]

@@ -10,13 +10,12 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 import time
 from collections.abc import Callable
 
-from scripts.bench.common import machine, machine_line, print_json
+from scripts.bench.common import arguments, machine, machine_line, print_json
 
 
 def per_call_us(fn: Callable[[], object], calls: int) -> float:
@@ -64,9 +63,8 @@ def injection_record(home: str, calls: int) -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__)
     ap.add_argument("--calls", type=int, default=2000)
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as home:
         results = {"quiet_check_us": quiet_check(home, args.calls),

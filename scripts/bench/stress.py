@@ -13,7 +13,6 @@ it then waits for the worker to index everything and checks the vector index (La
 
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing
 import os
@@ -27,7 +26,7 @@ import time
 from pathlib import Path
 
 from memory.base.project import identify
-from scripts.bench.common import ROOT, machine, machine_line, percentile, print_json
+from scripts.bench.common import ROOT, arguments, machine, machine_line, percentile, print_json
 
 LAUNCHER = str(ROOT / "hooks" / "run")
 
@@ -211,14 +210,13 @@ def run(processes: int, events: int, workdir: Path, *, settle_index: bool = Fals
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__)
     ap.add_argument("--processes", type=int, default=8)
     ap.add_argument("--events", type=int, default=1000)
     ap.add_argument("--settle", action="store_true", help="Then wait for the worker to index everything and "
                     "check LanceDB against SQLite.")
     ap.add_argument("--keep", metavar="DIR", help="Work in DIR (an empty folder) and keep it: the data dir, its "
                     "logs and the project stay for a look afterwards.")
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.keep:
         Path(args.keep).mkdir(parents=True, exist_ok=True)

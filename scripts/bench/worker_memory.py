@@ -33,7 +33,7 @@ from memory import store
 from memory.base import worker_client
 from memory.base.project import Project
 from memory.store.workspace import Workspace
-from scripts.bench.common import ROOT, machine, machine_line, print_json
+from scripts.bench.common import ROOT, arguments, machine, machine_line, print_json
 from scripts.bench.profile import QUERIES, children, storage, worker_process
 
 KEY = "bench-profile"  # profile.storage's project
@@ -112,7 +112,7 @@ def mib(n: float) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__)
     ap.add_argument("--memories", type=int, default=10000)
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--saves", type=int, default=4, help="Memories saved per round.")
@@ -120,7 +120,6 @@ def main() -> None:
     ap.add_argument("--every", type=float, default=5.0, help="Seconds from one round to the next.")
     ap.add_argument("--idle", type=int, default=150, help="Seconds to wait for the worker to go light.")
     ap.add_argument("--checkout", type=Path, default=None, help="Also run the worker from this checkout first.")
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-worker-memory-"))
     results = []
