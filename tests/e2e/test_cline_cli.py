@@ -11,13 +11,11 @@ import json
 import os
 import select
 import signal
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-from memory.base.project import identify
-from tests.support.e2e_harness import RunClaude, client_env, host_session, memory_install, run_client
+from tests.support import e2e_harness as e2e
 from tests.support.fake_openai import FakeChat
 
 pytestmark = pytest.mark.e2e
@@ -26,24 +24,24 @@ CLINE_VERSION = "3.0.65"
 
 
 def test_a_cline_session_is_recalled_by_the_next_claude_code_session(
-        run_claude: RunClaude, tmp_path: Path, memory_home: Path) -> None:
-    cline, project, home, claude_after = host_session("cline", CLINE_VERSION, run_claude, tmp_path)
+        run_claude: e2e.RunClaude, tmp_path: Path, memory_home: Path) -> None:
+    cline, project, home, claude_after = e2e.host_session("cline", CLINE_VERSION, run_claude, tmp_path)
     home.mkdir()
     # Cline CLI 3.x's own tools: run_commands (a list of commands), editor (old_text / new_text).
     steps = [{"call": "run_commands", "arguments": {"commands": ["grep -c total billing.py"]}},
              {"call": "editor", "arguments": {"path": str(project / "billing.py"), "old_text": "def total(amount):",
                                              "new_text": "def total_with_tax(amount):"}},
              {"text": "Renamed total to total_with_tax."}]
-    env = client_env(home, memory_home, project)
+    env = e2e.client_env(home, memory_home, project)
     try:
         with FakeChat(steps) as fake:
-            run_client([cline, "auth", "-p", "openai", "-k", "dummy", "-m", "fake-model", "-b", fake.base_url],
-                       project, env)
-            memory_install("cline", "--project", project, env)
-            run_client([cline, "We decided to rename total to total_with_tax", "--json", "-t", "240"], project, env)
+            e2e.run_client([cline, "auth", "-p", "openai", "-k", "dummy", "-m", "fake-model", "-b", fake.base_url],
+                           project, env)
+            e2e.memory_install("cline", "--project", project, env)
+            e2e.run_client([cline, "We decided to rename total to total_with_tax", "--json", "-t", "240"], project, env)
         daemons = hub_daemons(home)
         assert daemons, "the CLI started no hub daemon: the stop below proves nothing"
-        assert json.loads(run_client([cline, "hub", "stop"], project, env)) == {"stopped": True}
+        assert json.loads(e2e.run_client([cline, "hub", "stop"], project, env)) == {"stopped": True}
         for pid in daemons:
             assert exited(pid), f"the hub daemon {pid} outlived `cline hub stop`"
         assert hub_daemons(home) == []
@@ -51,13 +49,11 @@ def test_a_cline_session_is_recalled_by_the_next_claude_code_session(
         for pid in hub_daemons(home):  # a failure above: the daemon's process group goes with the test
             group = os.getpgid(pid)
             os.killpg(group, signal.SIGKILL) if group != os.getpgrp() else os.kill(pid, signal.SIGKILL)
-    assert "total_with_tax" in (project / "billing.py").read_text()
-    main = [r for r in fake.requests if r.get("tools")]
-    assert len(main) >= 3
+    main = e2e.renamed(project, fake.requests, 3)
     # The CLI runs TaskStart hooks without reading their answer: the AGENTS.md section reaches its model.
     assert "This project keeps a memory shared by every coding agent" in json.dumps(main[0]["messages"])
-    assert (memory_home / "hosts" / "cline").read_text().split()[0] == "session_end"
-    db = sqlite3.connect(memory_home / "projects" / identify(str(project)).key / "memory.db")
+    assert e2e.last_hook(memory_home, "cline") == "session_end"
+    db = e2e.project_db(memory_home, project)
     assert db.execute("SELECT tool_call_count FROM sessions WHERE host = 'cline'").fetchall() == [(2,)]
 
     claude_after()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e_harness import RunClaude, client_env, host_session, imported_as, memory_install, run_client
+from tests.support import e2e_harness as e2e
 from tests.support.fake_openai import FakeResponses
 
 pytestmark = pytest.mark.e2e
@@ -28,12 +28,12 @@ CATALOG = {"models": [{"slug": "fake-codex", "display_name": "fake", "apply_patc
 
 
 def test_a_codex_session_is_recalled_by_the_next_claude_code_session(
-        run_claude: RunClaude, tmp_path: Path, memory_home: Path) -> None:
-    codex, project, home, claude_after = host_session("codex", CODEX_VERSION, run_claude, tmp_path)
+        run_claude: e2e.RunClaude, tmp_path: Path, memory_home: Path) -> None:
+    codex, project, home, claude_after = e2e.host_session("codex", CODEX_VERSION, run_claude, tmp_path)
     (home / ".codex").mkdir(parents=True)
     catalog = tmp_path / "catalog.json"
     catalog.write_text(json.dumps(CATALOG))
-    env = client_env(home, memory_home, project, FAKE_CODEX_KEY="dummy")
+    env = e2e.client_env(home, memory_home, project, FAKE_CODEX_KEY="dummy")
     steps = [{"call": "exec_command", "arguments": {"cmd": CHECK}},
              {"call": "apply_patch", "arguments": PATCH, "custom": True},
              {"call": "exec_command", "arguments": {"cmd": CHECK}},
@@ -44,15 +44,13 @@ def test_a_codex_session_is_recalled_by_the_next_claude_code_session(
             f'model = "fake-codex"\nmodel_provider = "fake"\nmodel_catalog_json = "{catalog}"\n\n'
             f'[model_providers.fake]\nname = "fake"\nbase_url = "{fake.base_url}"\nwire_api = "responses"\n'
             'env_key = "FAKE_CODEX_KEY"\n')
-        memory_install("codex", "--user", project, env)
-        run_client([codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-                    "--dangerously-bypass-hook-trust",
-                    "We decided to rename total to total_with_tax in billing.py for the invoices"], project, env)
-    assert "total_with_tax" in (project / "billing.py").read_text()
-    asked = [r for r in fake.requests if r.get("input") is not None]
-    assert len(asked) >= 4
+        e2e.memory_install("codex", "--user", project, env)
+        e2e.run_client([codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+                        "--dangerously-bypass-hook-trust",
+                        "We decided to rename total to total_with_tax in billing.py for the invoices"], project, env)
+    asked = e2e.renamed(project, fake.requests, 4, key="input")
     assert "round to cents with Decimal" in json.dumps(asked[0]["input"])  # Claude Code's decision, given to Codex
-    assert (memory_home / "hosts" / "codex").read_text().split()[0] == "stop"
-    imported_as("codex", home / ".codex" / "sessions", project, tmp_path)  # its rollout, read by `memory import`
+    assert e2e.last_hook(memory_home, "codex") == "stop"
+    e2e.imported_as("codex", home / ".codex" / "sessions", project, tmp_path)  # its rollout, read by `memory import`
 
     claude_after()

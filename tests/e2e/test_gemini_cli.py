@@ -6,13 +6,11 @@ replace edit, the hooks record them under the Gemini host, and the next Claude C
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-from memory.base.project import identify
-from tests.support.e2e_harness import RunClaude, client_env, host_session, imported_as, memory_install, run_client
+from tests.support import e2e_harness as e2e
 from tests.support.fake_openai import FakeGemini
 
 pytestmark = pytest.mark.e2e
@@ -21,12 +19,9 @@ GEMINI_VERSION = "0.61.0"
 
 
 def test_a_gemini_session_is_recalled_by_the_next_claude_code_session(
-        run_claude: RunClaude, tmp_path: Path, memory_home: Path) -> None:
-    gemini, project, home, claude_after = host_session("gemini", GEMINI_VERSION, run_claude, tmp_path)
-    (home / ".gemini").mkdir(parents=True)
-    # The user's own settings: an API key login, no folder-trust prompt.
-    (home / ".gemini" / "settings.json").write_text(json.dumps(
-        {"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}}}, indent=2))
+        run_claude: e2e.RunClaude, tmp_path: Path, memory_home: Path) -> None:
+    gemini, project, home, claude_after = e2e.host_session("gemini", GEMINI_VERSION, run_claude, tmp_path)
+    e2e.gemini_settings(home, ".gemini", "gemini-api-key")  # the user's own: an API key login
     steps = [{"call": "run_shell_command", "arguments": {"command": "grep -c total billing.py",
                                                          "description": "count uses"}},
              {"call": "replace", "arguments": {"file_path": str(project / "billing.py"), "instruction": "rename",
@@ -34,20 +29,18 @@ def test_a_gemini_session_is_recalled_by_the_next_claude_code_session(
                                                "new_string": "def total_with_tax(amount):"}},
              {"text": "Renamed total to total_with_tax."}]
     with FakeGemini(steps) as fake:
-        env = client_env(home, memory_home, project, GEMINI_API_KEY="dummy", NO_BROWSER="1",
-                         GOOGLE_GEMINI_BASE_URL=fake.base_url.removesuffix("/v1"))
-        memory_install("gemini", "--user", project, env)
-        run_client([gemini, "--yolo", "-p", "We decided to rename total to total_with_tax"], project, env)
-    assert "total_with_tax" in (project / "billing.py").read_text()
-    main = [r for r in fake.requests if r.get("tools")]
-    assert len(main) >= 3
+        env = e2e.client_env(home, memory_home, project, GEMINI_API_KEY="dummy", NO_BROWSER="1",
+                             GOOGLE_GEMINI_BASE_URL=fake.base_url.removesuffix("/v1"))
+        e2e.memory_install("gemini", "--user", project, env)
+        e2e.run_client([gemini, "--yolo", "-p", "We decided to rename total to total_with_tax"], project, env)
+    main = e2e.renamed(project, fake.requests, 3)
     assert "round to cents with Decimal" in json.dumps(main[0].get("contents"))  # Claude Code's, given to Gemini
-    assert (memory_home / "hosts" / "gemini").read_text().split()[0] in ("session_end", "stop")
-    db = sqlite3.connect(memory_home / "projects" / identify(str(project)).key / "memory.db")
+    assert e2e.last_hook(memory_home, "gemini") in ("session_end", "stop")
+    db = e2e.project_db(memory_home, project)
     state = db.execute("SELECT state FROM session_state WHERE session_id IN (SELECT id FROM sessions WHERE host = "
                        "'gemini')").fetchone()[0]
     # Gemini puts SessionStart's context before the prompt (<hook_context>): the task is the person's words.
     assert json.loads(state)["task"] == "We decided to rename total to total_with_tax"
-    imported_as("gemini", home / ".gemini" / "tmp", project, tmp_path)  # its chat file, read by `memory import`
+    e2e.imported_as("gemini", home / ".gemini" / "tmp", project, tmp_path)  # its chat file, read by `memory import`
 
     claude_after()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e_harness import RunClaude, client_env, host_session, memory_install, run_client
+from tests.support import e2e_harness as e2e
 from tests.support.fake_openai import FakeChat
 
 pytestmark = pytest.mark.e2e
@@ -20,13 +20,13 @@ OPENCODE_VERSION = "1.18.33"
 
 
 def test_an_opencode_session_is_recalled_by_the_next_claude_code_session(
-        run_claude: RunClaude, tmp_path: Path, memory_home: Path) -> None:
-    opencode, project, home, claude_after = host_session("opencode", OPENCODE_VERSION, run_claude, tmp_path)
+        run_claude: e2e.RunClaude, tmp_path: Path, memory_home: Path) -> None:
+    opencode, project, home, claude_after = e2e.host_session("opencode", OPENCODE_VERSION, run_claude, tmp_path)
     config = home / ".config"
-    env = client_env(home, memory_home, project, XDG_CONFIG_HOME=str(config), XDG_DATA_HOME=str(home / "data"),
-                     XDG_CACHE_HOME=str(home / "cache"), XDG_STATE_HOME=str(home / "state"),
-                     OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1")
-    memory_install("opencode", "--project", project, env)
+    env = e2e.client_env(home, memory_home, project, XDG_CONFIG_HOME=str(config), XDG_DATA_HOME=str(home / "data"),
+                         XDG_CACHE_HOME=str(home / "cache"), XDG_STATE_HOME=str(home / "state"),
+                         OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1")
+    e2e.memory_install("opencode", "--project", project, env)
     assert (project / ".opencode" / "plugins" / "memory.js").is_file()
     steps = [{"call": "bash", "arguments": {"command": "grep -c total billing.py", "description": "count uses"}},
              {"call": "edit", "arguments": {"filePath": str(project / "billing.py"), "oldString": "def total(amount):",
@@ -40,11 +40,9 @@ def test_an_opencode_session_is_recalled_by_the_next_claude_code_session(
             "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
                                   "options": {"baseURL": fake.base_url, "apiKey": "dummy"},
                                   "models": {"fake-model": {"name": "Fake", "tool_call": True}}}}}))
-        run_client([opencode, "run", "We decided to rename total to total_with_tax in billing.py"], project, env)
-    assert "total_with_tax" in (project / "billing.py").read_text()
-    main = [r for r in fake.requests if r.get("tools")]
-    assert len(main) >= 3
+        e2e.run_client([opencode, "run", "We decided to rename total to total_with_tax in billing.py"], project, env)
+    main = e2e.renamed(project, fake.requests, 3)
     assert "This project keeps a memory shared by every coding agent" in json.dumps(main[0]["messages"])
-    assert (memory_home / "hosts" / "opencode").read_text().split()[0] in ("stop", "post_tool_use")
+    assert e2e.last_hook(memory_home, "opencode") in ("stop", "post_tool_use")
 
     claude_after()

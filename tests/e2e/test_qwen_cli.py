@@ -7,13 +7,11 @@ given them."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-from memory.base.project import identify
-from tests.support.e2e_harness import RunClaude, client_env, host_session, memory_install, run_client
+from tests.support import e2e_harness as e2e
 from tests.support.fake_openai import FakeChat
 
 pytestmark = pytest.mark.e2e
@@ -22,13 +20,10 @@ QWEN_VERSION = "0.24.4"
 
 
 def test_a_qwen_session_is_recalled_by_the_next_claude_code_session(
-        run_claude: RunClaude, tmp_path: Path, memory_home: Path) -> None:
-    qwen, project, home, claude_after = host_session("qwen", QWEN_VERSION, run_claude, tmp_path)
-    (home / ".qwen").mkdir(parents=True)
-    # The user's own settings: the OpenAI-compatible provider (the fake one), no folder-trust prompt.
-    (home / ".qwen" / "settings.json").write_text(json.dumps(
-        {"security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
-         "model": {"name": "fake-model"}}, indent=2))
+        run_claude: e2e.RunClaude, tmp_path: Path, memory_home: Path) -> None:
+    qwen, project, home, claude_after = e2e.host_session("qwen", QWEN_VERSION, run_claude, tmp_path)
+    # The user's own settings: the OpenAI-compatible provider (the fake one).
+    e2e.gemini_settings(home, ".qwen", "openai", model={"name": "fake-model"})
     billing = str(project / "billing.py")
     # Qwen Code edits only a file read in the session: the read comes first.
     steps = [{"call": "run_shell_command", "arguments": {"command": "grep -c total billing.py",
@@ -38,16 +33,14 @@ def test_a_qwen_session_is_recalled_by_the_next_claude_code_session(
                                             "new_string": "def total_with_tax(amount):"}},
              {"text": "Renamed total to total_with_tax."}]
     with FakeChat(steps) as fake:
-        env = client_env(home, memory_home, project, OPENAI_API_KEY="dummy", OPENAI_BASE_URL=fake.base_url,
-                         OPENAI_MODEL="fake-model", NO_BROWSER="1", QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
-        memory_install("qwen", "--user", project, env)
-        run_client([qwen, "--yolo", "-p", "We decided to rename total to total_with_tax"], project, env)
-    assert "total_with_tax" in (project / "billing.py").read_text()
-    main = [r for r in fake.requests if r.get("tools")]
-    assert len(main) >= 4
+        env = e2e.client_env(home, memory_home, project, OPENAI_API_KEY="dummy", OPENAI_BASE_URL=fake.base_url,
+                             OPENAI_MODEL="fake-model", NO_BROWSER="1", QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
+        e2e.memory_install("qwen", "--user", project, env)
+        e2e.run_client([qwen, "--yolo", "-p", "We decided to rename total to total_with_tax"], project, env)
+    main = e2e.renamed(project, fake.requests, 4)
     assert "round to cents with Decimal" in json.dumps(main[0]["messages"])  # Claude Code's decision, given to Qwen
-    assert (memory_home / "hosts" / "qwen").read_text().split()[0] == "stop"
-    db = sqlite3.connect(memory_home / "projects" / identify(str(project)).key / "memory.db")
+    assert e2e.last_hook(memory_home, "qwen") == "stop"
+    db = e2e.project_db(memory_home, project)
     sessions = db.execute("SELECT prompt_count, tool_call_count FROM sessions WHERE host = 'qwen'").fetchall()
     assert sessions == [(1, 3)]  # Qwen's empty UserPromptSubmit after each tool result is no prompt
 

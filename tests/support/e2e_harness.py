@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -223,7 +224,7 @@ def claude_before_and_after(run_claude: RunClaude, project: Path, tmp_path: Path
 
 
 # What the other hosts' e2e tests share: the start (client, project, Claude Code before), a client's environment
-# on a fake HOME, `memory install`, the run, its log imported.
+# on a fake HOME, `memory install`, the run, its end (the rename, the last hook, the database), its log imported.
 class HostRun(NamedTuple):
     client: Path  # the pinned CLI
     project: Path  # a git project holding BILLING
@@ -239,6 +240,35 @@ def host_session(name: str, version: str, run_claude: RunClaude, tmp_path: Path)
     claude_after = claude_before_and_after(run_claude, project, tmp_path)
     return HostRun(client, project, tmp_path / "home", claude_after)
 
+
+
+def gemini_settings(home: Path, folder: str, auth: str, **more: Json) -> None:
+    """The user's own settings of Gemini CLI or of Qwen Code, its fork (~/<folder>/settings.json): a sign-in of
+    the type `auth`, no folder-trust prompt, and `more` top-level keys."""
+    (home / folder).mkdir(parents=True)
+    (home / folder / "settings.json").write_text(json.dumps(
+        {"security": {"auth": {"selectedType": auth}, "folderTrust": {"enabled": False}}, **more}, indent=2))
+
+
+def renamed(project: Path, requests: Sequence[Json], at_least: int, key: str = "tools") -> list[Json]:
+    """The end every host's run shares: billing.py's `total` renamed, in at least `at_least` requests to the
+    model (those carrying `key`: the tools offered, or the Responses API's `input`), which are returned."""
+    assert "total_with_tax" in (project / "billing.py").read_text()
+    asked = [r for r in requests if r.get(key)]
+    assert len(asked) >= at_least, len(asked)
+    return asked
+
+
+def last_hook(memory_home: Path, host: str) -> str:
+    """The hook entry the host ran last, as the plugin recorded it (<data dir>/hosts/<host>)."""
+    return (memory_home / "hosts" / host).read_text().split()[0]
+
+
+def project_db(memory_home: Path, project: Path) -> sqlite3.Connection:
+    """The project's database in the test's data dir."""
+    from memory.base.project import identify
+
+    return sqlite3.connect(memory_home / "projects" / identify(str(project)).key / "memory.db")
 
 
 CLIENT_STRIP = ("ANTHROPIC_", "CLAUDE", "MEMORY_", "OPENAI_", "CODEX_", "OPENCODE_", "GEMINI_", "GOOGLE_", "QWEN_",
@@ -280,11 +310,7 @@ def imported_as(host: str, logs: Path, project: Path, tmp_path: Path) -> None:
                          cwd=project, env=env, capture_output=True, timeout=120)
     assert run.returncode == 0, run.stderr.decode()
     assert json.loads(run.stdout)["sessions_imported"] == 1, run.stdout.decode()
-    import sqlite3
-
-    from memory.base.project import identify
-
-    db = sqlite3.connect(tmp_path / f"import-{host}" / "projects" / identify(str(project)).key / "memory.db")
+    db = project_db(tmp_path / f"import-{host}", project)
     assert [r[0] for r in db.execute("SELECT host FROM sessions")] == [host]
     edits = [r[0] for r in db.execute("SELECT content FROM memories WHERE type = 'change' AND files LIKE ?",
                                       ("%billing.py%",))]
