@@ -31,8 +31,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def claude_bin() -> Path:
-    return find_claude()
+def claude_bin(request: pytest.FixtureRequest) -> Path:
+    """The pinned Claude Code CLI, or each client of a module marked EVERY_CLIENT (e2e_harness)."""
+    return find_claude(getattr(request, "param", "pinned"))
 
 
 @pytest.fixture

@@ -10,16 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_outline_read import big_module
-from tests.support.e2e_harness import CLIENTS, REPO, RunClaude, find_claude, make_git_repo
+from tests.support.e2e_harness import EVERY_CLIENT, REPO, RunClaude, make_git_repo
 from tests.support.fake_anthropic import Turns, all_text, is_compaction, text, tool_result_text, tool_results, tool_use
 
-pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(params=CLIENTS)
-def claude_bin(request: pytest.FixtureRequest) -> Path:
-    """On the pinned client and on each older one."""
-    return find_claude(request.param)
+pytestmark = [pytest.mark.e2e, EVERY_CLIENT]
 
 
 def test_after_a_compaction_the_client_attaches_the_whole_file_not_its_outline(

@@ -9,16 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e_harness import CLIENTS, REPO, RunClaude, find_claude, make_git_repo
+from tests.support.e2e_harness import EVERY_CLIENT, REPO, RunClaude, make_git_repo
 from tests.support.fake_anthropic import Turns, text, tool_result_text, tool_results, tool_use
 
-pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(params=CLIENTS)
-def claude_bin(request: pytest.FixtureRequest) -> Path:
-    """Every test here runs on the pinned client and on each older one: users run many versions."""
-    return find_claude(request.param)
+# Every test here runs on the pinned client and on each older one: users run many versions.
+pytestmark = [pytest.mark.e2e, EVERY_CLIENT]
 
 
 def big_module(helpers: int = 60) -> tuple[str, int]:

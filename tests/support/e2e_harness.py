@@ -22,6 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 # --older installs (its OLDER_VERSIONS line is the one list).
 _OLDER_LINE = re.search(r'^OLDER_VERSIONS="([^"]*)"', (REPO / "scripts" / "install-claude-code").read_text(), re.M)
 CLIENTS: tuple[str, ...] = ("pinned", *(_OLDER_LINE.group(1).split() if _OLDER_LINE else ()))
+# A module's mark that runs its tests on the pinned client and on each older one (tests/e2e/conftest.py claude_bin).
+EVERY_CLIENT = pytest.mark.parametrize("claude_bin", CLIENTS, indirect=True)
 
 
 def find_claude(client: str = "pinned") -> Path:
