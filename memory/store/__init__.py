@@ -451,6 +451,18 @@ def provenance(db: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]
     return {r["id"]: r for r in rows}
 
 
+def decide_flags(db: sqlite3.Connection, rows: Iterable[sqlite3.Row | None]) -> int:
+    """Decide and mark the trust flags (fence.is_flagged) of these rows (with title, content, origin, author,
+    flags and checked) not yet checked under the rules in force: the worker does it for each memory it
+    indexes, so a hook that injects them later reads no text (building the rules' gates and reading a text
+    cost a prompt ~2 ms CPU). Returns how many were decided."""
+    from memory.base.fence import checked_now, is_flagged
+
+    todo = [r for r in rows if r is not None and not checked_now(r)]
+    mark_checked(db, todo, {r["id"]: is_flagged(r, r["title"], r["content"]) for r in todo})
+    return len(todo)
+
+
 def mark_checked(db: sqlite3.Connection, rows: Iterable[sqlite3.Row | None], verdicts: dict[int, bool]) -> None:
     """Record the flags a reader decided (fence.is_flagged: `verdicts`, by id) for the rows not yet checked
     under the rules in force, with the rules' mark, so the next injection of these rows reads no text.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -253,7 +254,22 @@ class ProjectIndex:
             for job in jobs or []:
                 queue.finish(db, job)
         self._warm_apply(docs, vectors, gone)
+        self._decide_flags(ids)
         return {"embedded": len(docs), "deleted": len(gone)}
+
+    def _decide_flags(self, ids: list[int]) -> None:
+        """The trust flags of the memories indexed, decided under the rules in force (store.decide_flags), read
+        and marked under one write lock so that a row edited meanwhile is not marked. Bookkeeping: a busy
+        database leaves them to the hook that injects them."""
+        marks = ",".join("?" * len(ids))
+        try:
+            with Tx(self.db):
+                store.decide_flags(self.db, self.db.execute(
+                    f"SELECT id, title, content, origin, author, flags, checked FROM memories WHERE id IN ({marks})",
+                    ids).fetchall())
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
+                raise
 
     # -- the warm in-memory index -------------------------------------------------------------------
 

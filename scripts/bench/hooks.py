@@ -124,6 +124,15 @@ def seed_file_memories(ws: Workspace, path: str, n: int = 40) -> None:
             type=kinds[i % 4], files=[path], session_id=f"bench-past-{i % 9}"), filter_low_value=False)
 
 
+def decided(ws: Workspace) -> None:
+    """The trust flags as the worker's indexing leaves them (memory/store decide_flags): a store whose
+    memories the worker has indexed, as one of this size is (the benchmark runs with the worker off)."""
+    from memory import store
+
+    store.decide_flags(ws.db, ws.db.execute(
+        "SELECT id, title, content, origin, author, flags, checked FROM memories").fetchall())
+
+
 def seed_long_session(ws: Workspace, prompts: int, per_prompt: int = 5) -> None:
     """A session that has already had `prompts` prompts, each of which injected `per_prompt` memories (as
     the prompt hook logs them in access_log), starting with the memories this benchmark's prompt recalls."""
@@ -285,6 +294,7 @@ def main() -> None:
         ws = Workspace.for_dir(str(project), home=str(home))
         t = time.perf_counter()
         populate(ws, args.memories)
+        decided(ws)
         seed_long_session(ws, args.long_prompts)
         seed_file_memories(ws, str(project / "src" / "app.py"))
         seed_prompt_sessions(ws, args.runs, [tag for tag, _, _ in roots])
