@@ -112,18 +112,63 @@ def _declared(node: Node, node_type: str, decl: Node, kind: str, parent: Node | 
     if node_type != "function_definition":
         parent = node.parent if parent is None else parent
         parent_type = parent.type if parent is not None else None
-        if parent_type not in _DECLARATION_PARENTS:
+        if parent_type == "compound_statement" and _at_top(node) and parent is not None and _headless_body(parent):
+            parent_type = "translation_unit"
+        elif parent_type not in _DECLARATION_PARENTS or (
+                parent_type in _CONDITIONALS and parent is not None and _in_body(node, parent)):
             return None
     function = _function_name(decl)
     if function is not None:
         return function, kind
-    if node_type == "declaration" and parent_type in _FILE_SCOPE:  # a file's variable: a names-only row
+    if node_type == "declaration" and (parent_type in _FILE_SCOPE or (
+            parent_type == "ERROR" and _at_top(node) and _top_error(parent))):
+        # a file's variable: a names-only row (in an ERROR at the top too: a file tree-sitter could not parse whole)
         name = variable_names(node)
         return (name[0], "variable") if name else None
     if node_type != "field_declaration" or parent_type != "field_declaration_list":
         return None
     field = _field_identifier(decl)
     return (field, "field") if field is not None else None
+
+
+_CONDITIONALS = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"})
+
+
+def _in_body(node: Node, parent: Node) -> bool:
+    """Whether an indented declaration in an `#if` is in a function's body (`{` / `#ifdef X` / `\tuint64_t
+    cur = ...;`: a local), not the file's. (One at the first column is taken for the file's unlooked: the
+    ancestors' lookup costs ~1 us a node.)"""
+    if node.start_point.column == 0:
+        return False
+    while parent is not None and parent.type in _CONDITIONALS:
+        parent = parent.parent
+    return parent is not None and parent.type == "compound_statement"
+
+
+def _at_top(node: Node) -> bool:
+    """Whether a declaration that a parse error left without its context reads as the file's: written at the
+    first column (a function's locals are indented) and whole but for its value (`rb_gen(static UNUSED, tree_,
+    ...)`, a macro call the grammar took for a declaration, holds an ERROR of its own among its names)."""
+    return node.start_point.column == 0 and not any(child.is_error for child in node.children)
+
+
+def _headless_body(block: Node) -> bool:
+    """Whether a `{ ... }` block is the body of a file's function definition without a function's declarator: a
+    line the grammar could not read took the block after it for a body (jemalloc's ctl.c: `MUTEX_PROF_MUTEXES` /
+    `#undef OP` / `{NAME("reset"), ...}` made a "function" of the next 1,200 lines). What it holds is the file's."""
+    owner = block.parent
+    if owner is None or owner.type != "function_definition" or not owner.has_error:
+        return False
+    if _function_name(owner.child_by_field_name("declarator")) is not None:
+        return False
+    top = owner.parent
+    return top is None or top.type in _FILE_SCOPE
+
+
+def _top_error(node: Node) -> bool:
+    """Whether an ERROR node is the whole file (the root): one tree-sitter could not parse at all. (An ERROR
+    inside the file may be a function's body whose header broke: its declarations are locals.)"""
+    return node.parent is None
 
 
 def _named(node: Node, node_type: str) -> Node | None:
@@ -134,7 +179,9 @@ def _named(node: Node, node_type: str) -> Node | None:
     if node_type == "type_definition":  # typedef ... Name; typedef int (*Name)(void); typedef char Name[4];
         decl = node.child_by_field_name("declarator")
         for _ in range(6):
-            if decl is None or decl.type == "type_identifier":
+            # A declarator the grammar reads as a built-in type is a name too: C headers that predate C11 or
+            # C23 define `typedef uint_least16_t char16_t;`, `typedef unsigned char bool;` themselves.
+            if decl is None or decl.type in ("type_identifier", "primitive_type"):
                 return decl
             decl = decl.child_by_field_name("declarator") or next(
                 (c for c in decl.named_children if c.type.endswith("declarator") or c.type == "type_identifier"),
@@ -606,6 +653,8 @@ def signature(node: Node, body: Node | None, source: bytes, language: str, parse
         if parent is not None and parent.type == "export_statement":
             start = parent.start_byte  # keep `export` / `export default`
     end = body.start_byte if body is not None else min(node.end_byte, start + _SCAN_CAP)
+    if kind == "type_definition":  # its name comes after the struct's body, which _head_text cuts to `{…}`
+        end = node.end_byte
     if kind == "preproc_function_def":  # `#define MAX(a, b)`: its replacement text is its body
         value = node.child_by_field_name("value")
         end = value.start_byte if value is not None else end

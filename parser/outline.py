@@ -814,6 +814,9 @@ def _lexical_defines(symbols: list[Symbol], source: bytes) -> list[Symbol]:
     INSTR_PROF_SECT_ENTRY(Kind, ...) Kind,` / `#include "InstrProfData.inc"`). Not an include guard."""
     lines = source.split(b"\n")
     have = {(s.start_line, s.name) for s in symbols}
+    # A `#define` row named otherwise than its line says (a broken parse took `atom` of its value for its name):
+    # renamed from the line, not shown twice.
+    parsed = {s.start_line: s for s in symbols if s.kind in ("constant", "macro") and s.signature.startswith("#")}
     added, last = [], b""
     for row, line in enumerate(lines):
         text = line.strip()
@@ -836,6 +839,12 @@ def _lexical_defines(symbols: list[Symbol], source: bytes) -> list[Symbol]:
         params = after[:after.find(b")") + 1] if after.startswith(b"(") else b""
         signature = f"#define {name}{params.decode('utf-8', 'replace')}" if params else (
             " ".join(text.decode("utf-8", "replace").rstrip("\\").split())[:100])
+        wrong = parsed.get(row + 1)
+        if wrong is not None:
+            wrong.name, wrong.signature, wrong.doc = name, signature, None
+            wrong.kind = "macro" if params else "constant"
+            last = text
+            continue
         parents = [p for p in symbols if p.start_line - 1 <= row and p.end_line - 1 >= last_row]
         parent = max(parents, key=lambda p: p.depth) if parents else None
         added.append(Symbol(name, "macro" if params else "constant", row + 1, last_row + 1, signature,
@@ -1096,6 +1105,8 @@ def outline_source(source: bytes, path: str, language: str | None = None, units:
                 return _fallback(path, language, source, f"over the parse budget; syntax errors in {len(broken)} "
                                  f"of its first {parsed_lines} lines")
         entries, import_nodes, parents = parsed.collected = parsed.collected or _collect(root, language)
+        if language in walk.NODE_TYPES:  # C++: a lambda's `using T = ...;`, in an expression the walk passes over
+            entries.extend(walk.lambda_aliases(root, parsed.text, {e[0].start_byte for e in entries}))
         recovered: set[int] = set()
         unread: set[int] = set()
         if broken and parsed_bytes is None:  # definitions a syntax error swallowed, parsed again

@@ -23,6 +23,8 @@ from parser.header import MAX_SHOWN_SHARE, has_groups, read_header
 
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from parser.outline import Outline, Symbol
 
     # A symbol's (shown signature, doc, shape) as a render uses them (_parts).
@@ -256,34 +258,105 @@ def _row(symbol: Symbol, signature: str, doc: str) -> str:
     return f"{'  ' * symbol.depth}{_span(symbol.start_line, symbol.end_line)} {signature}{doc}"
 
 
-def _constants_line(run: list[Symbol]) -> str:
+def _constants_line(run: list[Symbol], keys: dict[int, list[str]]) -> str:
     """Every name of the run: a name the model cannot see is one it cannot ask for."""
     first, last = run[0], run[-1]
     return (f"{'  ' * first.depth}{_span(first.start_line, last.end_line)} "
-            f"{len(run)} constants: {name_list([s.name for s in run])}")
+            f"{len(run)} constants: {_names(run, keys)}")
+
+
+def _names(run: list[Symbol], keys: dict[int, list[str]]) -> str:
+    """The run's names (name_list), each object's keys after its name: `colors {aqua, black}, MATCHERS {rgb}`."""
+    out: list[str] = []
+    plain: list[str] = []  # names without keys since the last object's: written as name_list writes them
+    owners: dict[tuple[str, ...], str] = {}  # a list of keys -> the first object of the row that has it
+    for k, symbol in enumerate(run):
+        if k not in keys:
+            plain.append(symbol.name)
+            continue
+        if plain:
+            out.append(name_list(plain))
+            plain = []
+        # An object with the same keys as one before it (`FadeIn = {FadeIn: ..., FadeInRight: ...}` built from
+        # `FadeInData`, a state table and its transitions) names that one, its keys already on the row.
+        same = owners.setdefault(tuple(keys[k]), symbol.name)
+        shown = f"{{as {same}}}" if same != symbol.name else _key_list(keys[k])
+        out.append(f"{symbol.name} {shown}")  # not `name{`: that is a shared prefix (name_list)
+    if plain:
+        out.append(name_list(plain))
+    return ", ".join(out)
+
+
+KEYS_SHOWN = 100_000
+
+
+def _key_list(keys: list[str]) -> str:
+    """`{aqua, black, +130 more}`: an object's first KEYS_SHOWN keys (a colour table's, a config's 180 style
+    properties: the names a reader looks for are among the first, the rest a Read of its lines away)."""
+    more = len(keys) - KEYS_SHOWN
+    return "{" + name_list(keys[:KEYS_SHOWN] if more > 0 else keys, camel=True) + (
+        f", +{more} more}}" if more > 0 else "}")
+
+
+def _keyed_row(symbol: Symbol, language: str | None, keys: list[str]) -> str:
+    """`5-90 export const FadeInData {FadeIn, FadeInRight}`: the signature to the name, then the object's keys
+    (its value, a wall of nested data, is a Read away)."""
+    signature = _shown_signature(symbol, language)
+    at = signature.find(symbol.name)
+    head = signature[:at + len(symbol.name)] if at >= 0 else symbol.name
+    return f"{'  ' * symbol.depth}{_span(symbol.start_line, symbol.end_line)} {head} {_key_list(keys)}"
+
+
+def _keys_end(symbols: list[Symbol], i: int) -> int | None:
+    """Where symbols[i]'s children end when they are only its own keys (fields one level below it: a JavaScript
+    object's, a TypeScript object type's, parser/variables.py), None when it holds anything else."""
+    j = i + 1
+    depth = symbols[i].depth + 1
+    while j < len(symbols) and symbols[j].depth > symbols[i].depth:
+        if symbols[j].depth != depth or symbols[j].kind != "field":
+            return None
+        j += 1
+    return j
 
 
 PREFIX_MIN_RUN = 3  # names in a row sharing a prefix before it is written once
 
 
-def name_list(names: list[str]) -> str:
+def name_list(names: list[str], camel: bool = False) -> str:
     """`A, B, OBJ_{LIST, SET, ENCODING_{RAW, INT, HT}}`: each name in order, a prefix up to an `_` shared by
     a run of PREFIX_MIN_RUN or more written once, and so on within it (a wall of `#define`s or enumerators is
-    mostly its prefixes)."""
+    mostly its prefixes); with `camel`, a prefix may end where a camelCase word does (`margin{Top, Left}`)."""
     out: list[str] = []
     i = 0
     while i < len(names):
-        prefix = _prefix(names[i])
-        j = i + 1
+        prefix, j = _camel_run(names, i) if camel else (_prefix(names[i]), i + 1)
         while prefix and j < len(names) and names[j].startswith(prefix) and len(names[j]) > len(prefix):
             j += 1
         if prefix and j - i >= PREFIX_MIN_RUN:
-            out.append(f"{prefix}{{{name_list([n[len(prefix):] for n in names[i:j]])}}}")  # OBJ_{ENCODING_{RAW}}
+            out.append(f"{prefix}{{{name_list([n[len(prefix):] for n in names[i:j]], camel)}}}")  # OBJ_{RAW}
             i = j
         else:
             out.append(names[i])
             i += 1
     return ", ".join(out)
+
+
+def _camel_run(names: list[str], i: int) -> tuple[str, int]:
+    """The prefix of names[i] (up to an `_` or a camelCase word's end) that saves the most characters written
+    once for the run of names from i that share it, and the run's end ("" and i + 1 when none is shared)."""
+    name = names[i]
+    best, best_end, saved = "", i + 1, 0
+    for cut in range(2, len(name)):
+        if not (name[cut - 1] == "_" or name[cut].isupper() and (
+                not name[cut - 1].isupper() or cut + 1 < len(name) and name[cut + 1].islower())):
+            continue
+        prefix = name[:cut]
+        j = i + 1
+        while j < len(names) and names[j].startswith(prefix) and len(names[j]) > cut:
+            j += 1
+        if j - i >= PREFIX_MIN_RUN and (j - i - 1) * cut > saved:
+            best, best_end, saved = prefix, j, (j - i - 1) * cut
+    return best, best_end
 
 
 def _prefix(name: str) -> str:
@@ -361,25 +434,38 @@ def _shape_run(symbols: list[Symbol], i: int, language: str | None, parts: list[
     return j if j - i >= SAME_SHAPE_MIN else i
 
 
+def _valued(symbol: Symbol) -> bool:
+    """A constant or variable shown with its value (not _names_only): runs of them share a names row."""
+    return symbol.kind in _GROUPED_KINDS and not _names_only(symbol)
+
+
 def _names_only(symbol: Symbol) -> bool:
     """A data member (C++ `fields:`), or a variable whose signature is its name (parser/variables.py: a
     Python, JavaScript, TypeScript or PHP variable, shown without its value), written on a names-only row."""
     return symbol.kind == "field" or (symbol.kind == "variable" and symbol.signature == symbol.name)
 
 
-def _run_end(symbols: list[Symbol], i: int, kind: str) -> int:
-    """End of the run of names-only `kind` siblings from i. One with members of its own (a TypeScript variable
-    typed with an object literal) is a run alone, so that its members' row follows it."""
-    if _has_children(symbols, i):
-        return i + 1
+def _run(symbols: list[Symbol], i: int,
+         member: Callable[[Symbol], bool]) -> tuple[list[Symbol], dict[int, list[str]], int]:
+    """The run of siblings from i that `member` accepts, with no big gap between them: (its symbols, the keys
+    of those that hold only their own keys, by position in the run: written after their names, not on rows of
+    their own, see _keys_end), and where it ends in `symbols`. A symbol that holds anything else ends it."""
+    run: list[Symbol] = []
+    keys: dict[int, list[str]] = {}
     j = i
-    while (j < len(symbols) and symbols[j].kind == kind and _names_only(symbols[j])
-           and symbols[j].depth == symbols[i].depth
+    while (j < len(symbols) and member(symbols[j]) and symbols[j].depth == symbols[i].depth
            and symbols[j].parent == symbols[i].parent
-           and (j == i or symbols[j].start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP)
-           and not _has_children(symbols, j)):
-        j += 1
-    return j
+           and (not run or symbols[j].start_line - run[-1].end_line <= GROUP_MAX_GAP)):
+        end = _keys_end(symbols, j)
+        if end is None:  # holds more than keys: the run's last, its members' rows follow it
+            run.append(symbols[j])
+            j += 1
+            break
+        if end > j + 1:
+            keys[len(run)] = [s.name for s in symbols[j + 1:end]]
+        run.append(symbols[j])
+        j = end
+    return run, keys, j
 
 
 def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str]:
@@ -388,20 +474,23 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
     parts: list[Parts | None] = [None] * len(symbols)
     i = 0
     while i < len(symbols):
-        j = i
-        while (j < len(symbols) and symbols[j].kind in _GROUPED_KINDS and not _names_only(symbols[j])
-               and symbols[j].depth == symbols[i].depth and symbols[j].parent == symbols[i].parent
-               and (j == i or symbols[j].start_line - symbols[j - 1].end_line <= GROUP_MAX_GAP)):
-            j += 1
-        if j - i >= GROUP_MIN:
-            lines.append(_recovered(_constants_line(symbols[i:j]), symbols[i:j]))
+        run, keys, j = _run(symbols, i, _valued)
+        if len(run) >= GROUP_MIN:
+            lines.append(_recovered(_constants_line(run, keys), symbols[i:j]))
             i = j
             continue
-        j = _run_end(symbols, i, symbols[i].kind) if _names_only(symbols[i]) else i
-        if j > i:  # data members, variables: their names, one row per run (types and values a Read away)
-            label = "fields" if symbols[i].kind == "field" else "vars"
-            lines.append(_recovered(f"{'  ' * symbols[i].depth}{_span(symbols[i].start_line, symbols[j - 1].end_line)} "
-                                    f"{label}: {name_list([s.name for s in symbols[i:j]])}", symbols[i:j]))
+        if 0 in keys:  # a constant holding an object: its keys stand for its value (a row, not two)
+            j = i + 1 + len(keys[0])
+            lines.append(_recovered(_keyed_row(symbols[i], language, keys[0]), symbols[i:j]))
+            i = j
+            continue
+        kind = symbols[i].kind
+        run, keys, j = _run(symbols, i, lambda s, kind=kind: s.kind == kind and _names_only(s)) if _names_only(
+            symbols[i]) else ([], {}, i)
+        if run:  # data members, variables: their names, one row per run (types and values a Read away)
+            label = "fields" if kind == "field" else "vars"
+            lines.append(_recovered(f"{'  ' * symbols[i].depth}{_span(symbols[i].start_line, run[-1].end_line)} "
+                                    f"{label}: {_names(run, keys)}", symbols[i:j]))
             i = j
             continue
         j = _shape_run(symbols, i, language, parts)

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 # Subtrees that never hold a captured node: leaves, literals, expressions and the lists inside a signature.
 # (A lambda in a function body may declare a local `using _TL = ...` or class: the query lists it, the walk
-# does not; in 400 libstdc++ and LLVM headers that is the only difference, two aliases in ranges_algo.h.)
+# does not; in 400 libstdc++ and LLVM headers that is the only difference, two aliases in ranges_algo.h. The
+# aliases are found by their text: lambda_aliases.)
 _SKIP = frozenset({
     "identifier", "type_identifier", "field_identifier", "namespace_identifier", "primitive_type",
     "qualified_identifier", "number_literal", "string_literal", "raw_string_literal", "char_literal",
@@ -118,6 +119,34 @@ def captures(root: Node, language: str) -> Iterator[tuple[str, Node, None, Node 
             if not cursor.goto_parent():
                 return
             parents.pop()
+
+
+def lambda_aliases(root: Node, text: bytes, found: set[int]) -> list[tuple[Node, Node, str]]:
+    """C++ type aliases (`using Start = std::decay_t<decltype(start)>;`) the walk did not find (not in `found`,
+    start bytes of what it did): those inside a lambda, in an expression it passes over (_SKIP), as _collect
+    gives them. Found by their text, so that a file without one costs a byte search: no walk of expressions."""
+    out: list[tuple[Node, Node, str]] = []
+    at = text.find(b"using ")
+    while at >= 0:
+        if at not in found and (at == 0 or text[at - 1] in b" \t\n{;") and _alias_at(text, at + 6):
+            node = root.descendant_for_byte_range(at, at + 5)
+            alias = node.parent if node is not None else None
+            name = alias.child_by_field_name("name") if alias is not None and alias.type == "alias_declaration" else (
+                None)
+            if name is not None:
+                out.append((alias, name, "type"))
+        at = text.find(b"using ", at + 6)
+    return out
+
+
+def _alias_at(text: bytes, at: int) -> bool:
+    """Whether `text` at `at` reads `Name =` (an alias), not `namespace x;` or `Base::f;` (a using declaration)."""
+    end = at
+    while end < len(text) and (text[end] == 95 or text[end:end + 1].isalnum()):  # `_` or an ASCII letter or digit
+        end += 1
+    while end < len(text) and text[end] in b" \t":
+        end += 1
+    return end > at and text[end:end + 1] == b"=" and text[end + 1:end + 2] != b"="
 
 
 _ids: dict[str, tuple[dict[int, str], dict[int, str], frozenset[int], frozenset[int]]] = {}

@@ -92,6 +92,23 @@ def _macro_call(tag: dict, language: str) -> bool:
         and "void" not in line[len(name):].split(")", 1)[0]
 
 
+# `} NAME;` or `} NAME(args);` closing a class or struct body, NAME in ALL_CAPS: an attribute macro.
+_AFTER_BODY = re.compile(r"\s*\}\s*([A-Z_][A-Z0-9_]*)\s*(?:\(.*\))?\s*;")
+
+
+def _attribute_macro(tag: dict, language: str) -> bool:
+    """Whether a C/C++ `variable` tag is an attribute macro after a class or struct body that ctags, without the
+    macro's definition, reads as a variable of the class's type: `} _GLIBCXX11_DEPRECATED;` (libstdc++'s
+    `#define _GLIBCXX11_DEPRECATED _GLIBCXX_DEPRECATED`, `[[__deprecated__]]`), `} __EPOLL_PACKED;`,
+    `} _GCRY_ATTR_INTERNAL;`. Of the variables ctags reports on such a line in this machine's headers and the
+    npm packages' C/C++ (2026-12-07), the 29 in ALL_CAPS are all attribute macros; the real ones are not in
+    capitals (LLVM's `} ForcePassLinking;`)."""
+    if language not in _C_FAMILY or tag.get("kind") != "variable":
+        return False
+    match = _AFTER_BODY.fullmatch(tag.get("pattern", "")[2:].rstrip("$/"))
+    return match is not None and match.group(1) == tag.get("name")
+
+
 def _include_guards(path: str, language: str) -> set[str]:
     """A C/C++ file's include guards: each `#define NAME` without a value whose line follows `#ifndef NAME`
     (or `#if !defined(NAME)`), blank lines and comments aside."""
@@ -197,7 +214,8 @@ _NOT_NAMES = frozenset({"header", "module", "namespace", "unknown", "local", "pa
 def ctags_names(path: str, language: str) -> list[Tag]:
     """Every name ctags reports with its default kinds that an outline should let the model see: all but
     references, locals (Kotlin's are reported: variables scoped in a function), lambdas, data members (see
-    _DATA_MEMBERS), and in C and C++ include guards and macro calls ctags takes for functions (_macro_call)."""
+    _DATA_MEMBERS), and in C and C++ include guards, macro calls ctags takes for functions (_macro_call) and
+    attribute macros after a class body it takes for variables (_attribute_macro)."""
     ctags_lang = CTAGS_LANGUAGE.get(language)
     if ctags_lang is None:
         return []
@@ -206,7 +224,8 @@ def ctags_names(path: str, language: str) -> list[Tag]:
     in_function = _local_or_data(path, language) if language in _LOCAL_KINDS else None
     guards = _include_guards(path, language)
     for tag in _run(path, ctags_lang):
-        if _macro_call(tag, language) or (tag.get("kind") == "macro" and tag.get("name") in guards):
+        if _macro_call(tag, language) or _attribute_macro(tag, language) or (
+                tag.get("kind") == "macro" and tag.get("name") in guards):
             continue
         name, kind = tag.get("name", ""), tag.get("kind", "")
         local = tag.get("scopeKind") in ("method", "function") and kind in ("variable", "constant")  # Kotlin's
