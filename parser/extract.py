@@ -121,7 +121,7 @@ def _declared(node: Node, node_type: str, decl: Node, kind: str, parent: Node | 
     if function is not None:
         return function, kind
     if node_type == "declaration" and (parent_type in _FILE_SCOPE or (
-            parent_type == "ERROR" and _at_top(node) and _top_error(parent))):
+            parent_type == "ERROR" and _at_top(node) and parent is not None and _top_error(parent))):
         # a file's variable: a names-only row (in an ERROR at the top too: a file tree-sitter could not parse whole)
         name = variable_names(node)
         return (name[0], "variable") if name else None
@@ -134,7 +134,7 @@ def _declared(node: Node, node_type: str, decl: Node, kind: str, parent: Node | 
 _CONDITIONALS = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"})
 
 
-def _in_body(node: Node, parent: Node) -> bool:
+def _in_body(node: Node, parent: Node | None) -> bool:
     """Whether an indented declaration in an `#if` is in a function's body (`{` / `#ifdef X` / `\tuint64_t
     cur = ...;`: a local), not the file's. (One at the first column is taken for the file's unlooked: the
     ancestors' lookup costs ~1 us a node.)"""

@@ -434,6 +434,11 @@ def _shape_run(symbols: list[Symbol], i: int, language: str | None, parts: list[
     return j if j - i >= SAME_SHAPE_MIN else i
 
 
+def _same_names_only(kind: str) -> Callable[[Symbol], bool]:
+    """Whether a symbol is a names-only `kind` (a run's member): fields with fields, variables with variables."""
+    return lambda symbol: symbol.kind == kind and _names_only(symbol)
+
+
 def _valued(symbol: Symbol) -> bool:
     """A constant or variable shown with its value (not _names_only): runs of them share a names row."""
     return symbol.kind in _GROUPED_KINDS and not _names_only(symbol)
@@ -485,8 +490,7 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
             i = j
             continue
         kind = symbols[i].kind
-        run, keys, j = _run(symbols, i, lambda s, kind=kind: s.kind == kind and _names_only(s)) if _names_only(
-            symbols[i]) else ([], {}, i)
+        run, keys, j = _run(symbols, i, _same_names_only(kind)) if _names_only(symbols[i]) else ([], {}, i)
         if run:  # data members, variables: their names, one row per run (types and values a Read away)
             label = "fields" if kind == "field" else "vars"
             lines.append(_recovered(f"{'  ' * symbols[i].depth}{_span(symbols[i].start_line, run[-1].end_line)} "

@@ -131,10 +131,10 @@ def lambda_aliases(root: Node, text: bytes, found: set[int]) -> list[tuple[Node,
         if at not in found and (at == 0 or text[at - 1] in b" \t\n{;") and _alias_at(text, at + 6):
             node = root.descendant_for_byte_range(at, at + 5)
             alias = node.parent if node is not None else None
-            name = alias.child_by_field_name("name") if alias is not None and alias.type == "alias_declaration" else (
-                None)
-            if name is not None:
-                out.append((alias, name, "type"))
+            if alias is not None and alias.type == "alias_declaration":
+                name = alias.child_by_field_name("name")
+                if name is not None:
+                    out.append((alias, name, "type"))
         at = text.find(b"using ", at + 6)
     return out
 
