@@ -11,8 +11,10 @@ files of 300+ lines picked deterministically, prints:
 * symbol recall against Universal Ctags (functions, methods, classes,
   structs, interfaces, enums it reports that the outline also lists);
 * names visible: of every name ctags reports (its default kinds, less
-  references, locals (a Kotlin `init` block's and getter's too) and data
-  members, include guards, macro calls it takes for functions or enumerators, and the keys
+  references, `<lambda>` and other anonymous rows, locals (a Kotlin `init` block's and getter's too) and data
+  members, include guards, macro calls it takes for functions or enumerators, attribute macros after a
+  class or struct body it takes for variables (`} _GLIBCXX11_DEPRECATED;`: a `variable` in ALL_CAPS on a
+  `} NAME;` or `} NAME(...);` line), and the keys
   of JavaScript/TypeScript object literals inside another's: data, where the
   outline lists a file's object's own keys: tests/support/ctags_oracle.py
   ctags_names), the share that appears as a word in the text the model
