@@ -48,9 +48,10 @@ memory/base/config.py: every variable the plugin reads, with its default).
 """
 
 OUTRO = """
-Set by the plugin between its own processes, not settings: `MEMORY_WORKER_IDLE_SINCE` and
+Set by the plugin between its own processes, not settings: `MEMORY_WORKER_IDLE_SINCE`,
 `MEMORY_WORKER_LOCK_FD` (what a worker passes to itself when it re-executes light, see
-[recall.md](recall.md)). Read by the tests and scripts only:
+[recall.md](recall.md)) and `MEMORY_WORKER_SPAWNED` (when a worker was spawned, against a `memory worker
+stop` that ran before it took its lock). Read by the tests and scripts only:
 see [testing.md](testing.md#environment).
 """
 

@@ -31,6 +31,11 @@ def failed_path(home: str) -> str:
     return os.path.join(home, "worker.failed")
 
 
+def stop_path(home: str) -> str:
+    """When `memory worker stop` last ran (time.time()): a worker spawned before it exits as it takes the lock."""
+    return os.path.join(home, "worker.stop")
+
+
 def log_file(home: str) -> str:
     return os.path.join(home, "logs", "worker.log")
 
@@ -101,6 +106,7 @@ def start(home: str, *, force: bool = False) -> int | None:
     os.makedirs(os.path.join(home, "logs"), mode=0o700, exist_ok=True)
     environ = dict(os.environ)
     environ["MEMORY_HOME"] = home
+    environ["MEMORY_WORKER_SPAWNED"] = repr(time.time())  # against worker.stop (stop_path)
     environ["PYTHONPATH"] = ROOT + (os.pathsep + environ["PYTHONPATH"] if environ.get("PYTHONPATH") else "")
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from typing import Any
@@ -14,18 +15,51 @@ from memory.base import worker_client
 from memory.base.config import data_home
 from memory.base.progress import Rate, duration, line
 from memory.base.words import count
+from memory.cli import processes
 from memory.cli.common import emit, json_option, opened, project_option, workspace
 
+STOP_WAIT_S = 60.0  # a worker asked to stop finishes its batch and flushes its staged writes first
+KILL_WAIT_S = 10.0
 
-def stop_worker(home: str, wait: float = 30.0) -> bool:
-    """Ask a running worker to exit and wait until its lock is free. True when none is left."""
-    worker_client.ask(home, {"op": "shutdown"}, timeout=2.0)
-    deadline = time.monotonic() + wait
-    while worker_client.alive(home):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
+
+def _holder(home: str) -> int | None:
+    """The pid the lock's holder wrote into worker.lock (the same pid across its light re-exec)."""
+    try:
+        with open(worker_client.lock_path(home), encoding="ascii") as fh:
+            return int(fh.read().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
+
+
+def _ask_to_stop(home: str) -> None:
+    """On the socket when the worker answers; else (loading its model before it serves, re-executing light)
+    SIGTERM to the lock holder's pid. Asked again while it lives: a worker that re-executed light after the
+    first ask starts afresh."""
+    if worker_client.ask(home, {"op": "shutdown"}, timeout=1.0) is None:
+        pid = _holder(home)
+        if pid and processes.ours(pid):
+            processes.signal_pid(pid, signal.SIGTERM)
+
+
+def stop_worker(home: str, wait: float = STOP_WAIT_S) -> str | None:
+    """Stop the data dir's worker in one call, however far its start got, and return once it has exited:
+    what happened, or None when it still runs. One not exited `wait` seconds after being asked is killed
+    (the worker is crash-safe: its unfinished jobs are redone). One spawned but not yet holding the lock
+    exits as it takes it (worker.stop)."""
+    from memory.store.workspace import write_private
+
+    if os.path.isdir(home):
+        write_private(worker_client.stop_path(home), repr(time.time()))
+    if not worker_client.alive(home):
+        return "not running"
+    pid = _holder(home)
+    gone = lambda: not worker_client.alive(home)  # noqa: E731 - the lock is free once the process is gone
+    if processes.wait_until(gone, wait, every=lambda: _ask_to_stop(home)):
+        return f"stopped (pid {pid})" if pid else "stopped"
+    pid = _holder(home)
+    if pid and processes.ours(pid) and processes.kill_hard(pid, gone, KILL_WAIT_S):
+        return f"killed pid {pid}: it had not exited {wait:.0f} s after being asked to stop"
+    return None
 
 
 PROGRESS_EVERY_S = 30.0
@@ -158,10 +192,15 @@ def worker(action: str, as_json: bool) -> None:
     if action == "run":
         from memory.worker import Worker
 
-        raise SystemExit(Worker(home).run())
+        w = Worker(home)
+        signal.signal(signal.SIGTERM, w.on_sigterm)  # `memory worker stop` without its socket: a clean stop
+        raise SystemExit(w.run())
     if action == "stop":
-        ok = stop_worker(home)
-        click.echo("stopped" if ok else "still running")
+        said = stop_worker(home)
+        if said is None:
+            raise click.ClickException(f"the worker (pid {_holder(home)}) did not exit, not even killed; "
+                                       f"log: {worker_client.log_file(home)}")
+        click.echo(said)
         return
     if action == "start":
         click.echo(_start_worker(home))

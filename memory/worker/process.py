@@ -7,6 +7,7 @@ import gc
 import importlib.util
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -16,7 +17,7 @@ from typing import Any
 
 from memory.base.config import data_home, env_int
 from memory.base.log import described, filtered
-from memory.base.worker_client import failed_path, lock_path, socket_path
+from memory.base.worker_client import failed_path, lock_path, socket_path, stop_path
 from memory.recall.vector_host import Host
 from memory.recall.vectors import is_index_damage
 from memory.store import queue
@@ -146,6 +147,11 @@ class Worker(Server):
         idle = float(idle_seconds if idle_seconds is not None else env_int("MEMORY_WORKER_IDLE_SECONDS"))
         release = float(env_int("MEMORY_WORKER_RELEASE_SECONDS"))
         try:
+            if not self.light and self._stop_requested():
+                _log("a stop was asked for after this worker was spawned: exiting")
+                return 0
+            if self.can_exec:
+                _check_fast_path()  # under the lock: `memory worker stop` sees (and stops) a worker doing this
             if self.light:
                 self.serve()  # ping answers; a search is told "not loaded yet" and wakes the loading
                 if not self._wait_for_work(idle):
@@ -288,6 +294,24 @@ class Worker(Server):
         _log(f"light: holding the lock and the socket ({rss_bytes() >> 20} MiB)")
         return True
 
+    def _stop_requested(self) -> bool:
+        """`memory worker stop` ran between this worker's spawn and its taking the lock, when the stop could
+        not see it (it looks for the lock's holder): worker.stop holds the stop's time."""
+        spawned = os.environ.pop("MEMORY_WORKER_SPAWNED", "")
+        try:
+            with open(stop_path(self.home), encoding="utf-8") as fh:
+                return float(fh.read()) >= float(spawned)
+        except (OSError, ValueError):
+            return False
+
+    def on_sigterm(self, signum: int, frame: Any) -> None:
+        """SIGTERM (`memory worker stop` when the socket does not answer yet): stop at the loop's next step.
+        Before it serves (loading the model) it has claimed no job, so it exits at once."""
+        self.stopping.set()
+        self.wake.set()
+        if self.server is None:
+            raise SystemExit(0)
+
     def _wait_for_work(self, idle: float) -> bool:
         """Light: sleep until a hook wakes us (new work, a search) or a project is marked dirty; False when
         the idle time is over first."""
@@ -325,6 +349,10 @@ class Worker(Server):
             p.close()
         self.vector_host.stop()
         if self.lock_fd is not None:
+            try:
+                os.ftruncate(self.lock_fd, 0)  # no pid left behind for a later stop to signal
+            except OSError:
+                pass
             os.close(self.lock_fd)
             self.lock_fd = None
 
@@ -347,9 +375,9 @@ def main() -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     few_arenas()
     os.umask(0o077)  # LanceDB's folders and files in the data dir: owner-only
-    _check_fast_path()
     w = Worker()
     w.can_exec = True
+    signal.signal(signal.SIGTERM, w.on_sigterm)
     return w.run()
 
 
