@@ -298,6 +298,16 @@ def _key_list(keys: list[str]) -> str:
         f", +{more} more}}" if more > 0 else "}")
 
 
+_OBJECT_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+
+
+def _object_head(signature: str) -> str:
+    """`const SvgTouchableMixin = {…}`: a constant's object literal whose members are the rows below it is not
+    shown again in its signature (100 characters of its first method's body, say)."""
+    at = signature.find("= {")
+    return signature[:at + 3] + "\u2026}" if at >= 0 else signature
+
+
 def _keyed_row(symbol: Symbol, language: str | None, keys: list[str]) -> str:
     """`5-90 export const FadeInData {FadeIn, FadeInRight}`: the signature to the name, then the object's keys
     (its value, a wall of nested data, is a Read away)."""
@@ -503,6 +513,8 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
             lines.append(_recovered(_shape_line(symbols[i:j], shape or ""), symbols[i:j]))
             i = j
             continue
+        if symbols[i].kind in _GROUPED_KINDS and language in _OBJECT_LANGUAGES and _has_children(symbols, i):
+            signature = _object_head(signature)
         lines.append(_recovered(_row(symbols[i], signature, doc), symbols[i:i + 1]))
         i += 1
     return lines

@@ -23,14 +23,15 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 _OPENSSL_HASH_ABOVE = 1 << 20
 # The rendered outline's format, stored with the content hash: bumped when parser/render.py changes what it
 # prints, so that a row cached by an older version is a miss (rendered again), not served as it was.
-OUTLINE_FORMAT = "14"  # 3: the outline passes the privacy filter; 4: broken code repaired, every name shown;
+OUTLINE_FORMAT = "15"  # 3: the outline passes the privacy filter; 4: broken code repaired, every name shown;
 # 5: Python/JavaScript/PHP variables, class attributes and properties on names-only rows; 6: TypeScript's too,
 # with interface properties and a declared object type's members; 7: definitions after a syntax error recovered,
 # C/C++ file variables, Rust associated types, a function's local types in test files too
 # 8: each definition's text filtered as written, before it is flattened and cut (memory/outline/screen.py);
 # 9: a JavaScript/TypeScript file's object's own keys; 10: C/C++ `#elif` branches' definitions after an error;
 # 11: a broken C/C++ file's #defines the parse lost; 12: Go package variables by name;
-# 13: recovery restarts at `_name`; 14: objects' keys on their names rows, definitions after an error kept
+# 13: recovery restarts at `_name`; 14: objects' keys on their names rows, definitions after an error kept;
+# 15: an object whose members have rows shows no value
 
 
 class Cached:

@@ -786,3 +786,17 @@ def test_the_oracle_leaves_out_attribute_macros_after_a_class_body(tmp_path: Pat
     names = {t.name for t in ctags_names(str(path), "cpp")}
     assert {"unary_function", "pointer_to_unary_function", "ForcePassLinking"} <= names
     assert not names & {"_GLIBCXX11_DEPRECATED", "_GLIBCXX11_DEPRECATED_SUGGEST"}
+
+
+def test_an_object_s_members_are_not_repeated_in_its_signature() -> None:
+    """react-native-svg's SvgTouchableMixin: `const SvgTouchableMixin = { componentWillUnmount() {...}, ...}`
+    showed the first 100 characters of its value, the first method's body, above the methods' own rows."""
+    source = (b"const touchableGetInitialState = () => {\n  return { responderID: null };\n};\n"
+              b"const SvgTouchableMixin = {\n  componentWillUnmount() {\n"
+              b"    this.touchableDelayTimeout && clearTimeout(this.touchableDelayTimeout);\n  },\n"
+              b"  touchableGetInitialState,\n  touchableHandleStartShouldSetResponder() {\n"
+              b"    return !this.props.disabled;\n  },\n};\n")
+    lines = outline_source(source, "SvgTouchableMixin.js").render().splitlines()
+    assert "4-12 const SvgTouchableMixin = {\u2026}" in lines, lines
+    assert "clearTimeout" not in "\n".join(lines)
+    assert any("componentWillUnmount()" in row for row in lines)
