@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from memory import store
-from memory.store import evict, limits
+from memory.store import ctx_rows, evict, limits
+from memory.store.db import Tx
 from memory.store.workspace import Workspace
 from tests.support.helpers import ROOT, make_git_project
 
@@ -119,9 +120,11 @@ def test_vector_files_count_towards_the_cap_without_over_evicting(ws: Workspace,
     vec = Path(ws.dir) / evict.VECTOR_DIR / "data"
     vec.mkdir(parents=True)
     (vec / "fragment.lance").write_bytes(b"\0" * 3_000_000)  # ~5 KB a memory, like 384-d vectors with overhead
-    ws.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS memories_ctx USING fts5(title, content, tags, ctx)")
-    ws.db.execute("INSERT INTO memories_ctx (rowid, title, content, tags, ctx) SELECT id, title, content, tags, "
-                  "content FROM memories")
+    with Tx(ws.db):  # the worker's neighbour rows, with the ledger's copy of what they index
+        for mid, title, content, tags in ws.db.execute("SELECT id, title, content, tags FROM memories").fetchall():
+            ws.db.execute("INSERT INTO memory_index (memory_id, created_at, provider, text_hash, indexed_at, doc) "
+                          "VALUES (?, 0, 'p', '', 0, ?)", (mid, ctx_rows.insert(ws.db, mid, (title, content, tags,
+                                                                                             content))))
     total = settled(home, ws)
     assert evict.usage(str(home))["vectors"] == 3_000_000
     cap = int(total * 0.7)
@@ -134,6 +137,9 @@ def test_vector_files_count_towards_the_cap_without_over_evicting(ws: Workspace,
     assert "vector files shrink" in report["note"]
     # The neighbour-aware index rows of evicted memories went with them.
     assert ws.db.execute("SELECT count(*) FROM memories_ctx").fetchone()[0] == left
+    gone = ws.db.execute("SELECT memory_id FROM memory_index WHERE memory_id NOT IN (SELECT id FROM memories)")
+    assert all(ctx_rows.get(ws.db, g) is None for (g,) in gone)  # removed with the values they were indexed with
+    ws.db.execute("INSERT INTO memories_ctx (memories_ctx) VALUES ('integrity-check')")
 
 
 def test_the_cap_spans_projects_and_takes_the_least_recently_used_first(home: Path, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from memory import store
 from memory.base.project import Project
 from memory.recall import embed, hybrid, layers
 from memory.recall.search import Filters, keyword_search
-from memory.store import queue
+from memory.store import ctx_rows, queue
 from memory.store.workspace import Workspace
 from memory.worker import ProjectIndex
 from tests.support.semantic_fixture import QUESTIONS, RUSSIAN, RUSSIAN_QUESTIONS, SESSIONS
@@ -82,13 +82,16 @@ def test_index_writes_context_ledger_and_vectors_and_follows_deletes(home: Path)
     p = indexed(home, ws)
     db = ws.db
     assert db.execute("SELECT count(*) FROM memory_index").fetchone()[0] == 4 == p.vectors.count()
-    ctx = db.execute("SELECT ctx FROM memories_ctx WHERE rowid = ?", (ids[("s-pool", 2)],)).fetchone()[0]
+    ctx = ctx_rows.get(db, ids[("s-pool", 2)])[3]  # type: ignore[index]
     assert "pool exhausted" in ctx and "400 rps" in ctx  # two neighbours before, one after
     assert p.index(list(ids.values())) == {"embedded": 0, "deleted": 0}  # nothing changed: nothing redone
     store.forget(db, [ids[("s-pool", 3)]])
     assert p.index([ids[("s-pool", 3)]]) == {"embedded": 2, "deleted": 1}  # its neighbours' context changed
-    assert p.vectors.count() == 3 and "400 rps" not in db.execute(
-        "SELECT ctx FROM memories_ctx WHERE rowid = ?", (ids[("s-pool", 2)],)).fetchone()[0]
+    assert p.vectors.count() == 3 and "400 rps" not in ctx_rows.get(db, ids[("s-pool", 2)])[3]  # type: ignore[index]
+    # The index holds no text (contentless) and forgets a removed row's words: "400 rps" was in memory 3 and
+    # in its neighbours' rows, all indexed again or gone.
+    assert db.execute("SELECT ctx FROM memories_ctx WHERE rowid = ?", (ids[("s-pool", 2)],)).fetchone()[0] is None
+    assert not db.execute("SELECT rowid FROM memories_ctx WHERE memories_ctx MATCH '\"400 rps\"'").fetchall()
 
 
 def test_indexing_decides_the_trust_flags_of_the_memories_it_indexes(home: Path) -> None:

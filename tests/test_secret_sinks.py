@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from memory.base.project import identify
+from memory.store import ctx_rows
 from tests.support.helpers import ROOT, HookRunner, make_git_project
 from tests.support.secrets_corpus import SECRETS
 
@@ -616,9 +617,13 @@ def plant_everywhere(w: World) -> tuple[list[str], list[int]]:
         return _SHARES[k % len(_SHARES)]
 
     db = w.db()
-    # The worker (off here) keeps the neighbour index: one row of it, as it would have written it.
-    db.execute("INSERT INTO memories_ctx (rowid, title, content, tags, ctx) SELECT id, title, content, tags, "
-               "'zebracorn context' FROM memories LIMIT 1")
+    # The worker (off here) keeps the neighbour index: one row of it, as it would have written it (the index
+    # keeps no text; the ledger keeps what it indexed, compressed).
+    mid, title, content, tags = db.execute("SELECT id, title, content, tags FROM memories LIMIT 1").fetchone()
+    doc = ctx_rows.insert(db, mid, (title, content, tags, f"zebracorn context\n{share()}"))
+    db.execute("INSERT INTO memory_index (memory_id, created_at, provider, text_hash, indexed_at, doc) "
+               "VALUES (?, 0, 'p', 'h', 0, ?)", (mid, doc))
+    places.append("memories_ctx.ctx")
     tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
                                        "'sqlite_%' AND name NOT LIKE 'memories_fts%' AND name NOT LIKE "
                                        "'memories_ctx_%'")]
@@ -691,7 +696,12 @@ def test_audit_redact_cleans_every_table_and_file_and_then_finds_nothing(tmp_pat
 
     done = w.cli("audit", "--redact")
     assert done.returncode == 0, done.stderr[-2000:]
-    left = leaked(blobs(w.home, w.tmp), [(i, None) for i in planted])
+    db = w.db()
+    docs = {f"memory_index.doc {m}": "\x00".join(ctx_rows.unpack(d)).encode()
+            for m, d in db.execute("SELECT memory_id, doc FROM memory_index WHERE doc IS NOT NULL")}
+    db.close()
+    assert docs
+    left = leaked({**blobs(w.home, w.tmp), **docs}, [(i, None) for i in planted])
     gaps = missed_among(_SHARES)  # the filter itself leaves them in the text they were planted in: its rules'
     assert not {i: p for i, p in left.items() if i not in gaps}, describe(left, str(tmp_path))
     for path in [*w.home.rglob("*.json"), *w.tmp.rglob("*.json")]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from memory.base.literals import escaped_literals
 from memory.base.privacy import clean
+from memory.store import ctx_rows
 
 _SKIP_DIRS = {"venv", ".venv", "models", "node_modules", "__pycache__", "vectors", "lancedb"}
 _ENTROPY_ONLY = {"Base64 High Entropy String", "Hex High Entropy String"}
@@ -203,6 +204,7 @@ def audit_database(path: str, redact: bool, report: Report) -> None:
                 for column, value in zip(columns, row[len(key):], strict=True):
                     if isinstance(value, str) and len(value) >= 8:
                         cells.append((table, where, column, value))
+        cells += _ctx_cells(db)
         detector = _Detector()
         for cell in cells:
             detector.add(cell[3])
@@ -221,11 +223,38 @@ def audit_database(path: str, redact: bool, report: Report) -> None:
         db.close()
 
 
+def _ctx_cells(db: sqlite3.Connection) -> list[tuple[str, Key, str, str]]:
+    """The neighbour index's text: memories_ctx keeps none, the ledger keeps it compressed (ctx_rows)."""
+    if not ctx_rows.has_table(db) or "doc" not in {r[1] for r in db.execute("PRAGMA table_info(memory_index)")}:
+        return []
+    return [("memories_ctx", (("rowid",), (mid,)), column, value)
+            for mid, doc in db.execute("SELECT memory_id, doc FROM memory_index WHERE doc IS NOT NULL")
+            for column, value in zip(ctx_rows.COLUMNS, ctx_rows.unpack(doc), strict=True)
+            if isinstance(value, str) and len(value) >= 8]
+
+
+def _apply_ctx(db: sqlite3.Connection, changes: dict[int, dict[str, str]]) -> None:
+    """Index these memories' neighbour rows again with their redacted text (the old row removed with the
+    values it was indexed with), and keep that text in the ledger."""
+    for mid, columns in changes.items():
+        old = ctx_rows.get(db, mid)
+        if old is None:
+            continue
+        ctx_rows.drop(db, [mid])
+        title, content, tags, text = (columns.get(c, v) for c, v in zip(ctx_rows.COLUMNS, old, strict=True))
+        doc = ctx_rows.insert(db, mid, (title, content, tags, text))
+        db.execute("UPDATE memory_index SET doc = ? WHERE memory_id = ?", (doc, mid))
+
+
 def _apply(db: sqlite3.Connection, changes: list[tuple[str, Key, str, str]], normalise: object) -> None:
     db.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left holding the old text
     db.execute("BEGIN IMMEDIATE")
     try:
+        ctx: dict[int, dict[str, str]] = {}
         for table, (key, values), column, text in changes:
+            if table == "memories_ctx" and isinstance(values[0], int):
+                ctx.setdefault(values[0], {})[column] = text
+                continue
             where = " AND ".join(f"{k} = ?" for k in key)
             try:
                 db.execute(f'UPDATE "{table}" SET "{column}" = ? WHERE {where}', (text, *values))
@@ -246,6 +275,7 @@ def _apply(db: sqlite3.Connection, changes: list[tuple[str, Key, str, str]], nor
         if "memories_fts" in names:
             db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
         if "memories_ctx" in names:
+            _apply_ctx(db, ctx)
             db.execute("INSERT INTO memories_ctx(memories_ctx) VALUES ('optimize')")
         db.execute("COMMIT")
     except BaseException:

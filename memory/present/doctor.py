@@ -15,7 +15,8 @@ from memory import __version__
 from memory.base.bootstrap import ROOT, recorded_root, setup_command, setup_running, venv_python
 from memory.base.config import data_home, log_path
 from memory.base.words import count
-from memory.store.db import DatabaseCorrupt, connect, schema_version
+from memory.store import ctx_rows
+from memory.store.db import DatabaseCorrupt, Tx, connect, schema_version
 from memory.store.migrations import MIGRATIONS
 from memory.store.workspace import Workspace, all_projects
 
@@ -334,6 +335,8 @@ def _salvage(path: str) -> str:
     fresh = connect(target)
     try:
         _copy_rows(_readable(path), fresh, keep_ids=True)
+        with Tx(fresh):
+            ctx_rows.restore(fresh)  # the neighbour index from the ledger's copy of its rows
     finally:
         fresh.close()
     return target
@@ -434,7 +437,7 @@ def _copy_rows(old: sqlite3.Connection | None, fresh: sqlite3.Connection, *, kee
     try:
         names = [r[0] for r in fresh.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'memories_fts%' "
-            "AND name NOT LIKE 'sqlite_%'")]
+            "AND name NOT LIKE 'memories_ctx%' AND name NOT LIKE 'sqlite_%'")]
         for table in names if tables is None else [t for t in tables if t in names]:
             info = list(fresh.execute(f"PRAGMA table_info({table})"))
             columns = [r[1] for r in info if keep_ids or not (r[5] and r[2].upper() == "INTEGER")]

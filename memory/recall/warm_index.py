@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from memory.recall.search import Filters, query_words
+from memory.store import ctx_rows
 
 K1, B = 1.2, 0.75
 BLOCK = 8192  # vectors per block: growing the store never copies what is already there
@@ -177,15 +178,16 @@ class WarmIndex:
                 got[0].append(slot)
                 got[1].append(f)
 
-        cur = db.execute("SELECT rowid, title, content, tags, ctx FROM memories_ctx")
+        # memories_ctx keeps no text: the ledger keeps what it indexed (memory/store/ctx_rows.py)
+        cur = db.execute("SELECT memory_id, doc FROM memory_index WHERE doc IS NOT NULL")
         while chunk := cur.fetchmany(LOAD_ROWS):
             pause()
             split, whole, unknown = [], [], set()
-            for mid, *cols in chunk:
+            for mid, doc in chunk:
                 m = meta.get(mid)
                 if m is None:  # in memories_ctx but gone from memories: searches would drop it anyway
                     continue
-                texts = [c or "" for c in cols]
+                texts = [c or "" for c in ctx_rows.unpack(doc)]
                 if all(t.isascii() for t in texts):
                     toks = [words(t.lower()) for t in texts]
                     for ts in toks:

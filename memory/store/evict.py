@@ -24,7 +24,7 @@ from typing import Any
 from memory import store
 from memory.base.config import data_home
 from memory.base.project import Project
-from memory.store import limits, queue
+from memory.store import ctx_rows, limits, queue
 from memory.store.db import Tx
 from memory.store.expiry import expired_ids
 from memory.store.workspace import Workspace, all_projects
@@ -148,11 +148,10 @@ def _drop_derived(ws: Workspace, ids: list[int]) -> None:
     """The worker's neighbour-aware FTS rows (memories_ctx) of deleted memories go now, so the space is
     freed in this run; the vector rows and the ledger are the worker's to update (it re-indexes the
     neighbours from the ledger), through the jobs store.forget queued."""
-    if not ids or not ws.db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_ctx'").fetchone():
+    if not ids or not ctx_rows.has_table(ws.db):
         return
     with Tx(ws.db):
-        ws.db.executemany("DELETE FROM memories_ctx WHERE rowid = ?", [(i,) for i in ids])
+        ctx_rows.drop(ws.db, ids)
 
 
 def remove(ws: Workspace, ids: list[int], delete_vectors: VectorDelete | None = None) -> tuple[int, str]:
@@ -175,7 +174,7 @@ def reclaim(db: sqlite3.Connection) -> None:
     converted once with a full VACUUM; after that an incremental vacuum is enough."""
     try:
         db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
-        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_ctx'").fetchone():
+        if ctx_rows.has_table(db):
             db.execute("INSERT INTO memories_ctx(memories_ctx) VALUES ('optimize')")
         if db.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
             db.execute("PRAGMA auto_vacuum = INCREMENTAL")

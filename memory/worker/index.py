@@ -22,7 +22,7 @@ from memory.recall.hybrid import Scored, Weights
 from memory.recall.hybrid import search as hybrid_search
 from memory.recall.search import Filters
 from memory.recall.vectors import is_index_damage
-from memory.store import queue
+from memory.store import ctx_rows, queue
 from memory.store.db import Tx, connect
 from memory.store.workspace import Workspace
 from memory.worker import stage
@@ -159,8 +159,8 @@ class ProjectIndex:
         if row and row[0] == self.provider:
             return False
         with Tx(self.db):
+            ctx_rows.clear(self.db)
             self.db.execute("DELETE FROM memory_index")
-            self.db.execute("DELETE FROM memories_ctx")
             self.db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
                             "value = excluded.value", (META_PROVIDER, self.provider))
         dropped = self.vectors.drop_other_tables()
@@ -239,17 +239,17 @@ class ProjectIndex:
         with Tx(db):
             for d in docs:
                 r = d.row
-                db.execute("DELETE FROM memories_ctx WHERE rowid = ?", (r["id"],))
-                db.execute("INSERT INTO memories_ctx (rowid, title, content, tags, ctx) VALUES (?, ?, ?, ?, ?)",
-                           (r["id"], r["title"], r["content"], r["tags"], d.ctx))
+                ctx_rows.drop(db, [r["id"]])
+                doc = ctx_rows.insert(db, r["id"], (r["title"], r["content"], r["tags"], d.ctx))
                 db.execute(
-                    """INSERT INTO memory_index (memory_id, session_id, created_at, provider, text_hash, indexed_at)
-                       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(memory_id) DO UPDATE SET session_id = excluded.session_id,
-                       created_at = excluded.created_at, provider = excluded.provider,
-                       text_hash = excluded.text_hash, indexed_at = excluded.indexed_at""",
-                    (r["id"], r["session_id"], r["created_at"], self.provider, d.hash, read_at))
+                    """INSERT INTO memory_index (memory_id, session_id, created_at, provider, text_hash, indexed_at,
+                       doc) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(memory_id) DO UPDATE SET
+                       session_id = excluded.session_id, created_at = excluded.created_at,
+                       provider = excluded.provider, text_hash = excluded.text_hash,
+                       indexed_at = excluded.indexed_at, doc = excluded.doc""",
+                    (r["id"], r["session_id"], r["created_at"], self.provider, d.hash, read_at, doc))
+            ctx_rows.drop(db, gone)
             for mid in gone:
-                db.execute("DELETE FROM memories_ctx WHERE rowid = ?", (mid,))
                 db.execute("DELETE FROM memory_index WHERE memory_id = ?", (mid,))
             for job in jobs or []:
                 queue.finish(db, job)
