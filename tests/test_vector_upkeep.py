@@ -12,6 +12,7 @@ from pathlib import Path
 
 from memory import store
 from memory.base import worker_client
+from memory.recall import vectors
 from memory.store.workspace import Workspace
 from tests.test_worker import counts, spawn, wait_for
 
@@ -40,9 +41,9 @@ def lance(ws: Workspace) -> tuple[int, int]:
 
 
 def compacted_bytes(provider: str) -> int:
-    """Bytes a memory takes in a store with one version: its float32 vector and its fields, and less than
+    """Bytes a memory takes in a store with one version: its float16 vector and its fields, and less than
     the same again for the ANN index and the manifests (superseded fragments would double it)."""
-    return int(provider.rsplit(":", 1)[1]) * 4 + 1000
+    return int(provider.rsplit(":", 1)[1]) * vectors.VALUE_BYTES + 1000
 
 
 def test_reindex_leaves_one_version(home: Path, project: Path) -> None:
@@ -76,8 +77,8 @@ def test_the_worker_cleans_up_after_a_burst(home: Path, project: Path) -> None:
         # The burst's writes reach LanceDB after it, in commits of up to 1,024 rows (memory/worker/stage.py),
         # not one per batch; then nothing writes any more: the clean-up alone brings it down to one version.
         provider = provider_of(ws)
-        vectors = N * int(provider.rsplit(":", 1)[1]) * 4
-        assert wait_for(lambda: (v := lance(ws))[0] == 1 and v[1] > vectors, 60, 0.5), lance(ws)
+        raw = N * int(provider.rsplit(":", 1)[1]) * vectors.VALUE_BYTES
+        assert wait_for(lambda: (v := lance(ws))[0] == 1 and v[1] > raw, 60, 0.5), lance(ws)
         versions, size = lance(ws)
         assert size < N * compacted_bytes(provider), size
     finally:

@@ -101,8 +101,9 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_WORKER_TIMEOUT_MS": ("40", "how long a hook waits for the worker's hybrid results before keyword recall"),
     "MEMORY_WARM_INDEX": ("on", "off: the worker searches SQLite's FTS5 and LanceDB directly instead of keeping its "
                                 "in-memory copy of both lists (memory/recall/warm_index.py)"),
-    "MEMORY_VECTOR_INDEX_MIN_ROWS": ("5000", "vectors in a project before the worker builds an ANN index (below, exact"
-                                             " search is fast enough)"),
+    "MEMORY_VECTOR_INDEX_MIN_ROWS": ("20000", "vectors in a project before the worker builds an ANN index (below,"
+                                              " exact search is fast enough, and the index would be a second copy"
+                                              " of every vector)"),
     "MEMORY_VECTOR_KEEP_VERSIONS_SECONDS": ("30", "how long the worker keeps the vector store's superseded versions "
                                                   "(each write makes one) before its clean-up deletes them"),
     "MEMORY_VECTOR_PROCESS_SECONDS": ("20", "the worker's LanceDB reads and writes run in a child process (~200 MiB);"

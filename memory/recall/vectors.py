@@ -28,6 +28,7 @@ DIRNAME = "vectors.lance"
 # Commits between two compactions during a long burst (a reindex, a bulk save's jobs), so the store does
 # not grow to twice its size before the burst ends (each costs ~0.1 s at 10,000 rows).
 COMPACT_EVERY = 50
+VALUE_BYTES = 2  # a vector's values are float16 (VectorStore._open)
 
 
 def path(project_dir: str) -> str:
@@ -149,9 +150,12 @@ class VectorStore:
 
     def _open(self, lancedb: Any, pa: Any, dim: int) -> None:
         self.db = lancedb.connect(self.dir)
-        self.schema = pa.schema([
+        # float16: half the bytes of float32 (at 10,000 x 384, 0.8 KB a memory instead of 1.5 KB); a model's
+        # unit vectors keep ~3 significant digits, which moves no top-10 that float32 keeps (recall the same,
+        # docs/benchmarks.md). A table written before keeps its float32 until it is built again (reindex).
+        self.new_schema = pa.schema([
             pa.field("id", pa.int64()),
-            pa.field("vector", pa.list_(pa.float32(), dim)),
+            pa.field("vector", pa.list_(pa.float16(), dim)),
             pa.field("type", pa.string()),
             pa.field("session_id", pa.string()),
             pa.field("created_at", pa.float64()),
@@ -160,7 +164,8 @@ class VectorStore:
         if self.name in self._tables():
             self.table = self.db.open_table(self.name)
         else:
-            self.table = self.db.create_table(self.name, schema=self.schema)
+            self.table = self.db.create_table(self.name, schema=self.new_schema)
+        self.schema = self.table.schema
         self.table.count_rows()  # reads the manifest: a damaged one fails here, not at the first search
 
     def _tables(self) -> list[str]:
@@ -176,7 +181,8 @@ class VectorStore:
 
     def reset(self) -> None:
         self.db.drop_table(self.name, ignore_missing=True)
-        self.table = self.db.create_table(self.name, schema=self.schema)
+        self.table = self.db.create_table(self.name, schema=self.new_schema)
+        self.schema = self.table.schema
         self._indexed_rows = 0
 
     def count(self) -> int:
@@ -229,7 +235,8 @@ class VectorStore:
         return self._cleanup_due is not None and time.monotonic() >= self._cleanup_due
 
     def scan(self, rows: int = 8192) -> Iterator[tuple[Any, Any]]:
-        """Every row's id and vector as numpy arrays ([n] int64, [n, dim] float32), `rows` at a time: the warm
+        """Every row's id and vector as numpy arrays ([n] int64, [n, dim] float16, or float32 in a table from
+        before), `rows` at a time: the warm
         lists' build. No clean-up deletes a version while a scan reads it."""
         token = object()
         self._scans.add(token)
@@ -252,6 +259,12 @@ class VectorStore:
         dist = out.column("_distance").to_pylist()
         return [(int(i), 1.0 - float(d)) for i, d in zip(ids, dist, strict=True)]
 
+    def _drop_vector_index(self) -> None:
+        for idx in self.table.list_indices():
+            if "vector" in list(getattr(idx, "columns", []) or []):
+                self.table.drop_index(idx.name)
+        self._indexed_rows = 0
+
     def _index_rows(self) -> int:
         try:
             for idx in self.table.list_indices():
@@ -269,7 +282,12 @@ class VectorStore:
         ever) and drop old versions. Below MEMORY_VECTOR_INDEX_MIN_ROWS exact search is fast enough."""
         n = self.count()
         done = None
-        if n >= env_int("MEMORY_VECTOR_INDEX_MIN_ROWS") and (not self._indexed_rows or n >= 2 * self._indexed_rows):
+        least = env_int("MEMORY_VECTOR_INDEX_MIN_ROWS")
+        if self._indexed_rows and n < least:
+            # An index built under a lower threshold (5,000 before): a second copy of every vector, dropped.
+            self._drop_vector_index()
+            done = f"dropped the ANN index ({n} vectors, under {least})"
+        if n >= least and (not self._indexed_rows or n >= 2 * self._indexed_rows):
             t0 = time.perf_counter()
             # IVF_FLAT rather than IVF_PQ: at 10,000 x 1024 it builds in 3 s instead of 44 s, searches as fast
             # (20 of sqrt(n) partitions probed) and its distances are exact, so no refine step is needed.
