@@ -47,6 +47,9 @@ def workspace(home: Path, turns: list[str] = TURNS) -> tuple[Workspace, list[int
     return ws, ids
 
 
+F16 = 2.0**-10  # the stored vectors are float16: ~3 significant digits
+
+
 def stored(p: ProjectIndex) -> dict[int, Any]:
     t = p.vectors.table.to_arrow()
     return {i: np.array(v, dtype=np.float32) for i, v in zip(t.column("id").to_pylist(),
@@ -65,7 +68,7 @@ def test_a_mean_window_is_the_normalised_mean_of_the_members_own_vectors(home: P
         members = TURNS[max(0, i - 2):i + 3]  # two neighbours on each side, the memory itself between
         window = np.sum([own[t] for t in members], axis=0)
         want = 0.5 * (own[TURNS[i]] + window / np.linalg.norm(window))
-        assert np.allclose(got[mid], want, atol=1e-6), i
+        assert np.allclose(got[mid], want, rtol=F16, atol=F16 / 16), i
     assert sorted(e.texts) == sorted(TURNS)  # each memory's own text, once; no window text
 
 

@@ -187,14 +187,15 @@ class WarmIndex:
                 m = meta.get(mid)
                 if m is None:  # in memories_ctx but gone from memories: searches would drop it anyway
                     continue
-                texts = [c or "" for c in ctx_rows.unpack(doc)]
+                title, content, tags, ctx = ctx_rows.unpack(doc)
+                texts = [title or "", content or "", tags or "", ctx or ""]
                 if all(t.isascii() for t in texts):
                     toks = [words(t.lower()) for t in texts]
                     for ts in toks:
                         unknown.update(ts)
                     split.append((mid, m, toks))
                 else:
-                    whole.append((mid, m, tuple(texts)))
+                    whole.append((mid, m, (texts[0], texts[1], texts[2], texts[3])))
             unknown.difference_update(stems)
             if unknown:
                 stems.update(self.tokenizer.stems(sorted(unknown)))

@@ -240,14 +240,14 @@ class ProjectIndex:
             for d in docs:
                 r = d.row
                 ctx_rows.drop(db, [r["id"]])
-                doc = ctx_rows.insert(db, r["id"], (r["title"], r["content"], r["tags"], d.ctx))
+                packed = ctx_rows.insert(db, r["id"], (r["title"], r["content"], r["tags"], d.ctx))
                 db.execute(
                     """INSERT INTO memory_index (memory_id, session_id, created_at, provider, text_hash, indexed_at,
                        doc) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(memory_id) DO UPDATE SET
                        session_id = excluded.session_id, created_at = excluded.created_at,
                        provider = excluded.provider, text_hash = excluded.text_hash,
                        indexed_at = excluded.indexed_at, doc = excluded.doc""",
-                    (r["id"], r["session_id"], r["created_at"], self.provider, d.hash, read_at, doc))
+                    (r["id"], r["session_id"], r["created_at"], self.provider, d.hash, read_at, packed))
             ctx_rows.drop(db, gone)
             for mid in gone:
                 db.execute("DELETE FROM memory_index WHERE memory_id = ?", (mid,))
