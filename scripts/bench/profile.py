@@ -21,7 +21,7 @@ the plugin's; 0 keeps everything loaded, as before that setting existed). The lo
 other processes on the machine do not change RSS, but they slow the warm-up.
 
     .venv/bin/python -m scripts.bench.profile [--memories 10000] [--embedders hashing,sentence-transformers]
-        [--idle 150] [--release 120] [--stand-in] [--burst 64] [--checkout DIR] [--json]
+        [--idle 150] [--release 120] [--stand-in] [--burst 64] [--checkout DIR] [--storage-only] [--json]
 """
 
 from __future__ import annotations
@@ -115,7 +115,40 @@ def storage(n: int, embedder_name: str, home: Path, stand_in: bool = False) -> d
         "lancedb_bytes_per_memory": round(lance_bytes["apparent"] / memories),
         "total_bytes_per_memory": round((sqlite_bytes["apparent"] + lance_bytes["apparent"]) / memories),
         "total_allocated_bytes_per_memory": round((sqlite_bytes["allocated"] + lance_bytes["allocated"]) / memories),
+        "sqlite_breakdown": sqlite_breakdown(folder / "memory.db"),
+        "lancedb_breakdown": lance_breakdown(folder / "vectors.lance"),
     }
+
+
+def sqlite_breakdown(db_path: Path) -> dict[str, int]:
+    """Bytes per table or index (an FTS5 table's shadow tables summed under its name), from dbstat."""
+    db = sqlite3.connect(db_path)
+    try:
+        rows = db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+        free = db.execute("PRAGMA freelist_count").fetchone()[0] * page_size
+    finally:
+        db.close()
+    out: dict[str, int] = {}
+    for name, size in rows:
+        for fts in ("memories_fts", "memories_ctx"):
+            if name.startswith(fts + "_"):
+                name = fts
+        out[name] = out.get(name, 0) + size
+    if free:
+        out["(free pages)"] = free
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def lance_breakdown(folder: Path) -> dict[str, int]:
+    """Bytes per kind of LanceDB file: data, _indices, _versions, _transactions, _deletions."""
+    out: dict[str, int] = {}
+    for p in folder.rglob("*") if folder.exists() else []:
+        if p.is_file():
+            part = next((x for x in p.relative_to(folder).parts if x in
+                         ("data", "_indices", "_versions", "_transactions", "_deletions")), "other")
+            out[part] = out.get(part, 0) + p.stat().st_size
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
 def proc_status(pid: int) -> dict[str, int]:
@@ -262,6 +295,7 @@ def main() -> None:
     ap.add_argument("--burst", type=int, default=0,
                     help="After the warm queries, this many new memories indexed by the worker, then the steady RSS.")
     ap.add_argument("--checkout", type=Path, default=None, help="Run the worker from this checkout's code.")
+    ap.add_argument("--storage-only", action="store_true", help="Only the bytes on disk, no worker.")
     args = ap.parse_args()
     results = []
     for name in [n.strip() for n in args.embedders.split(",") if n.strip()]:
@@ -273,7 +307,8 @@ def main() -> None:
         home = Path(tempfile.mkdtemp(prefix="bench-profile-"))
         try:
             s = {**storage(args.memories, name, home, args.stand_in), "stand_in": args.stand_in}
-            w = worker_memory(home, name, "bench-profile", args.idle, args.release, args.burst, args.checkout)
+            w = ({"skipped": "--storage-only"} if args.storage_only else
+                 worker_memory(home, name, "bench-profile", args.idle, args.release, args.burst, args.checkout))
             results.append({**s, "worker": w})
         finally:
             shutil.rmtree(home, ignore_errors=True)
@@ -293,6 +328,12 @@ def main() -> None:
               f"{r['index_seconds']} s; {r['ann_index'] or 'no ANN index'}")
         print(f"  LanceDB as the reindex left it: {r['lancedb_versions_as_left']} version(s), "
               f"{r['lancedb_bytes_per_memory_as_left']:,} B per memory")
+        for part in ("sqlite", "lancedb"):
+            print(f"  {part} per memory: " + ", ".join(f"{k} {v / r['memories']:,.0f}"
+                                                    for k, v in r[f"{part}_breakdown"].items()
+                                                    if v >= r["memories"]))
+        if "skipped" in w:
+            continue
         if "error" in w:
             print(f"  worker: {w['error']}")
         else:
