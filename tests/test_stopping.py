@@ -85,8 +85,9 @@ def test_worker_stop_of_a_worker_frozen_while_starting(worker_env: None, home: P
     (worker.stop). Holding its lock before it serves: the socket does not answer, SIGTERM ends it."""
     pid = worker_client.start(str(home))
     assert pid
-    if phase == "holding its lock":
-        while not worker_client.alive(str(home)):
+    lock = Path(worker_client.lock_path(str(home)))
+    if phase == "holding its lock":  # and has written its pid, which it does just after taking the lock
+        while not (worker_client.alive(str(home)) and lock.read_text().strip() == str(pid)):
             time.sleep(0.002)
     os.kill(pid, signal.SIGSTOP)
     serving = os.path.exists(worker_client.socket_path(str(home)))
@@ -112,7 +113,7 @@ def test_worker_stop_of_a_worker_frozen_while_starting(worker_env: None, home: P
     else:
         assert out.strip() == f"stopped (pid {pid})", (out, err)
         if not serving:  # frozen before its socket existed (the usual case): SIGTERM, no serving
-            assert " started (home " not in _log(home), _log(home)
+            assert " started (home " not in _log(home) and "SIGTERM before it served" in _log(home), _log(home)
 
 
 def test_worker_stop_of_a_light_worker(worker_env: None, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

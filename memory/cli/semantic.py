@@ -198,8 +198,9 @@ def worker(action: str, as_json: bool) -> None:
     if action == "stop":
         said = stop_worker(home)
         if said is None:
-            raise click.ClickException(f"the worker (pid {_holder(home)}) did not exit, not even killed; "
-                                       f"log: {worker_client.log_file(home)}")
+            pid = _holder(home)
+            raise click.ClickException(f"the worker{f' (pid {pid})' if pid else ''} did not exit, not even "
+                                       f"killed; log: {worker_client.log_file(home)}")
         click.echo(said)
         return
     if action == "start":

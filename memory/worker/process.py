@@ -378,7 +378,11 @@ def main() -> int:
     w = Worker()
     w.can_exec = True
     signal.signal(signal.SIGTERM, w.on_sigterm)
-    return w.run()
+    try:
+        return w.run()
+    except SystemExit:  # on_sigterm's, before it served
+        _log("SIGTERM before it served: exiting")
+        raise
 
 
 if __name__ == "__main__":
