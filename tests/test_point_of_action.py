@@ -204,3 +204,26 @@ def test_staleness_after_a_signature_change_and_a_rename(hooks: HookRunner, proj
     # Stale memories are labelled where they are injected, and ranked after the others.
     note = _pre_edit(hooks, path, "return amount", "return amount + 0")
     assert "code changed since: apply_limit: signature changed" in note
+
+
+def test_a_stale_memory_about_the_edited_definition_is_not_demoted(hooks: HookRunner, project: Path) -> None:
+    """Its definition's change is what made it stale: before an edit of that definition it ranks as it would
+    fresh (labelled), ahead of a newer session about another definition."""
+    import re
+
+    path = project / "limits.py"
+    path.write_text(LIMITS)
+    hooks.session = "s-one"
+    _edit(hooks, path, "if amount > cap:", "if amount >= cap:")  # in apply_limit
+    hooks.session = "s-two"  # apply_limit's signature changes: s-one's memory is stale
+    _edit(hooks, path, "def apply_limit(amount, cap):", "def apply_limit(amount, cap, floor=0):")
+    for n, session in enumerate(("s-three", "s-four")):  # two newer sessions in round_cents
+        hooks.session = session
+        _edit(hooks, path, f"return round(value, {2 + n})", f"return round(value, {3 + n})")
+    first, newest = _change_id(project, "s-one", "amount"), _change_id(project, "s-four", "round")
+    hooks.session = "s-five"
+    note = _pre_edit(hooks, path, "if amount >= cap:", "if amount >= cap + floor:")
+    shown = [int(i) for i in re.findall(r", #(\d+)\)$", note, re.M)]
+    assert "about limits.py (apply_limit)" in note and first in shown and newest in shown
+    assert shown.index(first) < shown.index(newest)
+    assert "code changed since: apply_limit: signature changed" in note

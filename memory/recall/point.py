@@ -33,6 +33,7 @@ ABOUT = 1.0  # each of the three signals is worth 1 at its best: no signal's sca
 # Past the first line, a session scoring less is not shown: the two latest to touch the file (recency 1 and 1/2)
 # always pass; an older one must be about the definition or share a good part of the best overlap.
 FLOOR = 0.5
+STALE = 0.5  # what a memory whose code has changed since counts for, of its score (not one about the edit's)
 # Everything but letters, digits and `_` (ASCII; other letters kept) read as a break: str.translate, not re.
 _NON_WORD = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
 _COLUMNS = ("m.id, m.title, m.type, m.created_at, m.session_id, m.content, m.importance, m.project, m.origin, "
@@ -61,19 +62,38 @@ def recall_command(ws: Workspace, session_id: str, paths: list[str], words: list
 
 
 def _note(ws: Workspace, session_id: str, path: str, old_text: str, said: set[str], words: list[str]) -> str:
-    """The note about `path`: for an edit, its definitions come from where `old_text` is in the file; for a
-    command, from the `words` that name a definition a memory of the file recorded. `said`: the identifiers
-    the edit or command holds, which a memory's own identifiers are weighed against."""
+    """The note about `path`, logged as given; '' when nothing relates."""
+    chosen, names, old = rank(ws, session_id, path, old_text, said, words)
+    if not chosen:
+        return ""
+    ranked = [r for _, r in chosen]
+    hits = [hit_from_row(r, score) for score, r in chosen]
+    body = _render(ws, path, ranked, names, old)
+    text = fence.wrap(body, 2000)
+    log_access(ws.db, [h.id for h in hits], KIND, session_id, path,
+               parts={h.id: {"score": h.score} for h in hits}, text=text, mode="file")
+    return text
+
+
+def rank(ws: Workspace, session_id: str, path: str, old_text: str, said: set[str], words: list[str],
+         stale: float = STALE, spare_about: bool = True) -> tuple[list[tuple[float, sqlite3.Row]], list[str],
+                                                                   dict[int, str]]:
+    """The sessions to show for `path`, (score, its line's memory) best first, with the definitions the edit
+    or command is about and the memories whose code changed since. For an edit, its definitions come from
+    where `old_text` is in the file; for a command, from the `words` that name a definition a memory of the
+    file recorded. `said`: the identifiers the edit or command holds, which a memory's own are weighed
+    against. `stale`: what a memory whose code changed since counts for; `spare_about`: except one about the
+    definition the edit is in (the benchmark measures other values beside these)."""
     rows = _candidates(ws.db, session_id, path)
     if not rows:
-        return ""
+        return [], [], {}
     data = symbols.read(path)  # read once: the staleness check and placing the edit both need it
     if data is not None:  # what changed in the file since a memory was made labels it, lazily
         symbols.check(ws.db, path, data.decode("utf-8", "replace"))
     old = symbols.stale(ws.db, [r["id"] for r in rows])
     names = _recorded(ws.db, path, words) if words else _touched(ws.db, path, old_text, data or b"")
     about = _about(ws.db, [r["id"] for r in rows], path, names)
-    scores = _scores(rows, names, about, said, old)
+    scores = _scores(rows, names, about, said, old, stale, spare_about)
     # One line a session, sessions ranked by their best memory: a session is the unit of "what happened to
     # this file last time"; its line is its weightiest kind of memory (the fix over the change it made).
     # Rows saved before the flag knew their form are read again (memory/base/fence.py is_flagged): the flag
@@ -87,15 +107,7 @@ def _note(ws: Workspace, session_id: str, path: str, old_text: str, said: set[st
     best = sorted(((max(scores[r["id"]] for r in group), group) for group in by.values()), key=lambda x: -x[0])
     chosen = [(score, max(group, key=lambda r: (_WEIGHT.get(r["type"], 0.3), scores[r["id"]])))
               for i, (score, group) in enumerate(best[:SHOWN]) if i == 0 or score >= FLOOR]
-    if not chosen:
-        return ""
-    ranked = [r for _, r in chosen]
-    hits = [hit_from_row(r, score) for score, r in chosen]
-    body = _render(ws, path, ranked, names, old)
-    text = fence.wrap(body, 2000)
-    log_access(ws.db, [h.id for h in hits], KIND, session_id, path,
-               parts={h.id: {"score": h.score} for h in hits}, text=text, mode="file")
-    return text
+    return chosen, names, old
 
 
 def _given(db: sqlite3.Connection, session_id: str, path: str) -> bool:
@@ -130,12 +142,14 @@ def _about(db: sqlite3.Connection, ids: list[int], path: str, names: list[str]) 
 
 
 def _scores(rows: list[sqlite3.Row], names: list[str], about: set[int], said: set[str],
-            old: dict[int, str]) -> dict[int, float]:
+            old: dict[int, str], stale: float, spare_about: bool) -> dict[int, float]:
     """Each memory's worth beside this edit, from three signals that need no tuning to a repository's scale:
     whether it is about a definition the edit is in (recorded so, or naming it); how much of what the edit
     says it shares, each shared identifier weighed by how few of the file's memories hold it, as a share of
     the best such overlap; and how recently its session touched the file (1 for the latest, 1/2, 1/3 ...).
-    A memory whose code has changed since counts half."""
+    A memory whose code has changed since counts `stale` of its score, unless (`spare_about`) it is about the
+    definition being edited: that definition's change is what made it stale, and its history is what the edit
+    needs (the line says the code changed since)."""
     held = {r["id"]: _identifiers(r["title"] + "\n" + r["content"]) & said for r in rows}
     count: dict[str, int] = {}
     for words in held.values():
@@ -151,7 +165,7 @@ def _scores(rows: list[sqlite3.Row], names: list[str], about: set[int], said: se
     for r in rows:
         on = r["id"] in about or bool(names) and _mentions(r["title"] + "\n" + r["content"], names)
         score = ABOUT * on + overlap[r["id"]] / best + 1 / (1 + order[r["session_id"] or ""])
-        out[r["id"]] = score / 2 if r["id"] in old else score
+        out[r["id"]] = score * stale if r["id"] in old and not (spare_about and on) else score
     return out
 
 

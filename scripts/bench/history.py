@@ -202,6 +202,8 @@ class Replay:
         self.indexed = 0
         self.keyword_weights: list[str] = []
         self.dump: list[dict[str, Any]] | None = None  # each question's ranked lists (--dump)
+        # called before the first Edit's PreToolUse of a measured commit: the point of action's variants
+        self.at_edit: Any = None
         if embedder:
             from memory.recall import embed
             from memory.worker import ProjectIndex
@@ -241,6 +243,8 @@ class Replay:
             tin = {"file_path": full, "old_string": old, "new_string": new}
             if path not in seen:
                 seen.add(path)
+                if len(seen) == 1 and self.at_edit is not None:
+                    self.at_edit(c, full, old, new)
                 note = self.hook("pre_tool_use", c.session, hook_event_name="PreToolUse", tool_name="Edit",
                                  tool_input=tin)
                 if len(seen) == 1:
@@ -388,17 +392,18 @@ def staleness(repo: Path, db: sqlite3.Connection, commits_by_session: dict[str, 
 
 
 def run(source: str, n: int, embedder: str | None, keep: str | None = None,
-        keyword_weights: list[str] | None = None, dump: str | None = None) -> dict[str, Any]:
+        keyword_weights: list[str] | None = None, dump: str | None = None,
+        variants: bool = False) -> dict[str, Any]:
     tmp = Path(keep or tempfile.mkdtemp(prefix="bench-history-"))
     try:
-        return _run(source, n, embedder, tmp, keyword_weights or [], dump)
+        return _run(source, n, embedder, tmp, keyword_weights or [], dump, variants)
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _run(source: str, n: int, embedder: str | None, tmp: Path, keyword_weights: list[str],
-         dump: str | None = None) -> dict[str, Any]:
+         dump: str | None = None, variants: bool = False) -> dict[str, Any]:
     repo = clone(source, tmp / "repo")
     work = clone(str(repo), tmp / "work")
     todo = commits(repo, n)
@@ -418,6 +423,10 @@ def _run(source: str, n: int, embedder: str | None, tmp: Path, keyword_weights: 
         if measured:
             questions += 1
             measure_before(replay, c, gold, points)
+        replay.at_edit = None
+        if measured and variants:
+            replay.at_edit = lambda c, path, old, new, gold=gold: point_variants(replay, c, path, old, new, gold,
+                                                                                 points)
         got = replay.session(c)
         if measured:
             measure_hooks(replay, c, gold, got, points)
@@ -471,6 +480,25 @@ def measure_before(replay: Replay, c: Commit, gold: set[str], points: dict[str, 
         scored(file_history(db, str(replay.work / path), c.session), gold, 0))
 
 
+# The point of action's ranking with other weights for a memory whose code changed since (the hook: half, but
+# not one about the edited definition), ranked in-process at the moment the hook runs, on the same store:
+# (name, stale factor, spare_about).
+POINT_VARIANTS = (("stale 1", 1.0, False), ("stale .75", 0.75, False), ("stale .5", 0.5, False),
+                  ("stale .5 but about", 0.5, True))
+
+
+def point_variants(replay: Replay, c: Commit, path: str, old: str, new: str, gold: set[str],
+                   points: dict[str, dict[str, list]]) -> None:
+    """The point-of-action ranking's variants, scored as the plugin's note is (its sessions, best first)."""
+    from memory.recall import point
+
+    said = point._identifiers(old + "\n" + new)
+    for name, stale, spare in POINT_VARIANTS:
+        chosen, _, _ = point.rank(replay.ws, c.session, path, old, said, [], stale=stale, spare_about=spare)
+        sessions = [r["session_id"] or "" for _, r in chosen]
+        points["point_of_action"].setdefault(name, []).append(scored(sessions, gold, 0))
+
+
 def measure_hooks(replay: Replay, c: Commit, gold: set[str], got: dict[str, str],
                   points: dict[str, dict[str, list]]) -> None:
     """What the plugin's hooks gave the commit's session, scored."""
@@ -504,9 +532,11 @@ def main() -> None:
                     "the prompt, ';' between them (\"1,1,1;0,1,0\")")
     ap.add_argument("--dump", help="write each question's gold sessions and ranked lists (top 20 of keyword "
                     "mode and hybrid: session, type, score) to this JSONL file")
+    ap.add_argument("--point-variants", action="store_true", help="the point of action's ranking with other "
+                    "weights for a memory whose code changed since, beside the hook's (POINT_VARIANTS)")
     args = ap.parse_args()
     result = run(args.repo, args.commits, args.embedder or None, args.keep,
-                 [w.strip() for w in args.keyword_weights.split(";") if w.strip()], args.dump)
+                 [w.strip() for w in args.keyword_weights.split(";") if w.strip()], args.dump, args.point_variants)
     if args.json:
         print_table(result)
         print(json.dumps(result))
