@@ -42,19 +42,25 @@ def make_history(repo: Path, commits: int = 14) -> Path:
 def test_the_history_benchmark_on_a_generated_repository(tmp_path: Path) -> None:
     repo = make_history(tmp_path / "repo")
     out = subprocess.run([sys.executable, "-m", "scripts.bench.history", "--repo", str(repo), "--commits", "14",
-                          "--embedder", "hashing", "--json", "--dump", str(tmp_path / "dump.jsonl")], cwd=ROOT,
+                          "--embedder", "hashing", "--json", "--dump", str(tmp_path / "dump.jsonl"),
+                          "--point-variants"], cwd=ROOT,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["repo"] == "repo" and result["sessions"] == 14 and result["questions"] >= 2
+    variants = {"stale 1", "stale .75", "stale .5", "stale .5 but about"}  # --point-variants
     for point, methods in (("prompt", {"plugin", "keyword", "bm25", "bm25 without prompts", "hybrid"}),
-                           ("point_of_action", {"plugin", "file_history"}), ("session_start", {"plugin"})):
+                           ("point_of_action", {"plugin", "file_history", *variants}),
+                           ("session_start", {"plugin"})):
         assert set(result[point]) == methods
         for m in result[point].values():
             assert 0 <= m["recall_at_5"] <= 1 and m["ci95"][0] <= m["recall_at_5"] <= m["ci95"][1]
             assert m["precision"] is None or 0 <= m["precision"] <= 1
     # Each commit changes a function the commit 4 before it changed: the file's history finds the gold session.
     assert result["point_of_action"]["file_history"]["recall_at_5"] == 1.0
+    # The in-process ranking with the hook's own weights is what the hook gave, question by question summed.
+    hook, same = result["point_of_action"]["plugin"], result["point_of_action"]["stale .5 but about"]
+    assert (same["recall_at_5"], same["precision"]) == (hook["recall_at_5"], hook["precision"])
     assert set(result["staleness"]) >= {"recall", "false_stale"}
     diffs = result["prompt_differences"]
     assert set(diffs) == {"hybrid - keyword", "keyword - bm25", "plugin - bm25"}

@@ -1,6 +1,7 @@
 """The coding-memory benchmark on a real repository history (issue 26).
 
     python -m scripts.bench.history --repo GIT_DIR_OR_BUNDLE [--commits N] [--embedder hashing|auto|...] [--json]
+        [--point-variants]
 
 Each non-merge first-parent commit (the last N, oldest first) is replayed as one session of one project through
 the real hook processes, at the commit's author date: SessionStart; UserPromptSubmit with the commit's subject;
