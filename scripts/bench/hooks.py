@@ -16,6 +16,11 @@ It also times the privacy filter on each event's texts (every string in the even
 for the cold Read, which the cache stores), in a fresh interpreter per sample as a hook pays it (the import
 of re and the compiling of the patterns a text triggers included), for the filter before the secrets work
 of issue 14 (loaded from git at FILTER_BEFORE) and the current one, interleaved in the same run.
+
+The rows' trust flags are decided as the worker's indexing leaves them (memory/store decide_flags), under this
+checkout's rules mark (memory/base/fence.py rules_mark: the rule files' sizes and times). A --compare checkout
+whose rule files differ only in their times re-marks the rows it shows, and both sides then read them again
+at every fresh prompt: give its files this checkout's times (`touch -r`) when they are the same.
 """
 
 from __future__ import annotations
