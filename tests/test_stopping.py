@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,23 @@ def worker_env(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     home.mkdir(parents=True, exist_ok=True)
     yield
     worker_client.ask(str(home), {"op": "shutdown"}, timeout=2)  # whatever a failed test left running
+
+
+@contextmanager
+def _spawned(home: Path) -> Iterator[int]:
+    """A worker spawned as a hook spawns it; one a failed test left (frozen, say) is killed and reaped."""
+    pid = worker_client.start(str(home))
+    assert pid
+    try:
+        yield pid
+    finally:
+        try:
+            if os.waitpid(pid, os.WNOHANG) == (0, 0):
+                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGCONT)
+                os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass  # reaped by the test
 
 
 def _exit_status(pid: int) -> int:
@@ -69,12 +87,11 @@ def test_worker_stop_right_after_the_cli_started_it(worker_env: None, home: Path
 def test_worker_stop_at_once_after_a_hook_spawned_it(worker_env: None, home: Path) -> None:
     """No wait between the spawn and the stop: the worker may not hold its lock yet, or hold it while it
     loads (no socket): either way it exits, and it never serves."""
-    pid = worker_client.start(str(home))
-    assert pid
-    stopped = _memory("worker", "stop")
-    assert stopped.returncode == 0, stopped
-    assert stopped.stdout.strip() in ("not running", f"stopped (pid {pid})"), stopped
-    assert _exit_status(pid) == 0
+    with _spawned(home) as pid:
+        stopped = _memory("worker", "stop")
+        assert stopped.returncode == 0, stopped
+        assert stopped.stdout.strip() in ("not running", f"stopped (pid {pid})"), stopped
+        assert _exit_status(pid) == 0
     assert not worker_client.alive(str(home))
 
 
@@ -83,50 +100,48 @@ def test_worker_stop_of_a_worker_frozen_while_starting(worker_env: None, home: P
     """The worker is frozen (SIGSTOP) at a point of its start, the stop runs, then it goes on (SIGCONT): the
     one stop call stops it. Before its lock the stop cannot see it: it exits as it takes the lock
     (worker.stop). Holding its lock before it serves: the socket does not answer, SIGTERM ends it."""
-    pid = worker_client.start(str(home))
-    assert pid
-    lock = Path(worker_client.lock_path(str(home)))
-    if phase == "holding its lock":  # and has written its pid, which it does just after taking the lock
-        while not (worker_client.alive(str(home)) and lock.read_text().strip() == str(pid)):
-            time.sleep(0.002)
-    os.kill(pid, signal.SIGSTOP)
-    serving = os.path.exists(worker_client.socket_path(str(home)))
-    assert worker_client.alive(str(home)) == (phase == "holding its lock")
-    stop = subprocess.Popen([sys.executable, "-m", "memory", "worker", "stop"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    marker = Path(worker_client.stop_path(str(home)))
-    while not marker.exists():  # the stop has begun: its marker is its first step
-        time.sleep(0.01)
-    if phase == "holding its lock":
-        while not _sigterm_pending(pid):  # the socket did not answer: the stop signalled the frozen worker
-            assert stop.poll() is None, stop.communicate()
+    with _spawned(home) as pid:
+        lock = Path(worker_client.lock_path(str(home)))
+        if phase == "holding its lock":  # and has written its pid, which it does just after taking the lock
+            while not (worker_client.alive(str(home)) and lock.read_text().strip() == str(pid)):
+                time.sleep(0.002)
+        os.kill(pid, signal.SIGSTOP)
+        serving = os.path.exists(worker_client.socket_path(str(home)))
+        assert worker_client.alive(str(home)) == (phase == "holding its lock")
+        stop = subprocess.Popen([sys.executable, "-m", "memory", "worker", "stop"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        marker = Path(worker_client.stop_path(str(home)))
+        while not marker.exists():  # the stop has begun: its marker is its first step
             time.sleep(0.01)
-    os.kill(pid, signal.SIGCONT)
-    out, err = stop.communicate()
-    assert stop.returncode == 0, (out, err)
-    assert _exit_status(pid) == 0, _log(home)
-    assert not worker_client.alive(str(home))
-    if phase == "before its lock":
-        assert out.strip() == "not running"
-        assert "a stop was asked for after this worker was spawned" in _log(home)
-        assert " started (home " not in _log(home)
-    else:
-        assert out.strip() == f"stopped (pid {pid})", (out, err)
-        if not serving:  # frozen before its socket existed (the usual case): SIGTERM, no serving
-            assert " started (home " not in _log(home) and "SIGTERM before it served" in _log(home), _log(home)
+        if phase == "holding its lock":
+            while not _sigterm_pending(pid):  # the socket did not answer: the stop signalled the frozen worker
+                assert stop.poll() is None, stop.communicate()
+                time.sleep(0.01)
+        os.kill(pid, signal.SIGCONT)
+        out, err = stop.communicate()
+        assert stop.returncode == 0, (out, err)
+        assert _exit_status(pid) == 0, _log(home)
+        assert not worker_client.alive(str(home))
+        if phase == "before its lock":
+            assert out.strip() == "not running"
+            assert "a stop was asked for after this worker was spawned" in _log(home)
+            assert " started (home " not in _log(home)
+        else:
+            assert out.strip() == f"stopped (pid {pid})", (out, err)
+            if not serving:  # frozen before its socket existed (the usual case): SIGTERM, no serving
+                assert " started (home " not in _log(home) and "SIGTERM before it served" in _log(home), _log(home)
 
 
 def test_worker_stop_of_a_light_worker(worker_env: None, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker that re-executed itself light (same pid, lock kept) is stopped by one call."""
     monkeypatch.setenv("MEMORY_WORKER_RELEASE_SECONDS", "1")
-    pid = worker_client.start(str(home))
-    assert pid
-    while "light: holding the lock" not in _log(home):
-        assert os.waitpid(pid, os.WNOHANG) == (0, 0), _log(home)
-        time.sleep(0.1)
-    stopped = _memory("worker", "stop")
-    assert stopped.returncode == 0 and stopped.stdout.strip() == f"stopped (pid {pid})", stopped
-    assert _exit_status(pid) == 0
+    with _spawned(home) as pid:
+        while "light: holding the lock" not in _log(home):
+            assert os.waitpid(pid, os.WNOHANG) == (0, 0), _log(home)
+            time.sleep(0.1)
+        stopped = _memory("worker", "stop")
+        assert stopped.returncode == 0 and stopped.stdout.strip() == f"stopped (pid {pid})", stopped
+        assert _exit_status(pid) == 0
     assert not worker_client.alive(str(home))
 
 
@@ -138,7 +153,15 @@ def test_a_viewer_ended_by_sigterm_removes_its_ui_json(home: Path, project: Path
     assert not (home / "ui.json").exists()
 
 
-def test_memory_ui_stop_stops_a_detached_viewer(home: Path, project: Path) -> None:
+@pytest.fixture
+def no_viewer_left(home: Path) -> Iterator[None]:
+    """A detached viewer a failed test left is stopped (by the pid its ui.json names)."""
+    yield
+    if (home / "ui.json").exists():
+        _memory("ui", "stop")
+
+
+def test_memory_ui_stop_stops_a_detached_viewer(home: Path, project: Path, no_viewer_left: None) -> None:
     started = _memory("ui", "--detach", "--no-browser", "-p", str(project))
     assert started.returncode == 0 and "token=" in started.stdout, started
     pid = json.loads((home / "ui.json").read_text())["pid"]
@@ -150,7 +173,7 @@ def test_memory_ui_stop_stops_a_detached_viewer(home: Path, project: Path) -> No
     assert again.returncode == 0 and again.stdout.strip() == "not running", again
 
 
-def test_a_stale_ui_json_is_ignored_and_removed(home: Path, project: Path) -> None:
+def test_a_stale_ui_json_is_ignored_and_removed(home: Path, project: Path, no_viewer_left: None) -> None:
     """ui.json of a viewer killed hard (SIGKILL: no cleanup) names a dead pid and a dead token."""
     with running_ui(project) as s:
         old = json.loads((home / "ui.json").read_text())
