@@ -227,6 +227,7 @@ class ProjectIndex:
                 with Tx(db):
                     db.execute("UPDATE memory_index SET indexed_at = ? WHERE memory_id = ?", (read_at, mid))
         self.warm_up()  # built from the first batch on, searches meanwhile never wait for LanceDB's writes
+        self.await_first_lists()
         self.pause()
         vectors = self._embed(docs)
         self.pause()
@@ -304,6 +305,23 @@ class ProjectIndex:
         if wait and thread is not None:
             thread.join()
 
+    def drop_lists(self) -> None:
+        """Free the in-memory lists for good (the worker is going light): searches go to the stores."""
+        with self._warm_lock:
+            self.warm_enabled, self.warm = False, None
+
+    def building_first_lists(self) -> bool:
+        """The in-memory lists are being built and there are none yet: LanceDB's process is up for it."""
+        return self.warm is None and self._warm_building
+
+    def await_first_lists(self) -> None:
+        """Wait for a first build under way that LanceDB's process reads for (the worker's): the model is
+        loaded once that process has gone, not beside it (10,000 memories, MiniLM: ~60 + ~190 MiB RSS)."""
+        thread = self._warm_thread
+        if (isinstance(self.vectors, Staged) and self.building_first_lists() and thread is not None
+                and thread is not threading.current_thread()):
+            thread.join()
+
     def _start_warm_build(self) -> None:
         self._warm_building, self._warm_pending = True, []
         self._warm_thread = threading.Thread(target=self._build_warm, daemon=True, name=f"warm-{self.key[:12]}")
@@ -329,16 +347,19 @@ class ProjectIndex:
             with self._warm_lock:
                 self._warm_building, self._warm_failed, self._warm_pending = False, True, []
             return
+        if isinstance(self.vectors, Staged):
+            # The lists answer from now on: LanceDB's process need not wait 20 s. Before they are published,
+            # so that a search's query vector (the model's load) never comes while it is still up.
+            self.vectors.release()
+        trim_heap()  # the build's temporaries (per-term lists, Arrow batches): 10,000 memories, -40 MiB of RSS
         with self._warm_lock:
             for entries, gone in self._warm_pending:  # what index() did meanwhile, in order
                 warm.update(entries)
                 warm.delete(gone)
             self.warm, self._warm_building, self._warm_pending = warm, False, []
-        if isinstance(self.vectors, Staged):
-            self.vectors.release()  # the lists answer from now on: LanceDB's process need not wait 20 s
-        trim_heap()  # the build's temporaries (per-term lists, Arrow batches): 10,000 memories, -40 MiB of RSS
         _log(f"{self.key}: warm index of {warm.live} memories ({warm.nbytes() >> 20} MiB) built in "
              f"{time.perf_counter() - t0:.1f} s")
+        self.query_vector("")  # the model, now that LanceDB's process is down: the first search does not wait
 
     def _embed(self, docs: list[context.Document]) -> list[list[float]]:
         """The stored vector of each document, under the project's window rule (memory/recall/context.py)."""

@@ -145,6 +145,10 @@ class Server:
         if indexed < MIN_COVERAGE * total:
             # Memories without a vector would rank on their keyword score alone, below the others.
             out["keyword"] = f"index {100 * indexed // total}% built"
+        elif p.building_first_lists():
+            # LanceDB's process is reading the lists out (a search through it would wait), and the model
+            # is loaded after it has gone, not beside it: keyword recall for these few seconds.
+            out["keyword"] = "the in-memory lists are loading"
         elif p.warm is None and not self.vector_host.ready:
             # Before the in-memory lists, a search goes through the vector process, whose start costs
             # ~2 CPU-s of imports: more than a query waits. Start it (the lists' build, or a count) and
@@ -171,7 +175,7 @@ class Server:
 
     def state(self) -> dict[str, Any]:
         """What this process holds: `memory worker status` and the tests read it through the socket."""
-        return {"model_loaded": self._embedder is not None,
+        return {"model_loaded": self._embedder is not None and bool(getattr(self._embedder, "loaded", True)),
                 "lancedb_loaded": "lancedb" in sys.modules or self.vector_host.pid is not None,
                 "lancedb_in_worker": "lancedb" in sys.modules, "vector_process": self.vector_host.pid,
                 "projects": {k: {"warm": p.warm is not None, "warm_memories": p.warm.live if p.warm else 0,

@@ -21,6 +21,7 @@ import importlib.util
 import json
 import math
 import os
+from functools import cached_property
 from typing import Any
 
 from memory.recall.embed import packaged
@@ -164,7 +165,7 @@ class NumpyMiniLM:
         try:
             import numpy as np
             import safetensors  # noqa: F401 - read by weights(), after the model's folder is known
-            from tokenizers import Tokenizer
+            import tokenizers  # noqa: F401 - read by tok
         except ImportError as exc:
             raise MiniLMUnavailable(f"{exc.name} is not installed (pip install numpy safetensors tokenizers)") from exc
         self.np = np
@@ -180,10 +181,33 @@ class NumpyMiniLM:
         self.heads = int(cfg["num_attention_heads"])
         self.layers = int(cfg["num_hidden_layers"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
-        self.w = weights(os.path.join(folder, "model.safetensors"))
-        self.tok = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
-        self.tok.enable_truncation(max_length=max_len)
-        self.tok.no_padding()
+        self._folder, self._max_len = folder, max_len
+
+    # The weights and the tokenizer (~60 MiB of RSS) are read at the first embedding, not here: the worker
+    # opens its projects with the provider's name and dimension, and builds their in-memory lists while
+    # LanceDB's process is up, before it needs the model (memory/worker/index.py).
+    @cached_property
+    def w(self) -> dict[str, Any]:
+        return weights(os.path.join(self._folder, "model.safetensors"))
+
+    @cached_property
+    def tok(self) -> Any:
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(os.path.join(self._folder, "tokenizer.json"))
+        tok.enable_truncation(max_length=self._max_len)
+        tok.no_padding()
+        return tok
+
+    @property
+    def loaded(self) -> bool:
+        """The weights are in memory (`memory worker status`'s model_loaded)."""
+        return "w" in self.__dict__
+
+    def unload(self) -> None:
+        """Let go of the weights and the tokenizer; the next embedding reads them again."""
+        self.__dict__.pop("w", None)
+        self.__dict__.pop("tok", None)
 
     # -- the network --------------------------------------------------------------------------------
 
