@@ -9,7 +9,6 @@ with zlib (~0.6 KB). The worker's in-memory lists are built from that copy too (
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import zlib
 
@@ -17,10 +16,14 @@ COLUMNS = ("title", "content", "tags", "ctx")
 
 
 def pack(values: tuple[str, str, str, str]) -> bytes:
+    import json  # here, not at the top: a new database's migrations import this module on a hook's path
+
     return zlib.compress(json.dumps(list(values), ensure_ascii=False).encode(), 6)
 
 
 def unpack(blob: bytes) -> tuple[str, str, str, str]:
+    import json
+
     title, content, tags, ctx = json.loads(zlib.decompress(blob))
     return title, content, tags, ctx
 
