@@ -277,6 +277,8 @@ def _apply(db: sqlite3.Connection, changes: list[tuple[str, Key, str, str]], nor
         if "memories_ctx" in names:
             _apply_ctx(db, ctx)
             db.execute("INSERT INTO memories_ctx(memories_ctx) VALUES ('optimize')")
+        if ctx_rows.OLD in names:  # rows not converted yet, redacted in place: their old tokens merged away
+            db.execute(f"INSERT INTO {ctx_rows.OLD}({ctx_rows.OLD}) VALUES ('optimize')")
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

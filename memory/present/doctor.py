@@ -334,9 +334,11 @@ def _salvage(path: str) -> str:
             os.remove(target + suffix)
     fresh = connect(target)
     try:
-        _copy_rows(_readable(path), fresh, keep_ids=True)
+        old = _readable(path)
+        pending = ctx_rows.unconverted(old) if old is not None else {}  # rows the worker had not converted
+        _copy_rows(old, fresh, keep_ids=True)
         with Tx(fresh):
-            ctx_rows.restore(fresh)  # the neighbour index from the ledger's copy of its rows
+            ctx_rows.restore(fresh, pending)  # the neighbour index from the ledger's copy of its rows
     finally:
         fresh.close()
     return target

@@ -187,9 +187,14 @@ def keyword_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: 
 
 
 def _ctx_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: int) -> dict[int, float]:
-    """The best k of memories_ctx, bounded as a hook's keyword search is (search.bounded_rank)."""
-    return {i: -r for i, r in bounded_rank(db, "memories_ctx", BM25_WEIGHTS, fts_phrases(query), filters, k,
-                                           max(k, LEX_BOUND))}
+    """The best k of memories_ctx, bounded as a hook's keyword search is (search.bounded_rank), and of the
+    rows a pre-m014 store keeps in memories_ctx_old until the worker has converted them (ctx_rows)."""
+    out: dict[int, float] = {}
+    for table in ("memories_ctx", "memories_ctx_old"):
+        if table == "memories_ctx" or db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
+            for i, r in bounded_rank(db, table, BM25_WEIGHTS, fts_phrases(query), filters, k, max(k, LEX_BOUND)):
+                out[i] = max(out.get(i, 0.0), -r)
+    return out
 
 
 def fuse(lex: dict[int, float], vec: dict[int, float], rows: dict[int, Any], weights: Weights,

@@ -510,28 +510,20 @@ def m014_contentless_ctx(db: sqlite3.Connection) -> None:
     """The neighbour-aware index keeps no text: the ledger keeps what it indexed, compressed."""
     # memories_ctx stored its text (each memory with its neighbours': 1.9 KB of the 7.2 KB a memory cost at
     # 10,000 memories); contentless it keeps the index alone, and memory_index.doc the indexed values, zlib
-    # compressed (~0.6 KB), to remove a row with (memory/store/ctx_rows.py). Converted in place: the same
-    # tokens, so search ranks as before and nothing is embedded again (~1 s once per 10,000 memories).
-    from memory.store import ctx_rows
-
+    # compressed (~0.6 KB), to remove a row with (memory/store/ctx_rows.py). Migrations run in whichever
+    # process opens the database first, usually a hook (100 ms; Claude Code kills it at its timeout), so
+    # this one costs the same at any size: the old table, with its rows, is renamed memories_ctx_old (FTS5
+    # renames its shadow tables) and the worker converts its rows a batch a transaction when it loads the
+    # project (ctx_rows.convert: the same tokens, so search ranks as before, nothing embedded again).
     db.execute("ALTER TABLE memory_index ADD COLUMN doc BLOB")
-    old = db.execute("SELECT rowid, title, content, tags, ctx FROM memories_ctx").fetchall()
-    run_script(
-        db,
-        """
-        DROP TABLE memories_ctx;
-        CREATE VIRTUAL TABLE memories_ctx USING fts5(
-            title, content, tags, ctx, content='',
-            tokenize='porter unicode61 remove_diacritics 2'
-        );
-        """,
-    )
-    indexed = {r[0] for r in db.execute("SELECT memory_id FROM memory_index")}
-    for mid, *values in old:
-        if mid in indexed:  # a row without its ledger entry is the worker's to redo (its sweep)
-            values = tuple(v or "" for v in values)
-            db.execute("UPDATE memory_index SET doc = ? WHERE memory_id = ?",
-                       (ctx_rows.insert(db, mid, values), mid))  # type: ignore[arg-type]
+    if db.execute("SELECT 1 FROM memories_ctx LIMIT 1").fetchone():
+        db.execute("ALTER TABLE memories_ctx RENAME TO memories_ctx_old")
+    else:
+        db.execute("DROP TABLE memories_ctx")
+    db.execute("""CREATE VIRTUAL TABLE memories_ctx USING fts5(
+                      title, content, tags, ctx, content='',
+                      tokenize='porter unicode61 remove_diacritics 2'
+                  )""")
 
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -170,6 +170,16 @@ class ProjectIndex:
         _log(f"{self.key}: vectors reset for {self.provider} (dropped {dropped or 'nothing'})")
         return True
 
+    def convert_ctx(self) -> int:
+        """A pre-m014 store's neighbour rows moved into the contentless index (ctx_rows.convert), a batch a
+        transaction with a search let in between: before the in-memory lists, built from the ledger's copy."""
+        t0, c0 = time.perf_counter(), time.process_time()
+        done = ctx_rows.convert(self.db, pause=self.pause)
+        if done:
+            _log(f"{self.key}: {done} neighbour rows converted to the contentless index in "
+                 f"{time.perf_counter() - t0:.1f} s ({time.process_time() - c0:.1f} s CPU)")
+        return done
+
     def sweep(self) -> int:
         """Queue a vector job for every memory the ledger lacks or holds an older version of, and for every
         ledger entry whose memory is gone. Catches work whose job was lost to a crash or a race."""
@@ -337,6 +347,7 @@ class ProjectIndex:
                              tuple(float(w) for w in BM25_WEIGHTS.split(",")))
             db = connect(os.path.join(self.dir, "memory.db"))
             try:
+                ctx_rows.convert(db, pause=self.pause)  # the lists come from the ledger's copy: complete it
                 db.execute("BEGIN DEFERRED")  # one snapshot of memories and memories_ctx; writers go on (WAL)
                 warm.load(db, self.vectors.scan(), pause=self.pause)  # no clean-up deletes the version it reads
                 db.execute("ROLLBACK")

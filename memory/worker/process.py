@@ -104,8 +104,9 @@ class Worker(Server):
                     return None
                 p = ProjectIndex(self.home, key, self.embedder, self.vector_host)
                 p.check_provider()
-                p.warm_enabled = True  # a long-lived process: worth the in-memory copy
                 p.pause = self.first.pause
+                p.convert_ctx()  # a pre-m014 store's rows, here rather than in a hook's migration
+                p.warm_enabled = True  # a long-lived process: worth the in-memory copy
                 self.projects[key] = p
                 queue.release_running(p.db)  # we hold the lock: whoever claimed these is dead
                 p.sweep()
