@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.store.workspace import Workspace
 from tests.support.helpers import ROOT, HookRunner
 from tests.test_spool import contents
 
@@ -125,3 +126,41 @@ def test_past_the_bound_the_cli_says_why(migration: Migration, project: Path,
     assert p.returncode != 0
     assert "to be migrated" in p.stderr and "MEMORY_MIGRATION_WAIT_MS" in p.stderr
     migration.release()
+
+
+# A new database file another process holds exclusively before it is in WAL mode (as the first of several
+# processes opening a new file at once does): switching to WAL is refused until it lets go.
+SETTER = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN EXCLUSIVE")
+db.execute("CREATE TABLE setting_up (x)")
+print("holding", flush=True)
+sys.stdin.readline()
+db.execute("ROLLBACK")
+db.close()
+"""
+
+
+def test_a_cli_with_a_5_ms_busy_timeout_waits_for_another_process_setting_up_a_new_database(
+        home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_BUSY_TIMEOUT_MS", "5")
+    monkeypatch.setenv("MEMORY_LOG_LEVEL", "info")
+    monkeypatch.setenv("MEMORY_MIGRATION_WAIT_MS", "600000")  # bounded by the release below, not by a clock
+    path = Path(Workspace.for_dir(str(project), home=str(home)).db_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    setter = subprocess.Popen([sys.executable, "-c", SETTER, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert setter.stdin is not None and setter.stdout is not None and setter.stdout.readline() == "holding\n"
+    cli = subprocess.Popen([str(Path(sys.executable).parent / "memory"), "search", "refund", "--json"],
+                           cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    log = home / "logs" / "hooks.log"
+    while not (log.exists() and "waiting for another process setting up the database" in log.read_text()):
+        assert cli.poll() is None, cli.communicate()
+        time.sleep(0.01)
+    setter.stdin.write("\n")
+    setter.stdin.flush()
+    assert setter.wait(timeout=60) == 0
+    out, err = cli.communicate(timeout=120)
+    assert cli.returncode == 0, err
+    assert json.loads(out) == [] and b"locked" not in err

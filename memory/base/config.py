@@ -96,7 +96,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                        " event still cannot be written spools it (privacy-filtered) in `<data "
                                        "dir>/spool/` and a later hook replays it"),
     "MEMORY_MIGRATION_WAIT_MS": ("5000", "how long a process that opens a database another process is migrating "
-                                         "(after an upgrade) waits for it, whatever its busy timeout; past it "
+                                         "(after an upgrade) or setting up (a new file) waits for it, whatever "
+                                         "its busy timeout; past it "
                                          "\"database is locked\" and a hook spools its event"),
     "MEMORY_WORKER_TIMEOUT_MS": ("40", "how long a hook waits for the worker's hybrid results before keyword recall"),
     "MEMORY_WARM_INDEX": ("on", "off: the worker searches SQLite's FTS5 and LanceDB directly instead of keeping its "

@@ -80,12 +80,29 @@ def _read_only(path: str) -> sqlite3.Connection:
 
 def _ensure_wal(db: sqlite3.Connection) -> None:
     """Switch to WAL once. Switching needs an exclusive lock and SQLite may answer "database is locked"
-    without waiting when several processes open a new file at once: retry until the busy timeout."""
+    without waiting when several processes open a new file at once: another process setting the file up is
+    waited for as a migration is (_setup_wait_ms), whatever this one's busy timeout."""
     def switch() -> None:
         if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             db.execute("PRAGMA journal_mode=WAL")
 
-    _until_unlocked(switch, BUSY_TIMEOUT_MS)
+    try:
+        switch()
+    except sqlite3.OperationalError as exc:
+        if not _is_lock_error(exc):
+            raise
+        from memory.base.log import log
+
+        _until_unlocked(switch, _setup_wait_ms(),
+                        waiting=lambda: log("info", "waiting for another process setting up the database"))
+
+
+def _setup_wait_ms() -> int:
+    """How long a process waits for another one setting up or migrating the database: its busy timeout, or
+    MEMORY_MIGRATION_WAIT_MS if longer (a hook's or a CLI's busy timeout may be a few ms)."""
+    from memory.base.config import env_int
+
+    return max(BUSY_TIMEOUT_MS, env_int("MEMORY_MIGRATION_WAIT_MS"))
 
 
 def _is_lock_error(exc: sqlite3.OperationalError) -> bool:
@@ -145,10 +162,9 @@ def _begin_migration(db: sqlite3.Connection) -> bool:
     waits for it whatever its own busy timeout (a hook's may be a few ms, and its BEGIN would fail at once),
     up to MEMORY_MIGRATION_WAIT_MS: False when the other one finished meanwhile. Past it, "database is locked"
     with the reason (a hook spools its event: memory/hook/spool.py)."""
-    from memory.base.config import env_int
     from memory.base.log import log
 
-    wait_ms = max(BUSY_TIMEOUT_MS, env_int("MEMORY_MIGRATION_WAIT_MS"))
+    wait_ms = _setup_wait_ms()
     try:
         return _until_unlocked(lambda: db.execute("BEGIN IMMEDIATE"), wait_ms,
                                done=lambda: schema_version(db) >= SCHEMA_VERSION,
