@@ -147,8 +147,9 @@ class Server:
             out["keyword"] = f"index {100 * indexed // total}% built"
         elif p.building_first_lists():
             # LanceDB's process is reading the lists out (a search through it would wait), and the model
-            # is loaded after it has gone, not beside it: keyword recall for these few seconds.
-            out["keyword"] = "the in-memory lists are loading"
+            # is loaded after it has gone, not beside it: for these few seconds a hook answers with keyword
+            # recall at once, and the CLI or the MCP tool asks again within its bounded wait.
+            return {"ok": False, "error": "the in-memory lists are loading", "loading": True}
         elif p.warm is None and not self.vector_host.ready:
             # Before the in-memory lists, a search goes through the vector process, whose start costs
             # ~2 CPU-s of imports: more than a query waits. Start it (the lists' build, or a count) and
