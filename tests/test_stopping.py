@@ -37,19 +37,36 @@ def worker_env(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     worker_client.ask(str(home), {"op": "shutdown"}, timeout=2)  # whatever a failed test left running
 
 
+def _kill(pid: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    os.kill(pid, signal.SIGCONT)
+    os.waitpid(pid, 0)
+
+
+def _frozen_before_its_lock(home: Path, tries: int = 50) -> int:
+    """A worker spawned and frozen (SIGSTOP) at once, before it has taken its lock. Whether it got that far
+    first is the scheduler's choice: one that did is killed and another spawned."""
+    for _ in range(tries):
+        pid = worker_client.start(str(home))
+        assert pid
+        os.kill(pid, signal.SIGSTOP)
+        if not worker_client.alive(str(home)):
+            return pid
+        _kill(pid)
+    pytest.skip(f"each of {tries} workers took its lock before it could be frozen")
+
+
 @contextmanager
-def _spawned(home: Path) -> Iterator[int]:
+def _spawned(home: Path, frozen_before_its_lock: bool = False) -> Iterator[int]:
     """A worker spawned as a hook spawns it; one a failed test left (frozen, say) is killed and reaped."""
-    pid = worker_client.start(str(home))
+    pid = _frozen_before_its_lock(home) if frozen_before_its_lock else worker_client.start(str(home))
     assert pid
     try:
         yield pid
     finally:
         try:
             if os.waitpid(pid, os.WNOHANG) == (0, 0):
-                os.kill(pid, signal.SIGKILL)
-                os.kill(pid, signal.SIGCONT)
-                os.waitpid(pid, 0)
+                _kill(pid)
         except ChildProcessError:
             pass  # reaped by the test
 
@@ -100,12 +117,12 @@ def test_worker_stop_of_a_worker_frozen_while_starting(worker_env: None, home: P
     """The worker is frozen (SIGSTOP) at a point of its start, the stop runs, then it goes on (SIGCONT): the
     one stop call stops it. Before its lock the stop cannot see it: it exits as it takes the lock
     (worker.stop). Holding its lock before it serves: the socket does not answer, SIGTERM ends it."""
-    with _spawned(home) as pid:
+    with _spawned(home, frozen_before_its_lock=phase == "before its lock") as pid:
         lock = Path(worker_client.lock_path(str(home)))
         if phase == "holding its lock":  # and has written its pid, which it does just after taking the lock
             while not (worker_client.alive(str(home)) and lock.read_text().strip() == str(pid)):
                 time.sleep(0.002)
-        os.kill(pid, signal.SIGSTOP)
+            os.kill(pid, signal.SIGSTOP)
         serving = os.path.exists(worker_client.socket_path(str(home)))
         assert worker_client.alive(str(home)) == (phase == "holding its lock")
         stop = subprocess.Popen([sys.executable, "-m", "memory", "worker", "stop"], stdout=subprocess.PIPE,
