@@ -35,6 +35,7 @@ from memory.recall.search import (
     hit_from_row,
     relevance,
 )
+from memory.store import ctx_rows
 from memory.store.workspace import Workspace
 
 CANDIDATES = 200  # per list; the fused top-k is taken from their union (100: -1.5 points recall@10)
@@ -190,10 +191,10 @@ def _ctx_candidates(db: sqlite3.Connection, query: str, filters: Filters, k: int
     """The best k of memories_ctx, bounded as a hook's keyword search is (search.bounded_rank), and of the
     rows a pre-m014 store keeps in memories_ctx_old until the worker has converted them (ctx_rows)."""
     out: dict[int, float] = {}
-    for table in ("memories_ctx", "memories_ctx_old"):
-        if table == "memories_ctx" or db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
-            for i, r in bounded_rank(db, table, BM25_WEIGHTS, fts_phrases(query), filters, k, max(k, LEX_BOUND)):
-                out[i] = max(out.get(i, 0.0), -r)
+    tables = ["memories_ctx", *([ctx_rows.OLD] if ctx_rows.has_table(db, ctx_rows.OLD) else [])]
+    for table in tables:
+        for i, r in bounded_rank(db, table, BM25_WEIGHTS, fts_phrases(query), filters, k, max(k, LEX_BOUND)):
+            out[i] = max(out.get(i, 0.0), -r)
     return out
 
 
