@@ -35,10 +35,10 @@ MAX_DEPTH = 128  # a chain longer than this is a loop or a fork bomb: the agent'
 class Proc:
     """One process's /proc/<pid>/stat fields that matter here."""
 
-    __slots__ = ("pid", "comm", "ppid", "sid", "tty")
+    __slots__ = ("pid", "comm", "state", "ppid", "sid", "tty")
 
-    def __init__(self, pid: int, comm: str, ppid: int, sid: int, tty: int) -> None:
-        self.pid, self.comm, self.ppid, self.sid, self.tty = pid, comm, ppid, sid, tty
+    def __init__(self, pid: int, comm: str, state: str, ppid: int, sid: int, tty: int) -> None:
+        self.pid, self.comm, self.state, self.ppid, self.sid, self.tty = pid, comm, state, ppid, sid, tty
 
 
 def read_stat(pid: int) -> Proc | None:
@@ -52,7 +52,7 @@ def read_stat(pid: int) -> Proc | None:
     fields = raw[right + 2:].split()
     if right < 0 or len(fields) < 5:
         return None
-    return Proc(pid, raw[raw.find("(") + 1:right], int(fields[1]), int(fields[3]), int(fields[4]))
+    return Proc(pid, raw[raw.find("(") + 1:right], fields[0], int(fields[1]), int(fields[3]), int(fields[4]))
 
 
 def _environ_keys(pid: int) -> set[bytes]:

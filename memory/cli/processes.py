@@ -8,6 +8,8 @@ import sys
 import time
 from collections.abc import Callable
 
+from memory.base.provenance import read_stat
+
 POLL_S = 0.1
 
 
@@ -19,11 +21,8 @@ def alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True  # someone else's process: alive, and not ours to stop (ours() says so)
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return fh.read().rpartition(")")[2].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True  # no /proc (macOS): kill(0) is the answer
+    stat = read_stat(pid)
+    return stat is None or stat.state != "Z"  # no /proc (macOS): kill(0) is the answer
 
 
 def ours(pid: int) -> bool:
