@@ -89,7 +89,7 @@ def _ensure_wal(db: sqlite3.Connection) -> None:
     try:
         switch()
     except sqlite3.OperationalError as exc:
-        if not _is_lock_error(exc):
+        if not is_lock_error(exc):
             raise
         from memory.base.log import log
 
@@ -105,8 +105,10 @@ def _setup_wait_ms() -> int:
     return max(BUSY_TIMEOUT_MS, env_int("MEMORY_MIGRATION_WAIT_MS"))
 
 
-def _is_lock_error(exc: sqlite3.OperationalError) -> bool:
-    return "locked" in str(exc) or "busy" in str(exc)
+def is_lock_error(exc: sqlite3.OperationalError) -> bool:
+    """SQLite's "database is locked" / "busy" (memory/hook/spool.py has its twin by name, without sqlite3)."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
 
 
 def _until_unlocked(step: Callable[[], object], wait_ms: int, done: Callable[[], bool] = lambda: False,
@@ -120,7 +122,7 @@ def _until_unlocked(step: Callable[[], object], wait_ms: int, done: Callable[[],
             step()
             return True
         except sqlite3.OperationalError as exc:
-            if not _is_lock_error(exc):
+            if not is_lock_error(exc):
                 raise
             if done():
                 return False
@@ -170,7 +172,7 @@ def _begin_migration(db: sqlite3.Connection) -> bool:
                                done=lambda: schema_version(db) >= SCHEMA_VERSION,
                                waiting=lambda: log("info", "waiting for another process migrating the database"))
     except sqlite3.OperationalError as exc:
-        if not _is_lock_error(exc):
+        if not is_lock_error(exc):
             raise
         raise sqlite3.OperationalError(
             f"database is locked: another process held the database for more than {wait_ms} ms while it was to "

@@ -23,7 +23,7 @@ from memory.recall.hybrid import search as hybrid_search
 from memory.recall.search import Filters
 from memory.recall.vectors import is_index_damage
 from memory.store import ctx_rows, queue
-from memory.store.db import Tx, connect
+from memory.store.db import Tx, connect, is_lock_error
 from memory.store.workspace import Workspace
 from memory.worker import stage
 from memory.worker.heap import trim_heap
@@ -279,7 +279,7 @@ class ProjectIndex:
                     f"SELECT id, title, content, origin, author, flags, checked FROM memories WHERE id IN ({marks})",
                     ids).fetchall())
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
+            if not is_lock_error(exc):
                 raise
 
     # -- the warm in-memory index -------------------------------------------------------------------
