@@ -6,10 +6,9 @@ the supported grammars, so adding a language rarely needs code here.
 
 from __future__ import annotations
 
-from memory.fastpath import recode
-
 TYPE_CHECKING = False  # importing typing costs a hook several ms
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable
 
     from tree_sitter import Node
@@ -529,8 +528,20 @@ def _marks(head: bytes, offset: int) -> list[int]:
 
 
 # Spaces left by joining lines of a multi-line parameter list: "( a, b, )".
-_TIGHTEN = recode.compile(r"(?<=[(\[])\s+|,?\s+(?=[)\]])|,(?=[)\]])")
-_LOOSE = ("( ", "[ ", " )", " ]", ",)", ",]")  # what _TIGHTEN can find once whitespace runs are single spaces
+TIGHTEN = r"(?<=[(\[])\s+|,?\s+(?=[)\]])|,(?=[)\]])"
+_LOOSE = ("( ", "[ ", " )", " ]", ",)", ",]")  # what TIGHTEN can find once whitespace runs are single spaces
+_compiled: dict[str, re.Pattern[str]] = {}
+
+
+def _regex(source: str) -> re.Pattern[str]:
+    """TIGHTEN or XML_DOC_TAG compiled, on first use: not at import, where it loaded the compiled table
+    (memory/fastpath/recode.py) for every file, ~0.3 ms of a cold Read of one that needs neither."""
+    pattern = _compiled.get(source)
+    if pattern is None:
+        from memory.fastpath import recode
+
+        pattern = _compiled[source] = recode.compile(source)
+    return pattern
 
 
 def _cap(text: str, limit: int) -> str:
@@ -732,7 +743,7 @@ def _tightened(text: str) -> str:
     if text.endswith("\\"):  # a multi-line #define's first line
         text = text.rstrip("\\ ")
     if any(map(text.__contains__, _LOOSE)):  # the regex costs ~15 us a signature; most have nothing to tighten
-        text = _TIGHTEN.sub("", text)
+        text = _regex(TIGHTEN).sub("", text)
     return text
 
 
@@ -826,7 +837,7 @@ _DOC_MARKERS = ("///", "//!", "/**", "/*!")
 _NOT_DOC = ("#[", "@", "noqa", "type:", "pragma", "eslint", "prettier-ignore",
             "istanbul", "nolint", "NOLINT", "go:", "clang-format", "-*-", "fmt:", "pylint:",
             "jshint", "jscs:", "SPDX-License", "Copyright")
-_XML_DOC_TAG = recode.compile(r"</?(?:summary|remarks|para|returns|value)\s*>")  # C# ///
+XML_DOC_TAG = r"</?(?:summary|remarks|para|returns|value)\s*>"  # C# ///
 _COMMENT_MARKERS = ("/**", "/*!", "/*", "*/", "///", "//!", "//", "#", "--[[", "---", "--", "*")
 _MARKER_FIRSTS = frozenset(m[0] for m in _COMMENT_MARKERS)
 
@@ -843,8 +854,8 @@ def _first_line(text: str) -> str | None:
                     if line[:1] not in _MARKER_FIRSTS:
                         break  # no later marker can match either
         line = line.removesuffix("*/").removesuffix("]]")
-        if "<" in line:  # what _XML_DOC_TAG needs: the regex is not run on most lines
-            line = _XML_DOC_TAG.sub("", line)
+        if "<" in line:  # what XML_DOC_TAG needs: the regex is not run on most lines
+            line = _regex(XML_DOC_TAG).sub("", line)
         line = line.strip()
         if any(ch.isalnum() for ch in line) and not line.startswith(_NOT_DOC):
             # First sentence only: the outline is a map, not documentation.

@@ -13,7 +13,10 @@ import time
 from parser import extract, walk
 from parser.grammars import GrammarUnavailable, get_parser, get_query, ts
 from parser.languages import language_for_path, refine_language
-from parser.preprocess import blank_lines, branches, directive, first_branches, mask_macros
+
+# parser.preprocess (C/C++'s macro masks and `#if` configurations, a repair's blanked lines) is imported where it
+# is used: a file of another language that parses without a swallowing error never needs it (~0.13 ms of a cold
+# Read).
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
@@ -21,6 +24,8 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
     from typing import Any
 
     from tree_sitter import Node
+
+    from parser.walk import Spans
 
     # _collect's (definition, name, kind) triples, imports, and definitions' parents
     Collected = tuple[list[tuple[Node, Node, str]], list[Node], dict[Node, Node]]
@@ -276,8 +281,12 @@ PARSE_UNITS_PER_KB = 32
 PARSE_BUDGET_MS = 25.0
 PARSE_MS_PER_KB = 1.0
 CPU_CEILING = 2.0
-# The repair's and the recovery's parses, with the first, may take this many times as much: repairs of real code
-# cost up to 2.2 ms per KB (openssl's core_dispatch.h, 6 parses).
+# The repair's and the recovery's parses, with the first, may take this many times as much, units and ceiling
+# (its floor too: a 6 KB header's repair took 37% of a 50 ms ceiling idle, and ran over it on a loaded CI
+# machine, so the same file gave other unread lines): repairs of real code cost up to 2.2 ms per KB (openssl's
+# core_dispatch.h, 6 parses). With this, every fixture outlines the same on a clock 8 times slower, and 1,197
+# of the 1,203 broken files of the machine's headers on one 4 times slower with a second run beside it (the
+# other six: 107 KB ssl.h copies, 220-280 ms idle); before, a fixture differed at 4 times.
 REPAIR_SCALE = 4.0
 # Bytes handed to tree-sitter per read (the budget is checked between reads): ~6 ms of the worst text's parsing.
 _READ_BYTES = 1024
@@ -310,23 +319,28 @@ class ParseBudget:
         if self.units > allowance * self.scale:
             return True
         ms = (time.process_time() - self.start) * 1000
-        return ms > CPU_CEILING * max(PARSE_BUDGET_MS, kb * PARSE_MS_PER_KB * self.scale)
+        return ms > CPU_CEILING * self.scale * max(PARSE_BUDGET_MS, kb * PARSE_MS_PER_KB)
 
     def reader(self, text: bytes, ends: list[int]) -> Any:
         """tree-sitter's read callback over `text`; `ends` gets [furthest byte read, end of the text]. Once
         ended, the text stays ended there for every later read (of the parse, or of a node's text): tree-sitter
-        re-reads earlier offsets, and a text that changes under it can make it loop."""
+        re-reads earlier offsets, and a text that changes under it can make it loop. The callback keeps its own
+        ends, copied to `ends` as they change: the callers reuse that list for their next parse, and a tree whose
+        text then ended under it looped for ever reading a node's text (a repair candidate's, on a fake clock 20
+        times slower than this machine's; 4 times before the repair's ceiling scaled)."""
         size = len(text)
-        ends[:] = [0, size]
+        own = [0, size]
+        ends[:] = own
 
         def read(offset: int, _point: Any) -> bytes:
-            if ends[1] == size and ends[0] < size and offset + _READ_BYTES > ends[0]:
+            if own[1] == size and own[0] < size and offset + _READ_BYTES > own[0]:
                 if self.spent():
-                    ends[1] = max(offset, ends[0])
+                    own[1] = max(offset, own[0])
                 else:
-                    ends[0] = min(size, max(ends[0], offset + _READ_BYTES))
-                    self.read = max(self.read, ends[0])
-            return text[offset:min(offset + _READ_BYTES, ends[1])]
+                    own[0] = min(size, max(own[0], offset + _READ_BYTES))
+                    self.read = max(self.read, own[0])
+                ends[:] = own
+            return text[offset:min(offset + _READ_BYTES, own[1])]
 
         return read
 
@@ -417,6 +431,17 @@ def _first_difference(a: bytes, b: bytes, at: int) -> int:
     return low
 
 
+# A first parse that leaves this share of the lines broken read text that is not code in its language (prose,
+# troff: 93-100% of lines; the most of any code in 1,227 broken files of the machine's headers: 83%, libxml2's
+# xmlunicode.h, then 71%): it is not repaired or recovered, whose parses cost such text 5-15 times code's.
+MOSTLY_BROKEN = 0.9
+
+
+def _mostly_broken(broken: set[int] | range, lines: int) -> bool:
+    """Whether `broken` rows are MOSTLY_BROKEN of a text's `lines`."""
+    return len(broken) >= MOSTLY_BROKEN * max(lines, 1)
+
+
 class Parsed:
     """What _parse_repaired gives: the tree; the text it was parsed from (`text` or a repaired copy, same
     offsets: names are cut from it); the broken rows to report (the lines blanked by the repair and those
@@ -456,27 +481,28 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
         return Parsed(tree, text, set())
     first_tree, original, original_text = tree, _broken_rows(tree.root_node), text
     lines = text.split(b"\n")
+    if _mostly_broken(original, len(lines)):  # not code in this language: nothing to repair or recover
+        return Parsed(tree, text, original)
     # Swallowed lines, or a broken line that only closes a block (`}`): something before it closed early.
     swallowed_lines = lost >= len(original) + REPAIR_MIN_SWALLOWED
     swallowed = swallowed_lines or any(row < len(lines) and lines[row].strip() in _CLOSERS for row in original)
     headers = [] if swallowed else _error_headers(lost_rows, lines)
     # C/C++: a broken line next to an `#if`/`#else`/`#endif` line: a conditional inside a declaration (`static
     # const bool config_debug =\n#ifdef X\n true\n#else\n false\n#endif\n;`: the declaration is lost to it).
-    conditional = language in ("c", "cpp") and any(
-        0 <= near < len(lines) and directive(lines[near]) for row in original for near in (row - 1, row + 1))
+    conditional = language in ("c", "cpp") and _near_directive(original, lines)
     if not swallowed and not headers and not conditional:  # the usual case: a line or two skipped, then resumed
         return Parsed(tree, text, original)
     collected = _collect(tree.root_node, language)
     found = {node.start_point.row for node, _name, _kind in collected[0]}
     if not swallowed and not conditional and all(row in found for row in headers):
         return Parsed(tree, text, original, collected=collected)
-    # Rows where a found definition starts, unless the lexical fallback would find it again (`def f(a`).
-    starts = {row for row in found
-              if _header_match(lines[row].decode("utf-8", "replace") if row < len(lines) else "") is None}
+    starts: set[int] | None = None  # made when a blanking needs it (_kept_starts)
     parses = min(REPAIR_PARSES, max(1, REPAIR_BYTES // max(len(text), 1)))
     # `#if` inside a declaration: parse one configuration instead (only for real damage: it drops the other
     # branches' definitions, which ctags counts)
     if (swallowed_lines or conditional) and language in ("c", "cpp") and not budget.spent():
+        from parser.preprocess import first_branches
+
         branch = first_branches(text)
         candidate, candidate_rows = _parse(parser, branch, _edited(tree, text, branch, language), budget, ends)
         candidate_lost = len(candidate_rows)
@@ -496,12 +522,16 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
             if parses <= 0 or budget.spent():
                 parses = 0
                 break
+            if starts is None:
+                starts = _kept_starts(found, lines)
             if any(first <= row <= last for row in starts):
                 continue
             # A line that only closes a block stays: blanking it would unbalance the rest (Lua's `end`).
             rows = [r for r in range(first, last + 1) if r >= len(lines) or lines[r].strip() not in _CLOSERS]
             if not rows:
                 continue
+            from parser.preprocess import blank_lines
+
             copy = text
             for first_row, last_row in _ranges(set(rows)):
                 copy = blank_lines(copy, first_row - 1, last_row - 1)
@@ -527,6 +557,20 @@ def _parse_repaired(parser: Any, text: bytes, language: str, budget: ParseBudget
         return Parsed(tree, text, original, collected=collected)
     broken = blanked | (_broken_rows(tree.root_node) if lost else set())
     return Parsed(tree, text, broken, blanked, collected, unconfigured)
+
+
+def _near_directive(rows: set[int], lines: list[bytes]) -> bool:
+    """Whether a line next to one of `rows` is an `#if`/`#else`/`#endif` line."""
+    from parser.preprocess import directive
+
+    return any(0 <= near < len(lines) and directive(lines[near]) for row in rows for near in (row - 1, row + 1))
+
+
+def _kept_starts(found: set[int], lines: list[bytes]) -> set[int]:
+    """The rows (of `found`, where the first parse's definitions start) a repair must not blank: all but those
+    where the lexical fallback would find the definition again (`def f(a`)."""
+    return {row for row in found
+            if _header_match(lines[row].decode("utf-8", "replace") if row < len(lines) else "") is None}
 
 
 def _worse(before: tuple, after: tuple, blanked: set[int], lines: list[bytes]) -> bool:
@@ -700,6 +744,9 @@ def _recover(parser: Any, parsed: Parsed, language: str, budget: ParseBudget) ->
     return found, rows, unread
 
 
+# Languages whose walk can pass over the subtrees that hold no row it is asked about (_collect's `within`).
+_WITHIN = frozenset({"c", "cpp"})
+
 # Configurations of a C/C++ file's `#if`s parsed, at most, for the definitions of the branches the repair's
 # configuration dropped: each conditional's 2nd branch, then its 3rd... (bitmap.h's `#elif` chain has 5).
 OTHER_BRANCH_PARSES = 4
@@ -711,15 +758,19 @@ def _other_branches(parser: Any, parsed: Parsed, language: str, budget: ParseBud
     configurations that keep the 2nd, 3rd... branch of each conditional: (entries as _collect's, the
     rows they start on, dropped rows left unread because the budget ran out). Their names are written into
     `parsed.text`, where _build_symbols reads names (the rows are blank there)."""
+    from parser.preprocess import branches, directive
+
     source, text = parsed.unconfigured or b"", parsed.text
-    kept = text.split(b"\n")
-    dropped = {row for row, line in enumerate(source.split(b"\n")) if row < len(kept) and line.strip()
-               and not kept[row].strip() and row not in parsed.blanked and directive(line) is None}
+    # (same offsets, so the same lines; a line the configuration kept is the same bytes: compared first)
+    pairs = zip(source.split(b"\n"), text.split(b"\n"), strict=False)
+    dropped = {row for row, (line, kept) in enumerate(pairs) if line != kept and line.strip() and not kept.strip()
+               and row not in parsed.blanked and directive(line) is None}
     entries = parsed.collected[0] if parsed.collected else []
     known = set(_definitions((entries, [], {}), text))
     found: list = []
     rows: set[int] = set()
     merged = bytearray(text)
+    within = _row_spans(source, dropped) if dropped else None
     most = 2
     k = 2
     while dropped and k <= min(most, 1 + OTHER_BRANCH_PARSES):
@@ -727,11 +778,13 @@ def _other_branches(parser: Any, parsed: Parsed, language: str, budget: ParseBud
             return found, rows, dropped - rows
         copy, most = branches(source, k)
         ends: list[int] = []
-        tree, _lost = _parse(parser, copy, budget=budget, ends=ends)
+        # From the kept configuration's tree, edited where this one differs: only the branches are parsed again
+        # (libstdc++'s algorithmfwd.h: 2.8 -> ~0.5 ms)
+        tree, _lost = _parse(parser, copy, _edited(parsed.tree, text, copy, language), budget, ends)
         k += 1
         if ends[1] < len(copy):
             return found, rows, dropped - rows
-        for node, name, kind in _collect(tree.root_node, language)[0]:
+        for node, name, kind in _collect(tree.root_node, language, within)[0]:  # the dropped rows' subtrees
             row = node.start_point.row
             key = (row, copy[name.start_byte:name.end_byte])
             if row in dropped and key not in known:
@@ -741,6 +794,25 @@ def _other_branches(parser: Any, parsed: Parsed, language: str, budget: ParseBud
                 merged[name.start_byte:name.end_byte] = copy[name.start_byte:name.end_byte]
     parsed.text = bytes(merged)
     return found, rows, set()
+
+
+def _row_spans(text: bytes, rows: set[int]) -> Spans:
+    """The byte ranges of `rows` (0-based) of `text`, each run of rows one range (newlines included)."""
+    spans: list[tuple[int, int]] = []
+    at = row = 0
+    for wanted in sorted(rows):
+        while row < wanted and at >= 0:  # to the start of row `wanted`
+            at = text.find(b"\n", at) + 1 or -1
+            row += 1
+        if at < 0:
+            break
+        end = text.find(b"\n", at) + 1 or len(text)
+        if spans and spans[-1][1] == at:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((at, end))
+        at, row = end, wanted + 1
+    return walk.Spans(spans)
 
 
 def _restarts(root: Node, lines: list[bytes], broken: set[int], first: int, last: int) -> list[tuple[int, int]]:
@@ -813,29 +885,42 @@ def _lexical_defines(symbols: list[Symbol], source: bytes) -> list[Symbol]:
     is one line (and its continuations), so it is found exactly without the parse, which loses one inside an
     enum or an initializer (LLVM's X-macro tables: `enum InstrProfSectKind {` / `#define
     INSTR_PROF_SECT_ENTRY(Kind, ...) Kind,` / `#include "InstrProfData.inc"`). Not an include guard."""
-    lines = source.split(b"\n")
-    have = {(s.start_line, s.name) for s in symbols}
-    # A `#define` row named otherwise than its line says (a broken parse took `atom` of its value for its name):
-    # renamed from the line, not shown twice.
-    parsed = {s.start_line: s for s in symbols if s.kind in ("constant", "macro") and s.signature.startswith("#")}
-    added, last = [], b""
-    for row, line in enumerate(lines):
-        text = line.strip()
+    have: set[tuple[int, str]] | None = None  # made at the first `#define` that needs it
+    parsed: dict[int, Symbol] = {}
+    added = []
+    # Only the lines holding `define` are looked at, found by a byte search from one to the next, lines and rows
+    # by offset: a loop over every line cost IRBuilder.h ~0.8 ms a Read; its split and a test per line, 0.35.
+    row = counted = 0
+    at = source.find(b"define")
+    while at >= 0:
+        start = source.rfind(b"\n", 0, at) + 1
+        end = _line_end(source, at)
+        at = source.find(b"define", end)  # on a later line
+        row += source.count(b"\n", counted, start)
+        counted = start
+        text = source[start:end].strip()
         if not text.startswith(b"#") or not text[1:].lstrip().startswith(b"define"):
-            last = text or last
             continue
         rest = text[1:].lstrip()[6:]
         spaced, rest = rest[:1] in (b" ", b"\t"), rest.lstrip()  # `#define X`, not `#defined`
-        end = 0
-        while end < len(rest) and (rest[end:end + 1].isalnum() or rest[end:end + 1] == b"_"):
-            end += 1
-        name, after = rest[:end].decode("ascii", "replace"), rest[end:]
-        guard = not after.strip() and last.split()[-1:] == [rest[:end]] and b"if" in last
-        if not name or not spaced or guard or (row + 1, name) in have:
-            last = text
+        stop = 0
+        while stop < len(rest) and (rest[stop:stop + 1].isalnum() or rest[stop:stop + 1] == b"_"):
+            stop += 1
+        name, after = rest[:stop].decode("ascii", "replace"), rest[stop:]
+        if not name or not spaced or (not after.strip() and _guarded(source, start, rest[:stop])):
             continue
-        last_row = row
-        while last_row + 1 < len(lines) and lines[last_row].rstrip().endswith(b"\\"):
+        if have is None:
+            have = {(s.start_line, s.name) for s in symbols}
+            # A `#define` row named otherwise than its line says (a broken parse took `atom` of its value for its
+            # name): renamed from the line, not shown twice.
+            parsed = {s.start_line: s for s in symbols
+                      if s.kind in ("constant", "macro") and s.signature.startswith("#")}
+        if (row + 1, name) in have:
+            continue
+        last_row, line, line_end = row, source[start:end], end
+        while line_end < len(source) and line.rstrip().endswith(b"\\"):  # continued on the next line
+            line = source[line_end + 1:_line_end(source, line_end + 1)]
+            line_end += 1 + len(line)
             last_row += 1
         params = after[:after.find(b")") + 1] if after.startswith(b"(") else b""
         signature = f"#define {name}{params.decode('utf-8', 'replace')}" if params else (
@@ -844,19 +929,42 @@ def _lexical_defines(symbols: list[Symbol], source: bytes) -> list[Symbol]:
         if wrong is not None:
             wrong.name, wrong.signature, wrong.doc = name, signature, None
             wrong.kind = "macro" if params else "constant"
-            last = text
             continue
         parents = [p for p in symbols if p.start_line - 1 <= row and p.end_line - 1 >= last_row]
         parent = max(parents, key=lambda p: p.depth) if parents else None
         added.append(Symbol(name, "macro" if params else "constant", row + 1, last_row + 1, signature,
                             parent.qualified_name if parent else None, None, parent.depth + 1 if parent else 0))
-        last = text
     if not added:
         return symbols
     return sorted(symbols + added, key=lambda s: (s.start_line, s.depth))
 
 
+def _guarded(source: bytes, start: int, name: bytes) -> bool:
+    """Whether the last line holding anything before offset `start` (a line's start) is an `#if...` ending with
+    `name`: the `#define` of `name` there is an include guard."""
+    end = start - 1
+    while end >= 0:
+        begin = source.rfind(b"\n", 0, end) + 1
+        last = source[begin:end].strip()
+        if last:
+            return last.split()[-1:] == [name] and b"if" in last
+        end = begin - 1
+    return False
+
+
+def _guard_row(symbol: Symbol, source: bytes) -> bool:
+    """Whether `symbol` is a `#define` without a value right after an `#ifndef` of its name: the include guard,
+    which extract.include_guard leaves out, but tells from the tree (a configuration of the `#if`s has none)."""
+    if symbol.kind != "constant" or symbol.signature != f"#define {symbol.name}":
+        return False
+    lines = source.split(b"\n", symbol.start_line)[:symbol.start_line - 1]
+    before = next((line.strip() for line in reversed(lines) if line.strip()), b"")
+    return before[1:].lstrip().startswith(b"ifndef") and before.split()[-1] == symbol.name.encode()
+
+
 def _blank_rows(data: bytes, rows: set[int]) -> bytes:
+    from parser.preprocess import blank_lines
+
     for first, last in _ranges(rows):
         data = blank_lines(data, first - 1, last - 1)
     return data
@@ -935,18 +1043,20 @@ def _strip_template_args(name: str) -> str:
     return "".join(out).strip()
 
 
-def _captures(root: Node, language: str) -> Iterator[tuple[str, Node, Node | None, Node | None]]:
+def _captures(root: Node, language: str, within: Spans | None = None,
+              ) -> Iterator[tuple[str, Node, Node | None, Node | None]]:
     """The query's @import and @definition.<kind> captures as (capture, node, its @name or None, its parent or
-    None): the parent when the walk knows it (C++: walk.captures, which yields no @name)."""
+    None): the parent when the walk knows it (C++: walk.captures, which yields no @name). With `within` (C and
+    C++), those of the subtrees overlapping its ranges: the same for the nodes that start in one."""
     if language in walk.NODE_TYPES:
-        return walk.captures(root, language)
-    return _matched(root, language)
+        return walk.captures(root, language) if within is None else walk.captures_within(root, language, within)
+    return _matched(root, language, within)
 
 
-def _matched(root: Node, language: str) -> Iterator[tuple[str, Node, Node | None, None]]:
+def _matched(root: Node, language: str, within: Spans | None = None) -> Iterator[tuple[str, Node, Node | None, None]]:
     """_captures from the query's matches. Most languages: the query's matches found by a walk (compiling the
     query costs a hook 2-17 ms)."""
-    found = (walk.matches(root, language) if language in walk.WALKED
+    found = (walk.matches(root, language, within) if language in walk.WALKED
              else ts().QueryCursor(get_query(language)).matches(root))
     for _pattern, caps in found:
         for node in caps.get("import", ()):
@@ -957,13 +1067,14 @@ def _matched(root: Node, language: str) -> Iterator[tuple[str, Node, Node | None
                 yield cap, nodes[0], names[0] if names else None, None
 
 
-def _collect(root: Node, language: str) -> Collected:
+def _collect(root: Node, language: str, within: Spans | None = None) -> Collected:
     """Run the language's query: (definition, name, kind) triples, imports, and each definition's parent where
-    the walk found it (extract's functions look up the others)."""
+    the walk found it (extract's functions look up the others). With `within` (C and C++: _WITHIN), what it
+    gives for the definitions starting in its ranges is that of the whole walk, and other nodes may be missing."""
     by_name: dict[tuple[int, int], tuple[Node, Node, str]] = {}
     imports: list[Node] = []
     parents: dict[Node, Node] = {}
-    for capture, node, name, parent in _captures(root, language):
+    for capture, node, name, parent in _captures(root, language, within if language in _WITHIN else None):
         if capture == "import":
             imports.append(node)
             continue
@@ -1091,7 +1202,12 @@ def outline_source(source: bytes, path: str, language: str | None = None, units:
         except GrammarUnavailable:
             return _fallback(path, language, source, f"grammar for {language} not installed")
         # C/C++: parse a copy with derailing macros blanked (same offsets).
-        text = mask_macros(source) if language in ("c", "cpp") else source
+        if language in ("c", "cpp"):
+            from parser.preprocess import mask_macros
+
+            text = mask_macros(source)
+        else:
+            text = source
         budget = ParseBudget(max_units)  # from here: masking a 400 KB header's macros alone can take 25 ms
         parsed = _parse_repaired(parser, text, language, budget)
         if units is not None:
@@ -1110,7 +1226,7 @@ def outline_source(source: bytes, path: str, language: str | None = None, units:
             entries.extend(walk.lambda_aliases(root, parsed.text, {e[0].start_byte for e in entries}))
         recovered: set[int] = set()
         unread: set[int] = set()
-        if broken and parsed_bytes is None:  # definitions a syntax error swallowed, parsed again
+        if broken and parsed_bytes is None and not _mostly_broken(broken, total_lines):  # swallowed, parsed again
             extra, recovered, unread = _recover(parser, parsed, language, budget)
             entries.extend(extra)
         if parsed.unconfigured is not None and parsed_bytes is None:  # the `#if` branches the repair dropped
@@ -1141,6 +1257,8 @@ def outline_source(source: bytes, path: str, language: str | None = None, units:
             symbols = _lexical(symbols, {row for row in broken if row not in starts}, source)
         if broken and language in ("c", "cpp"):
             symbols = _lexical_defines(symbols, source)
+        if parsed.unconfigured is not None:  # the configuration blanked the `#ifndef`: the tree saw no guard
+            symbols = [s for s in symbols if not _guard_row(s, source)]
         if parsed_bytes is not None:  # a definition the cut ran through ends there (the note says what follows)
             symbols = [s for s in symbols if s.start_line <= parsed_lines]
             for symbol in symbols:

@@ -83,15 +83,44 @@ def _blank_trailing(match: re.Match[bytes]) -> bytes:
 def _blank_alone(match: re.Match[bytes]) -> bytes:
     """_blank, unless the line before ends with a comma or an operator: then the name is a list's last member
     (`  STATE_CLOSED,\n  STATE_ERROR\n}`) or an operand; or with a backslash: then it is a #define's value
-    (blanked, jemalloc's `#define BITMAP_GROUPS_L0(nbits)` it continues ran into the next #define)."""
+    (blanked, jemalloc's `#define BITMAP_GROUPS_L0(nbits)` it continues ran into the next #define). A name
+    without arguments is a list's last member too when the code's line before it ends with a comma: comments
+    and directives between are passed over (LLVM's ISDOpcodes.h: `  VECREDUCE_UMIN,` / `#include
+    "VPIntrinsics.def"` / `/// BUILTIN_OP_END - ...` / `  BUILTIN_OP_END` / `};`: the enum's last member was
+    blanked), and so is a `//` comment after the code (`  A, // first`). A macro call there is still blanked
+    (`LLVM_MARK_AS_BITMASK_ENUM(...)` after `  X = 0x20, // ...`): it is no name a reader looks for."""
     text, at = match.string, match.start() - 1
     while at >= 0 and text[at] in _SPACE:
         at -= 1
     if at >= 0 and text[at] in _CONTINUED:
         return match.group(0)
+    if match.group(1).find(b"(") < 0 and _code_line_before(text, match.start()).endswith(b","):
+        return match.group(0)
     return _blank(match)
 
 
+def _code_line_before(text: bytes, end: int) -> bytes:
+    """The code of the last line before `end` (a line's start) that holds any, comments and preprocessor
+    lines passed over; b"" when none is found within _LOOK_BACK lines."""
+    for _ in range(_LOOK_BACK):
+        if end <= 0:
+            break
+        start = text.rfind(b"\n", 0, end) + 1
+        line = text[start:end].strip()
+        end = start - 1
+        if line.endswith(b"*/") and line.find(b"/*") >= 0:  # a comment's end: what is before its start
+            line = line[:line.rfind(b"/*")].rstrip()
+        elif line.startswith((b"*", b"/*", b"#")):  # inside a comment, or a directive
+            continue
+        cut = line.find(b"//")
+        if cut >= 0:
+            line = line[:cut].rstrip()
+        if line:
+            return line
+    return b""
+
+
+_LOOK_BACK = 24  # lines looked at before a macro alone on its line for the code line before it
 _SPACE = frozenset(b" \t\r\n")
 _CONTINUED = frozenset(b",(=|&+\\")  # and a backslash: the line is part of a #define's value
 
@@ -187,37 +216,56 @@ def branches(source: bytes, k: int) -> tuple[bytes, int]:
     """``source`` with each conditional directive line blanked and, of each conditional, every branch but its
     `k`-th (its last when it has fewer: an include guard's or an `extern "C"` block's only branch holds the
     rest); and the most branches a conditional has (how many such configurations there are)."""
-    lines = source.split(b"\n")
-    directives: list[bytes | None] = []
-    continuations: list[bool] = []  # a directive's line continued (`#if A && \`)
-    counts: dict[int, int] = {}  # row of an `#if` -> its branches
-    opened: list[int] = []
-    continued = False
-    for i, line in enumerate(lines):
-        word = None if continued else directive(line)
-        directives.append(word)
-        continuations.append(continued)
-        if word in (b"if", b"ifdef", b"ifndef"):
-            opened.append(i)
-            counts[i] = 1
-        elif word is not None and word != b"endif" and opened:
-            counts[opened[-1]] += 1
-        elif word == b"endif" and opened:
-            opened.pop()
-        continued = (word is not None or continued) and line.rstrip(b"\r").endswith(b"\\")
+    lines, marks, counts = _conditionals(source)
+    lines = lines[:]
     frames: list[list[int]] = []  # per open conditional: [its current branch, the branch kept]
-    for i, line in enumerate(lines):
-        word = directives[i]
-        drop = word is not None or continuations[i]
+    for n, (row, word, last) in enumerate(marks):
         if word in (b"if", b"ifdef", b"ifndef"):
-            frames.append([1, min(k, counts[i])])
-        elif word is not None and word != b"endif" and frames:
+            frames.append([1, min(k, counts[row])])
+        elif word != b"endif" and frames:
             frames[-1][0] += 1
         elif word == b"endif" and frames:
             frames.pop()
-        if drop or any(branch != kept for branch, kept in frames):
-            lines[i] = b" " * len(line)
+        # the directive's lines, and up to the next directive the code its branches leave out
+        end = marks[n + 1][0] if n + 1 < len(marks) else len(lines)
+        drop = any(branch != kept for branch, kept in frames)
+        for i in range(row, end if drop else last + 1):
+            lines[i] = b" " * len(lines[i])
     return b"\n".join(lines), max(counts.values(), default=1)
+
+
+_ANALYSED: list[tuple[bytes, tuple]] = []  # the last source's _conditionals: a repair asks for 2-5 configurations
+
+
+def _conditionals(source: bytes) -> tuple[list[bytes], list[tuple[int, bytes, int]], dict[int, int]]:
+    """``source``'s lines; its conditional directives in order (row, word, last row: a directive's line may be
+    continued with `\\`); and how many branches each `#if` has, by row. Only lines holding a `#` are looked at
+    (a loop over every line cost a 2,000-line header ~0.6 ms a configuration)."""
+    if _ANALYSED and _ANALYSED[0][0] is source:
+        return _ANALYSED[0][1]
+    lines = source.split(b"\n")
+    marks: list[tuple[int, bytes, int]] = []
+    counts: dict[int, int] = {}  # row of an `#if` -> its branches
+    opened: list[int] = []
+    after = 0  # the first row not continuing the last directive
+    for row in [i for i, line in enumerate(lines) if line.find(b"#") >= 0]:
+        word = directive(lines[row]) if row >= after else None
+        if word is None:
+            continue
+        last = row
+        while last + 1 < len(lines) and lines[last].rstrip(b"\r").endswith(b"\\"):
+            last += 1
+        after = last + 1
+        marks.append((row, word, last))
+        if word in (b"if", b"ifdef", b"ifndef"):
+            opened.append(row)
+            counts[row] = 1
+        elif word != b"endif" and opened:
+            counts[opened[-1]] += 1
+        elif word == b"endif" and opened:
+            opened.pop()
+    _ANALYSED[:] = [(source, (lines, marks, counts))]
+    return lines, marks, counts
 
 
 def blank_lines(source: bytes, first: int, last: int) -> bytes:

@@ -211,7 +211,48 @@ def _shown_signature(symbol: Symbol, language: str | None) -> str:
     keyword = _FUNCTION_KEYWORD.get(language or "")
     if keyword and symbol.kind in _CALLABLE_KINDS:
         signature = _drop_word(signature, keyword, symbol.name)
+        if language in _OBJECT_LANGUAGES:
+            signature = _bound_function(signature, symbol.name)
+    elif symbol.kind in _GROUPED_KINDS and language in _OBJECT_LANGUAGES and signature.endswith("\u2026"):
+        signature = _typed_head(signature, symbol.name)
     return signature
+
+
+def _typed_head(signature: str, name: str) -> str:
+    """`const managers: Map<number, Manager>` for `const managers: Map<number, Manager> = new Map< number,
+    Mana…`: a value cut at the row's cap after a declared type is left out (the type says what it holds; a
+    value's first 100 characters rarely do)."""
+    at = signature.find(name + ": ")
+    if at < 0 or (at and signature[at - 1] != " "):
+        return signature
+    value = signature.find(" = ", at + len(name) + 2)
+    return signature[:value] if value > 0 else signature
+
+
+def _bound_function(signature: str, name: str) -> str:
+    """`isMeasurable(node)` for `const isMeasurable = node =>`, `build()` for a class's `build = () =>`, `h(a)`
+    for `let h = function (a)`: a function bound to a name is shown as a declared one is (the row's parameter
+    list says it is a function; `const`/`let`/`var`, `=` and `=>` say nothing more). What comes before the
+    binding (`export`, `static`, a decorator) and after the parameters (a return type) stays."""
+    at = signature.find(name + " = ")
+    if at < 0 or (at and signature[at - 1] != " "):
+        return signature
+    head, rest = signature[:at], signature[at + len(name) + 3:]
+    if rest.endswith("=>"):
+        rest = rest[:-2].rstrip()
+    elif not rest.startswith(("(", "<", "async (", "async <")):  # not a function expression (nor cut short)
+        return signature
+    asynchronous = rest.startswith("async ")
+    rest = rest[6:] if asynchronous else rest
+    if not rest.startswith(("(", "<")):
+        if not rest.replace("_", "a").replace("$", "a").isalnum():  # `node =>`: one parameter, no parentheses
+            return signature
+        rest = f"({rest})"
+    for word in ("const ", "let ", "var "):
+        if head.endswith(word) and (len(head) == len(word) or head[-len(word) - 1] == " "):
+            head = head[:-len(word)]
+            break
+    return f"{head}{'async ' if asynchronous else ''}{name}{rest}"
 
 
 def _drop_word(signature: str, word: str, name: str) -> str:
@@ -267,6 +308,8 @@ def _constants_line(run: list[Symbol], keys: dict[int, list[str]]) -> str:
 
 def _names(run: list[Symbol], keys: dict[int, list[str]]) -> str:
     """The run's names (name_list), each object's keys after its name: `colors {aqua, black}, MATCHERS {rgb}`."""
+    if not keys:  # (most runs)
+        return name_list([s.name for s in run])
     out: list[str] = []
     plain: list[str] = []  # names without keys since the last object's: written as name_list writes them
     owners: dict[tuple[str, ...], str] = {}  # a list of keys -> the first object of the row that has it
@@ -467,20 +510,49 @@ def _run(symbols: list[Symbol], i: int,
     their own, see _keys_end), and where it ends in `symbols`. A symbol that holds anything else ends it."""
     run: list[Symbol] = []
     keys: dict[int, list[str]] = {}
-    j = i
-    while (j < len(symbols) and member(symbols[j]) and symbols[j].depth == symbols[i].depth
-           and symbols[j].parent == symbols[i].parent
-           and (not run or symbols[j].start_line - run[-1].end_line <= GROUP_MAX_GAP)):
+    j, size, depth, parent = i, len(symbols), symbols[i].depth, symbols[i].parent
+    while j < size:
+        symbol = symbols[j]
+        if not (member(symbol) and symbol.depth == depth and symbol.parent == parent
+                and (not run or symbol.start_line - run[-1].end_line <= GROUP_MAX_GAP)):
+            break
+        run.append(symbol)
+        if j + 1 == size or symbols[j + 1].depth <= depth:  # holds nothing (most): _keys_end would say j + 1
+            j += 1
+            continue
         end = _keys_end(symbols, j)
         if end is None:  # holds more than keys: the run's last, its members' rows follow it
-            run.append(symbols[j])
             j += 1
             break
         if end > j + 1:
-            keys[len(run)] = [s.name for s in symbols[j + 1:end]]
-        run.append(symbols[j])
+            keys[len(run) - 1] = [s.name for s in symbols[j + 1:end]]
         j = end
     return run, keys, j
+
+
+# The kinds a run of names starts with (_valued's and _names_only's).
+_RUN_KINDS = _GROUPED_KINDS | {"field"}
+
+
+def _names_row(symbols: list[Symbol], i: int, language: str | None, lines: list[str]) -> int:
+    """The row of the run of names (constants and variables with values, or names only) or of the object's keys
+    starting at symbols[i], appended to `lines`; where it ends in `symbols` (i when there is none)."""
+    run, keys, j = _run(symbols, i, _valued)
+    if len(run) >= GROUP_MIN:
+        lines.append(_recovered(_constants_line(run, keys), symbols[i:j]))
+        return j
+    if 0 in keys:  # a constant holding an object: its keys stand for its value (a row, not two)
+        j = i + 1 + len(keys[0])
+        lines.append(_recovered(_keyed_row(symbols[i], language, keys[0]), symbols[i:j]))
+        return j
+    kind = symbols[i].kind
+    run, keys, j = _run(symbols, i, _same_names_only(kind)) if _names_only(symbols[i]) else ([], {}, i)
+    if run:  # data members, variables: their names, one row per run (types and values a Read away)
+        label = "fields" if kind == "field" else "vars"
+        lines.append(_recovered(f"{'  ' * symbols[i].depth}{_span(symbols[i].start_line, run[-1].end_line)} "
+                                f"{label}: {_names(run, keys)}", symbols[i:j]))
+        return j
+    return i
 
 
 def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str]:
@@ -489,24 +561,11 @@ def symbol_lines(symbols: list[Symbol], language: str | None = None) -> list[str
     parts: list[Parts | None] = [None] * len(symbols)
     i = 0
     while i < len(symbols):
-        run, keys, j = _run(symbols, i, _valued)
-        if len(run) >= GROUP_MIN:
-            lines.append(_recovered(_constants_line(run, keys), symbols[i:j]))
-            i = j
-            continue
-        if 0 in keys:  # a constant holding an object: its keys stand for its value (a row, not two)
-            j = i + 1 + len(keys[0])
-            lines.append(_recovered(_keyed_row(symbols[i], language, keys[0]), symbols[i:j]))
-            i = j
-            continue
-        kind = symbols[i].kind
-        run, keys, j = _run(symbols, i, _same_names_only(kind)) if _names_only(symbols[i]) else ([], {}, i)
-        if run:  # data members, variables: their names, one row per run (types and values a Read away)
-            label = "fields" if kind == "field" else "vars"
-            lines.append(_recovered(f"{'  ' * symbols[i].depth}{_span(symbols[i].start_line, run[-1].end_line)} "
-                                    f"{label}: {_names(run, keys)}", symbols[i:j]))
-            i = j
-            continue
+        if symbols[i].kind in _RUN_KINDS:  # (not a function or a class, most rows: no run starts there)
+            j = _names_row(symbols, i, language, lines)
+            if j > i:
+                i = j
+                continue
         j = _shape_run(symbols, i, language, parts)
         signature, doc, shape = _parts(symbols, i, language, parts)
         if j > i:

@@ -75,29 +75,31 @@ def read_patterns(language: str) -> tuple[dict[str, str], dict[str, str]]:
     return _patterns[language]
 
 
-def matches(root: Node, language: str) -> Iterator[tuple[int, dict[str, list[Node]]]]:
-    """What `QueryCursor(query).matches(root)` yields for the language's query, in document order."""
+def matches(root: Node, language: str, within: Spans | None = None) -> Iterator[tuple[int, dict[str, list[Node]]]]:
+    """What `QueryCursor(query).matches(root)` yields for the language's query, in document order; with `within`
+    (C's walk only), those of the subtrees overlapping its ranges (Spans, below)."""
     written = _WRITTEN.get(language)
     if written is not None:
         module, name = written
         # __import__ with a fromlist returns the submodule (importlib costs a hook ~1 ms: see parser/__init__.py)
-        yield from getattr(__import__(f"parser.walkers.{module}", fromlist=("_",)), name)(root)
+        walker = getattr(__import__(f"parser.walkers.{module}", fromlist=("_",)), name)
+        yield from walker(root) if within is None else walker(root, within)
         return
     for capture, node, _name, _parent in captures(root, language):
         yield 0, {capture: [node]}
 
 
-def captures(root: Node, language: str) -> Iterator[tuple[str, Node, None, Node | None]]:
+def captures(root: Node, language: str, parent: Node | None = None) -> Iterator[tuple[str, Node, None, Node | None]]:
     """(capture name, node, None, the node's parent) for each capture of a node-type query (C++'s), in document
     order: what parser/outline.py's _captures yields (None: the @name, which such a query has not). The parent
     comes free with the walk, where node.parent costs ~0.6 us (tree-sitter walks down from the root to find it).
     A TreeCursor moves through the tree without a list of new Node objects per node: MemorySSA.h's walk 1.4 ->
     0.93 ms (with _DECLARATORS). Node types are compared by id (_kind_ids): node.type makes a new str for each
     node read. A node of _SKIP (a comment, an identifier, an expression: half of those read) is passed over
-    first: it is never captured (0.72 -> 0.64 ms)."""
+    first: it is never captured (0.72 -> 0.64 ms). `parent`: root's, when the caller knows it."""
     captured, imports, skip, declarators = _kind_ids(language)
     cursor = root.walk()
-    parents: list[Node | None] = [None]  # the ancestors of the cursor's node
+    parents: list[Node | None] = [parent]  # the ancestors of the cursor's node
     while True:
         node = cursor.node
         if node.is_named:  # else a token: neither captured nor entered
@@ -119,6 +121,88 @@ def captures(root: Node, language: str) -> Iterator[tuple[str, Node, None, Node 
             if not cursor.goto_parent():
                 return
             parents.pop()
+
+
+def captures_within(root: Node, language: str, within: Spans) -> Iterator[tuple[str, Node, None, Node | None]]:
+    """captures() of the subtrees that overlap `within` (Spans, below): the same for every node that
+    starts in one of its ranges. libstdc++'s algorithmfwd.h: its other `#if` branches' one line walked in ~0.02
+    ms, the whole tree ~0.5."""
+    captured, imports, skip, declarators = _kind_ids(language)
+    stack: list[tuple[Node, Node | None]] = [(root, None)]
+    while stack:
+        node, parent = stack.pop()
+        if within.holds_start(node):
+            yield from captures(node, language, parent)
+            continue
+        if not node.is_named:  # as captures() takes each node
+            continue
+        kind = node.kind_id
+        if kind in skip:
+            continue
+        capture = captured.get(kind)
+        if capture is not None:
+            yield capture, node, None, parent
+        field = imports.get(kind)
+        if field is not None:
+            target = node.child_by_field_name(field)
+            if target is not None:
+                yield "import", target, None, node
+        if kind not in declarators or node.has_error:
+            stack.extend((child, node) for child in reversed(within.children(node)))
+
+
+class Spans:
+    """Sorted, disjoint byte ranges (start, end) of a text, for a walk that needs only the definitions starting
+    in them (parser/outline.py _other_branches: the rows a configuration of the `#if`s brings back): it passes
+    over a subtree that overlaps none, and walks whole a node that starts in one. What it yields for the nodes
+    starting in a range is what the whole walk yields for them: a capture that shares a name with such a node
+    (and so may win over it in _collect) holds it or is held by it, and is walked either way."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self.starts = [start for start, _end in spans]
+        self.ends = [end for _start, end in spans]
+
+    def holds_start(self, node: Node) -> bool:
+        """Whether `node` starts in a range."""
+        at = node.start_byte
+        i = _above(self.starts, at) - 1
+        return i >= 0 and at < self.ends[i]
+
+    def children(self, node: Node) -> list[Node]:
+        """`node`'s children that overlap a range, in order: found with a cursor from each range's start (a
+        namespace of 200 declarations around one range: 2 Node objects made, not 200)."""
+        start, end = node.start_byte, node.end_byte
+        out: list[Node] = []
+        for i in range(_above(self.ends, start), len(self.starts)):
+            if self.starts[i] >= end:
+                break
+            cursor = node.walk()
+            if cursor.goto_first_child_for_byte(self.starts[i]) is None:
+                continue
+            while True:
+                child = cursor.node
+                if child is None or child.start_byte >= self.ends[i]:
+                    break
+                if not out or child.start_byte > out[-1].start_byte or child.end_byte > out[-1].end_byte:
+                    out.append(child)
+                if not cursor.goto_next_sibling():
+                    break
+        return out
+
+
+def _above(values: list[int], at: int) -> int:
+    """How many of the sorted `values` are `at` or less (bisect_right). Not the `bisect` module: loading its C
+    part costs a cold Read ~0.13 ms (see parser/extract.py _bisect_left)."""
+    low, high = 0, len(values)
+    while low < high:
+        middle = (low + high) // 2
+        if values[middle] <= at:
+            low = middle + 1
+        else:
+            high = middle
+    return low
 
 
 def lambda_aliases(root: Node, text: bytes, found: set[int]) -> list[tuple[Node, Node, str]]:
@@ -176,8 +260,10 @@ def _kind_ids(language: str) -> tuple[dict[int, str], dict[int, str], frozenset[
 _WRITTEN = {"python": ("python", "matches"), "php": ("php", "matches"), "javascript": ("ecmascript", "javascript"),
             "c": ("c", "matches"), "typescript": ("ecmascript", "typescript"), "tsx": ("ecmascript", "typescript"),
             "ruby": ("ruby", "matches"), "csharp": ("csharp", "matches"), "scala": ("scala", "matches"),
-            "java": ("java", "matches"), "kotlin": ("kotlin", "matches"), "swift": ("swift", "matches")}
+            "java": ("java", "matches"), "kotlin": ("kotlin", "matches"), "swift": ("swift", "matches"),
+            "rust": ("rust", "matches")}
 # Languages whose query is walked rather than compiled: C++ (its .scm holds only the two simple forms, read
-# by read_patterns) and those above. Lua's and Bash's are still compiled.
+# by read_patterns) and those above. Lua's, Bash's and Go's are still compiled (go.scm in ~1.4 ms: a walk of a
+# 1,500-line Go file cost ~3 ms more than the compiled query's matching, a 300-line one ~0.5 ms less).
 NODE_TYPES = frozenset({"cpp"})  # the languages of captures()
 WALKED = frozenset({*NODE_TYPES, *_WRITTEN})

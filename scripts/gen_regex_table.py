@@ -22,7 +22,7 @@ def patterns() -> list[tuple[str | bytes, int]]:
     """(source, flags) of every pattern a cold Read hook may compile, as the modules pass them to recode (the
     privacy filter's too: the hook cleans the outline it caches)."""
     return [*((entry[0], int(entry[1])) for entry in preprocess._SOURCES), (languages._CPP_HINT, int(re.M)),
-            (tokens.TOKEN_PATTERN, 0), (extract._TIGHTEN.pattern, 0), (extract._XML_DOC_TAG.pattern, 0),
+            (tokens.TOKEN_PATTERN, 0), (extract.TIGHTEN, 0), (extract.XML_DOC_TAG, 0),
             (outline._HEADER, 0), *privacy.patterns()]
 
 

@@ -72,6 +72,32 @@ def test_second_full_read_in_a_session_passes_through(hooks: HookRunner, big: Pa
     assert hooks.run("post_tool_use", read_event(hooks, big))["json"] is None
 
 
+def test_a_file_under_a_token_named_directory_is_read_whole_when_asked_again(hooks: HookRunner, home: Path,
+                                                                             project: Path) -> None:
+    """The session state stores the outlined mark filtered, the cache and the saving key the file by its
+    filtered path: the second full Read passes through as for any file, and the token never reaches the disk."""
+    from tests.support.helpers import all_bytes_under
+    from tests.test_point_of_action import TOKEN
+
+    path = project / TOKEN / "service.py"
+    path.parent.mkdir()
+    path.write_text(PY_SOURCE)
+    assert outlined(hooks.run("post_tool_use", read_event(hooks, path)))
+    # A client answering the next Read with `file_unchanged` gets the file, as after any outline.
+    unchanged = hooks.event("PostToolUse", tool_name="Read", tool_input={"file_path": str(path)},
+                            tool_response={"type": "file_unchanged", "file": {"filePath": str(path)}})
+    assert outlined(hooks.run("post_tool_use", unchanged)) == PY_SOURCE
+    assert hooks.run("post_tool_use", read_event(hooks, path))["json"] is None
+    conn = db(home, hooks.project)
+    first = dict(conn.execute("SELECT * FROM file_signatures").fetchone())
+    assert first["path"] == f"{project}/[REDACTED:github-token]/service.py"
+    other = HookRunner(hooks.project, session="s2")  # another session's Read is served from that row
+    assert outlined(other.run("post_tool_use", read_event(other, path)))
+    rows = conn.execute("SELECT * FROM file_signatures").fetchall()
+    assert len(rows) == 1 and rows[0]["created_at"] == first["created_at"]
+    assert all_bytes_under(home)(TOKEN.encode()) == []
+
+
 def test_a_subagent_gets_its_own_outline(hooks: HookRunner, big: Path) -> None:
     assert outlined(hooks.run("post_tool_use", read_event(hooks, big)))
     sub = read_event(hooks, big)

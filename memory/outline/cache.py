@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook several ms
 _OPENSSL_HASH_ABOVE = 1 << 20
 # The rendered outline's format, stored with the content hash: bumped when parser/render.py changes what it
 # prints, so that a row cached by an older version is a miss (rendered again), not served as it was.
-OUTLINE_FORMAT = "15"  # 3: the outline passes the privacy filter; 4: broken code repaired, every name shown;
+OUTLINE_FORMAT = "16"  # 3: the outline passes the privacy filter; 4: broken code repaired, every name shown;
 # 5: Python/JavaScript/PHP variables, class attributes and properties on names-only rows; 6: TypeScript's too,
 # with interface properties and a declared object type's members; 7: definitions after a syntax error recovered,
 # C/C++ file variables, Rust associated types, a function's local types in test files too
@@ -31,7 +31,8 @@ OUTLINE_FORMAT = "15"  # 3: the outline passes the privacy filter; 4: broken cod
 # 9: a JavaScript/TypeScript file's object's own keys; 10: C/C++ `#elif` branches' definitions after an error;
 # 11: a broken C/C++ file's #defines the parse lost; 12: Go package variables by name;
 # 13: recovery restarts at `_name`; 14: objects' keys on their names rows, definitions after an error kept;
-# 15: an object whose members have rows shows no value
+# 15: an object whose members have rows shows no value; 16: an enum's last member after a directive, no include
+# guard in a configuration's outline, a JavaScript/TypeScript function bound to a name shown as declared
 
 
 class Cached:
@@ -92,16 +93,20 @@ def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_re
     unparseable, no symbols, tree-sitter missing). With `writes`, the cache update is queued there to join
     the caller's transaction instead of committing on its own. With `partial`, a large file is outlined only
     as far as the hook's parse budget goes and the rest scanned for keywords (memory/outline/partial.py); such
-    a row is kept under its own key, so a full outline is never served from it."""
+    a row is kept under its own key, so a full outline is never served from it. The row's key is the path
+    privacy-filtered (a directory named like a token stays off the disk); the file is parsed by its path."""
+    from memory.base.privacy import clean
+
+    key = clean(path)
     digest = f"{content_hash(data)}/{OUTLINE_FORMAT}"
     row = db.execute(
         """SELECT language, content_hash, size, mtime, total_lines, symbols, outline, original_tokens,
-           outline_tokens FROM file_signatures WHERE path = ?""", (path,)).fetchone()
+           outline_tokens FROM file_signatures WHERE path = ?""", (key,)).fetchone()
     now = time.time()
     if row and row["size"] == stat.st_size and row["mtime"] == stat.st_mtime and (
             row["content_hash"] == digest or partial and row["content_hash"].startswith(digest + "/p")):
         _write(db, writes, lambda d: d.execute("UPDATE file_signatures SET accessed_at = ? WHERE path = ?",
-                                               (now, path)))
+                                               (now, key)))
         if not row["symbols"]:
             return None  # known to have no outline
         return Cached(row["language"], row["total_lines"], row["symbols"], row["outline"], row["original_tokens"],
@@ -147,7 +152,7 @@ def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_re
                                        estimate_tokens(text), False)
     else:
         cached, text = None, ""
-    values = (path, outline.language, digest, stat.st_size, stat.st_mtime,
+    values = (key, outline.language, digest, stat.st_size, stat.st_mtime,
               cached.total_lines if cached else outline.total_lines, cached.symbols if cached else 0, text,
               original, cached.outline_tokens if cached else 0, now, now)
     _write(db, writes, lambda d: d.execute(
@@ -158,10 +163,12 @@ def get_outline(db: sqlite3.Connection, path: str, data: bytes, stat: os.stat_re
 
 
 def record_saving(db: sqlite3.Connection, session_id: str, path: str, original: int, shown: int) -> None:
+    from memory.base.privacy import clean
+
     with Tx(db):
         db.execute(
             "INSERT INTO token_savings (session_id, path, original_tokens, outline_tokens, at) VALUES (?, ?, ?, ?, ?)",
-            (session_id, path, original, shown, time.time()),
+            (session_id, clean(path), original, shown, time.time()),
         )
 
 

@@ -114,8 +114,11 @@ def _code_bytes(path: str, max_bytes: int | None = None) -> bytes | None:
 
 
 def _outlined_key(event: Event, path: str) -> str:
-    """The session state's mark of a file outlined for this agent (the main one, or a subagent)."""
-    return f"{event.agent_id or 'main'}:{path}"
+    """The session state's mark of a file outlined for this agent (the main one, or a subagent), as the state
+    stores it: privacy-filtered (memory/store/state.py), so that a path holding a token-like name matches."""
+    from memory.base.privacy import clean
+
+    return clean(f"{event.agent_id or 'main'}:{path}")
 
 
 # A whole file the hook hands back as text: the client's own cap on a whole Read (Claude Code 2.1.x: 256 KB);

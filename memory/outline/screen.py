@@ -11,7 +11,6 @@ text with its own line breaks, and only then joined and cut. The rendered outlin
 
 from __future__ import annotations
 
-from memory.base.literals import escaped_literals
 from memory.base.privacy import clean
 
 # What a text may hold and still be judged as the outline shows it (one short line, no escape): the filter of
@@ -31,5 +30,7 @@ def screen(text: str) -> str:
     if len(text) <= _SHOWN_WHOLE and "\n" not in text and "\\" not in text:
         return text  # as the rendered outline shows it, where the filter reads it anyway
     if "\\" in text:
+        from memory.base.literals import escaped_literals  # here: most files' definitions hold no escape
+
         text = escaped_literals(text)
     return clean(text)

@@ -25,8 +25,6 @@ _C_LEAVES = frozenset({"identifier", "type_identifier", "field_identifier", "sta
                        "preproc_arg", "escape_sequence", "string_content", "true", "false", "null"})
 
 
-
-
 def _c_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
     """The matches of c.scm's patterns whose top node is `node`."""
     kind = node.type
@@ -51,4 +49,6 @@ def _c_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
             yield 0, {"import": [target]}
 
 
-matches = every_subtree(_c_node, _C_LEAVES)
+# The node types _c_node yields anything for.
+_C_KINDS = frozenset({*_C_BARE, *_C_NAMED, "preproc_def", "preproc_function_def", "preproc_include"})
+matches = every_subtree(_c_node, _C_LEAVES, _C_KINDS)

@@ -44,4 +44,6 @@ def _csharp_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
                 yield 0, {"import": [target]}
 
 
-matches = every_subtree(_csharp_node, _CS_LEAVES)
+# The node types _csharp_node yields anything for.
+_CS_KINDS = frozenset({*_CS_CAPTURES, "operator_declaration", "using_directive"})
+matches = every_subtree(_csharp_node, _CS_LEAVES, _CS_KINDS)

@@ -60,7 +60,9 @@ def _ecmascript_imports(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]
                 yield 0, {"_require": [function], "import": [fragment]}
 
 
-javascript = every_subtree(_ecmascript_node(_JS_CAPTURES), _JS_LEAVES)
+# The node types _ecmascript_imports yields anything for; a walk's visitor, those and its captures'.
+_IMPORT_KINDS = frozenset({"import_statement", "call_expression"})
+javascript = every_subtree(_ecmascript_node(_JS_CAPTURES), _JS_LEAVES, _IMPORT_KINDS.union(_JS_CAPTURES))
 
 
 def typescript(root: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
@@ -69,7 +71,8 @@ def typescript(root: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
     interpreter, docs/benchmarks.md)."""
     if not _ts_walk:
         own = {k: v for k, v in _JS_CAPTURES.items() if k != "field_definition"}
-        _ts_walk.append(every_subtree(_ecmascript_node({**own, **read_patterns("typescript")[0]}), _JS_LEAVES))
+        captures = {**own, **read_patterns("typescript")[0]}
+        _ts_walk.append(every_subtree(_ecmascript_node(captures), _JS_LEAVES, _IMPORT_KINDS.union(captures)))
     yield from _ts_walk[0](root)
 
 

@@ -57,4 +57,6 @@ def _java_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
             yield 0, {"import": [target]}
 
 
-matches = every_subtree(_java_node, _JAVA_LEAVES)
+# The node types _java_node yields anything for.
+_JAVA_KINDS = frozenset({*_JAVA_NAMED, "field_declaration", "import_declaration"})
+matches = every_subtree(_java_node, _JAVA_LEAVES, _JAVA_KINDS)

@@ -42,4 +42,6 @@ def _kotlin_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
             yield 0, {"import": [path]}
 
 
-matches = every_subtree(_kotlin_node, _KT_LEAVES)
+# The node types _kotlin_node yields anything for.
+_KT_KINDS = frozenset({*_KT_CAPTURES, *_KT_KEYWORDS, "type_alias", "import"})
+matches = every_subtree(_kotlin_node, _KT_LEAVES, _KT_KINDS)

@@ -46,5 +46,7 @@ def _php_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
 
 
 
-
-matches = every_subtree(_php_node, _PHP_LEAVES)
+# The node types _php_node yields anything for.
+_PHP_KINDS = frozenset({*_PHP_NAMED, "namespace_definition", "const_declaration", "namespace_use_clause",
+                        *_PHP_INCLUDES})
+matches = every_subtree(_php_node, _PHP_LEAVES, _PHP_KINDS)

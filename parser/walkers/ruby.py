@@ -33,4 +33,6 @@ def _ruby_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
             yield 0, {"definition.constant": [node], "name": [left]}
 
 
-matches = every_subtree(_ruby_node, _RB_LEAVES)
+# The node types _ruby_node yields anything for.
+_RB_KINDS = frozenset({*_RB_CAPTURES, "assignment"})
+matches = every_subtree(_ruby_node, _RB_LEAVES, _RB_KINDS)

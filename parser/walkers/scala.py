@@ -31,4 +31,5 @@ def _scala_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
         yield 0, {capture: [node]}
 
 
-matches = every_subtree(_scala_node, _SCALA_LEAVES)
+# The node types _scala_node yields anything for.
+matches = every_subtree(_scala_node, _SCALA_LEAVES, frozenset(_SCALA_CAPTURES))

@@ -45,4 +45,6 @@ def _swift_node(node: Node) -> Iterator[tuple[int, dict[str, list[Node]]]]:
             yield 0, {"import": [module]}
 
 
-matches = every_subtree(_swift_node, _SW_LEAVES)
+# The node types _swift_node yields anything for.
+_SW_KINDS = frozenset({*_SW_CAPTURES, *_SW_NAMED, *_SW_KEYWORDS, "import_declaration"})
+matches = every_subtree(_swift_node, _SW_LEAVES, _SW_KINDS)

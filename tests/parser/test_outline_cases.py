@@ -279,7 +279,7 @@ def test_javascript_file_variables_and_class_fields_by_name_only() -> None:
     lines = text.splitlines()
     assert "4-8 vars: fs, join, resolvePath, major, minor, requestCount, sessionSecret" in lines
     assert "  12-14 fields: port, instances, #handlers" in lines
-    assert "  15 onClose = () =>" in lines  # a field holding a function stays a method row
+    assert "  15 onClose()" in lines  # a field holding a function stays a method row, shown as one
     assert _SECRET not in text and _SECRET not in str(outline.to_json())
     for local in ("startedAt", "attempts", "body", "parsed"):
         assert local not in text, local
@@ -290,7 +290,7 @@ def test_typescript_file_variables_class_fields_and_interface_properties_by_name
     lines = text.splitlines()
     assert "4-6 vars: requestCount, join, resolvePath, sessionSecret" in lines
     assert "  10-12 fields: port, instances, #handlers" in lines
-    assert "  13 onClose = () =>" in lines  # a field holding a function stays a method row
+    assert "  13 onClose()" in lines  # a field holding a function stays a method row
     assert "  27-28 fields: host, port" in lines and "  29 onError(error: Error): void" in lines
     assert "  33 vars: registry" in lines  # a namespace's
     assert _rows(outline)["ServerOptions.host"] == ("field", 27, 27)
@@ -535,6 +535,42 @@ def test_a_repair_tells_the_tree_exactly_which_lines_differ() -> None:
             assert outline_module._edited(Recorder(), text, copy, "cpp").edits == by_lines(text, copy)
 
 
+def test_a_walk_within_rows_finds_for_them_what_the_whole_walk_finds() -> None:
+    """parser/outline.py _other_branches walks only the subtrees over the rows a configuration of the `#if`s
+    brings back (parser/walk.py Spans): for the definitions starting on those rows, _collect gives the same
+    entries, in the same order, as the whole walk (C's walk and C++'s; rows picked at random, and each
+    definition's own rows, whose first row a subtree's walk must take whole)."""
+    import random
+
+    from parser import outline as outline_module
+    from parser.grammars import get_parser
+    from parser.preprocess import mask_macros
+    from tests.support import outline_corpus as corpus
+
+    def entries(collected: tuple, rows: set[int]) -> list[tuple]:
+        return [(node.start_byte, node.end_byte, name.start_byte, name.end_byte, kind)
+                for node, name, kind in collected[0] if node.start_point.row in rows]
+
+    rng = random.Random(29)
+    fixtures = os.path.dirname(CASES)
+    cases = [(os.path.join(fixtures, "sample.hpp"), "cpp"), (os.path.join(fixtures, "sample.c"), "c"),
+             (os.path.join(CASES, "prof_unwind.c"), "c"),
+             *((path, "cpp") for path in corpus.find_files("cpp", 4)),
+             *((path, "c") for path in corpus.find_files("c", 4))]
+    for path, language in cases:
+        text = mask_macros(open(path, "rb").read())
+        root = get_parser(language).parse(text).root_node
+        whole = outline_module._collect(root, language)
+        lines = text.count(b"\n") + 1
+        starts = sorted({node.start_point.row for node, _name, _kind in whole[0]})
+        picks = [{rng.randrange(lines) for _ in range(rng.randint(1, 12))} for _ in range(20)]
+        picks += [set(range(row, row + rng.randint(1, 4))) for row in rng.sample(starts, min(20, len(starts)))]
+        for rows in picks:
+            within = outline_module._collect(root, language, outline_module._row_spans(text, rows))
+            assert entries(within, rows) == entries(whole, rows), (path, sorted(rows))
+        assert any(entries(whole, rows) for rows in picks), path
+
+
 @pytest.mark.skipif(not ctags_available(), reason="Universal Ctags not installed")
 def test_every_definition_after_a_kotlin_parse_error_is_in_the_outline() -> None:
     """Issue 29: real Kotlin (react-native-gesture-handler's GestureHandler.kt, cut) with a trailing comma in the
@@ -730,6 +766,9 @@ def test_a_flag_define_gets_a_row_and_an_include_guard_does_not(language: str) -
     ("unicode_ascii.h", "c", {"PyASCIIObject"}),
     # react-native-reanimated: `using Start = std::decay_t<decltype(start)>;` in a lambda after an error.
     ("layout_proxy.cpp", "cpp", {"Start", "Operation"}),
+    # LLVM's ISDOpcodes.h: `  VECREDUCE_UMIN,` / an X-macro `#include` / a doc comment / `  BUILTIN_OP_END` /
+    # `};`: the enum's last member, an ALL_CAPS name alone on its line, was masked as a macro.
+    ("isd_opcodes.h", "cpp", {"BUILTIN_OP_END", "FIRST_TARGET_STRICTFP_OPCODE", "isBitwiseLogicOp"}),
 ])
 def test_every_definition_after_the_error_is_in_the_outline(name: str, language: str, found: set[str]) -> None:
     """Issue 29, cut from real code: every name ctags finds after the first broken line (not on a broken line)
@@ -800,3 +839,51 @@ def test_an_object_s_members_are_not_repeated_in_its_signature() -> None:
     assert "4-12 const SvgTouchableMixin = {\u2026}" in lines, lines
     assert "clearTimeout" not in "\n".join(lines)
     assert any("componentWillUnmount()" in row for row in lines)
+
+
+def test_an_include_guard_stays_out_of_a_configuration_s_outline() -> None:
+    """LLVM's StringRef.h: an `#if` between a constructor's declarator and its initializer list makes the repair
+    parse one configuration of the `#if`s, where the `#ifndef` line is blanked: the tree saw no guard, and the
+    guard's `#define` got a row. Everything after the broken line is still there."""
+    outline, text = _case("string_literal.h")
+    assert outline.error_lines
+    names = {s.name for s in outline.symbols}
+    assert "LLVM_ADT_STRINGREF_H" not in names and "LLVM_ADT_STRINGREF_H" not in text
+    assert {"StringLiteral", "withInnerNUL", "operator+=", "hash_value", "getTombstoneKey", "isEqual"} <= names
+    flag = (b"#ifndef X_H\n#define X_H\n#define HAVE_X\nint f(int a,\n#if A\n  int b);\n#else\n  long b);\n"
+            b"#endif\n#endif\n")
+    assert [s.name for s in outline_source(flag, "x.h", "cpp").symbols if s.kind == "constant"] == ["HAVE_X"]
+
+
+def test_a_function_bound_to_a_name_is_shown_as_a_declared_one() -> None:
+    """react-native-svg's `const isMeasurable = node => ...` and reanimated's class field `build = () => {...}`:
+    the row's parameter list says it is a function, so `const`, `=` and `=>` go (`isMeasurable(node)`, as
+    `function isMeasurable(node)` is shown); every name stays, `export` and `static` too."""
+    outline, text = _case("bound_functions.js")
+    rows = [row.strip() for row in text.splitlines()]
+    for row in ("6-12 extractSingleTouch(nativeEvent)", "13 isMeasurable(node)", "14-19 touchableGetInitialState()",
+                "20-79 export class LightSpeedInRight extends ComplexAnimationBuilder", "21 fields: presetName",
+                "22-24 static createInstance()", "25-78 build()"):
+        assert row in rows, row
+    assert "=>" not in text
+    typed = outline_source(b"export const f = async <T,>(x: T): Promise<T> => x;\nlet h = function (a) {};\n"
+                           b"class A {\n  static make = (a: number): void => {};\n}\n", "x.ts", "typescript").render()
+    assert typed.splitlines() == ["1 export async f<T,>(x: T): Promise<T>", "2 h(a)", "3-5 class A",
+                                  "  4 static make(a: number): void"]
+
+
+def test_a_typed_value_cut_at_the_cap_is_left_out() -> None:
+    """react-native-gesture-handler's `const gestureStateManagers: Map<number, GestureStateManagerType> = new Map<
+    number, GestureStateManagerType>();` showed its value cut at the row's cap (`new Map< number, GestureStateMan…`):
+    the type says what it holds. A value that fits stays (`= []`)."""
+    outline, text = _case("event_receiver.ts")
+    rows = [row.strip() for row in text.splitlines()]
+    assert "23-26 const gestureStateManagers: Map<number, GestureStateManagerType>" in rows
+    assert "28 const lastUpdateEvent: (GestureUpdateEvent | undefined)[] = []" in rows
+    assert "67-83 setNativeProps(component: JSReanimatedComponent | ReanimatedHTMLElement, newProps: StyleProps, " \
+           "isAnimatedProps?: boolean): void" in rows
+    names = {s.name for s in outline.symbols}
+    assert {"gestureHandlerEventSubscription", "gestureHandlerStateChangeEventSubscription", "gestureStateManagers",
+            "lastUpdateEvent", "isStateChangeEvent", "isTouchEvent", "startListening", "stopListening",
+            "setNativeProps"} <= names
+    assert all(name in text for name in names)

@@ -157,6 +157,13 @@ def test_line_macros_are_masked_on_the_first_line_and_after_crlf() -> None:
         (b"int a;\r\nLLVM_NODISCARD bool f();\r\n", b"int a;\r\n" + b" " * 15 + b"bool f();\r\n"),
         (b"enum E {\n  A,\n  STATE_ERROR\n};\n", b"enum E {\n  A,\n  STATE_ERROR\n};\n"),  # a list's last member
         (b"\n\n  __host__ __device__ int f();\n", b"\n\n  " + b" " * 20 + b"int f();\n"),
+        # a list's last member after comments and directives (the code's line before it ends with a comma)
+        (b"enum E {\n  A, // first\n  STATE_ERROR\n};\n", b"enum E {\n  A, // first\n  STATE_ERROR\n};\n"),
+        (b"enum E {\n  A,\n#include \"e.def\"\n  /* the end */\n  OP_END\n};\n",
+         b"enum E {\n  A,\n#include \"e.def\"\n  /* the end */\n  OP_END\n};\n"),
+        # a macro call there is no member's name; after a brace a macro alone is a namespace's opener
+        (b"enum E {\n  A, // a\n  MARK_AS_ENUM(A)\n};\n", b"enum E {\n  A, // a\n" + b" " * 17 + b"\n};\n"),
+        (b"namespace std {\n// x\n_GLIBCXX_BEGIN_NAMESPACE_VERSION\n", b"namespace std {\n// x\n" + b" " * 32 + b"\n"),
     ]
     for source, masked in cases:
         assert mask_macros(source) == masked, source
@@ -453,9 +460,25 @@ _INLINE["swift"] = ("inline.swift", b'import Foundation\nimport struct UIKit.CGR
                       b'extension C { convenience init?(x: Int) { nil } }\nactor A {}\n')
 
 
+# Rust's walk (parser/walk.py): every pattern of rust.scm, impl types, a trait's associated types and the
+# constants of a module, impl or trait body (not a function's) included.
+_BROKEN_LINES["rust"] = [b"fn (", b"struct {", b"impl", b"}", b"const X: u8 = ", b"use", b"trait T { type",
+                         b"macro_rules! m {"]
+_INLINE["rust"] = ("inline.rs", b"extern crate alloc;\nuse std::io::{self, Read};\nuse a::b as c;\nconst A: u8 = 1;\n"
+                   b"static B: &str = \"b\";\nmod m {\n    pub const C: u8 = 2;\n"
+                   b"    fn f() { const LOCAL: u8 = 3; }\n}\n"
+                   b"pub struct S<T> { v: T }\nunion U { a: u8 }\nenum E { A, B }\ntype R = Result<(), ()>;\n"
+                   b"trait Tr {\n    type Item;\n    const K: u8;\n    fn sig(&self);\n    fn body(&self) {}\n}\n"
+                   b"impl<T> S<T> { const D: u8 = 4; fn new() -> Self { todo!() } }\nimpl Tr for a::b::S2 {\n"
+                   b"    type Item = u8;\n    const K: u8 = 5;\n    fn sig(&self) {}\n}\nimpl<T> Tr for a::G<T> {}\n"
+                   b"impl Tr for &[u8] {}\nimpl Tr for (u8, u16) {}\n"
+                   b"macro_rules! mac { ($x:expr) => { fn inside() {} }; }\n"
+                   b"fn outer() {\n    struct Local;\n    impl Local { fn m(&self) {} }\n"
+                   b"    mac!(fn not_an_item() {});\n}\n")
+
 @pytest.mark.parametrize("language", ["python", "php", "javascript", "c", "ruby", "typescript",
                                       "csharp", "scala", "java",
-                                      "kotlin", "swift"])
+                                      "kotlin", "swift", "rust"])
 def test_a_walked_query_finds_what_the_query_finds(language: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every walked language but C++ (walk.WALKED) gets its captures from a walk (parser/walk.py), not the
     compiled query: the same

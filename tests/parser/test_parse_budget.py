@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import resource
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -61,7 +63,9 @@ def test_garbage_in_other_grammars_is_bounded(monkeypatch: object) -> None:
         start = time.process_time()
         result = outline_source(_garbage(60_000), name)
         spent = (time.process_time() - start) * 1000
-        assert spent < 6 * outline_module.PARSE_BUDGET_MS, (name, spent)
+        # CPU time, not work: ~63 ms here idle, 154 ms once at load 13 on 2 cores; the parse count below is
+        # the deterministic bound, this one only catches a parse left unbounded (seconds).
+        assert spent < 10 * outline_module.PARSE_BUDGET_MS, (name, spent)
         assert len(calls) <= 1 + outline_module.REPAIR_PARSES, name
         if result.parsed_bytes is not None:
             assert result.parsed_bytes < 60_000 and all(s.end_line <= result.total_lines for s in result.symbols)
@@ -131,3 +135,60 @@ def test_work_units_stop_a_parse_at_the_same_byte_every_time(monkeypatch: object
                     for i in range(1000))
     cuts = {outline_source(data, "big.cs").parsed_bytes for _ in range(3)}
     assert len(cuts) == 1 and next(iter(cuts)) is not None and next(iter(cuts)) < len(data)
+
+
+_CASES = Path(__file__).parent / "fixtures" / "cases"
+
+
+def _fake_clock(monkeypatch: object, step: float) -> None:
+    """process_time as a clock that moves `step` seconds a call: the same outline whatever the real load."""
+    clock = [0.0]
+
+    def tick() -> float:
+        clock[0] += step
+        return clock[0]
+
+    monkeypatch.setattr(outline_module.time, "process_time", tick)  # type: ignore[attr-defined]
+
+
+def test_every_case_outlines_the_same_on_a_slow_clock(monkeypatch: object) -> None:
+    """Issue 29: the CPU ceiling is a backstop far above what code costs: on a clock that moves 1 ms a call
+    (several times this machine's idle cost a call) every fixture gets the outline of a clock that never
+    moves, repairs and all. Before, a 6 KB header's repair ran over the 50 ms ceiling there (and on a loaded
+    CI machine) and named other lines unread; the fixtures keep it at 2 ms a call."""
+    paths = sorted(p for p in _CASES.iterdir() if p.is_file())
+    _fake_clock(monkeypatch, 0.0)
+    still = {p.name: outline_source(p.read_bytes(), str(p)).to_json() for p in paths}
+    assert sum(1 for j in still.values() if j["error_lines"]) >= 15
+    _fake_clock(monkeypatch, 0.001)
+    for p in paths:
+        assert outline_source(p.read_bytes(), str(p)).to_json() == still[p.name], p.name
+
+
+def test_a_parse_ended_by_the_ceiling_leaves_every_other_tree_readable() -> None:
+    """On clocks 2-20 ms a call parses are ended early: an earlier repair candidate's text used to end with
+    the next parse's (one shared list), and reading its nodes' text never returned (rg_complete.zsh at 4 and
+    20 ms). In a child process, so that a loop fails here instead of hanging the run."""
+    code = ("import sys, time, pathlib; sys.path.insert(0, sys.argv[1]); import parser.outline as o\n"
+            "c = [0.0, 0.0]\n"
+            "def tick():\n    c[0] += c[1]\n    return c[0]\n"
+            "o.time.process_time = tick\n"
+            "for c[1] in (0.002, 0.004, 0.01, 0.02):\n"
+            "    for p in sorted(pathlib.Path(sys.argv[2]).iterdir()):\n"
+            "        o.outline_source(p.read_bytes(), str(p))\n"
+            "print('done')\n")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code, str(root), str(_CASES)], capture_output=True, text=True,
+                          timeout=600)
+    assert done.stdout.strip() == "done", done.stderr[-2000:]
+
+
+def test_prose_is_not_repaired_or_recovered(monkeypatch: object) -> None:
+    """Text that is not code (90% of its lines broken) is parsed once, however small: its repairs cost 5-15
+    times code's."""
+    for name in ("t.cs", "t.c", "t.rb"):
+        outline_source(b"", name)
+        calls = _counted_parses(monkeypatch)
+        result = outline_source(_prose(5_000), name)
+        assert len(calls) == 1, name
+        assert not result.unread_lines and result.error_ratio >= outline_module.MOSTLY_BROKEN, name
