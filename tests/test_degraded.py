@@ -147,3 +147,21 @@ def test_doctor_repair_salvages_a_damaged_database(hooks: HookRunner, home: Path
     assert report["database"]["ok"] is True
     kept = sqlite3.connect(path).execute("SELECT count(*) FROM memories").fetchone()[0]
     assert kept >= 200, f"only {kept} of 300 memories salvaged"
+
+
+def test_doctor_calls_a_store_of_memories_naming_files_healthy(hooks: HookRunner, home: Path) -> None:
+    """SQLite 3.40's quick_check (Debian 12's) says "NULL value in memory_files.memory_id" of rows that hold
+    none: doctor said the store was damaged (exit 1), and --repair salvaged it into a fresh database."""
+    hooks.start()
+    (hooks.project / "app.py").write_text("def total():\n    return 1\n")
+    hooks.run("post_tool_use", hooks.event("PostToolUse", tool_name="Edit", tool_input={
+        "file_path": str(hooks.project / "app.py"), "old_string": "return 2", "new_string": "return 1"},
+        tool_response={"filePath": str(hooks.project / "app.py")}))
+    path = db_path(home, hooks.project)
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM memory_files").fetchone()[0] >= 1
+    shown = cli("doctor", "--json", home=home, cwd=hooks.project)
+    assert shown.returncode == 0, shown.stdout
+    assert json.loads(shown.stdout)["database"]["integrity"] == "ok"
+    fixed = cli("doctor", "--repair", home=home, cwd=hooks.project)
+    assert "salvaged" not in fixed.stdout + fixed.stderr
+    assert not [p for p in path.parent.iterdir() if p.name.startswith("memory.db.") and "corrupt" in p.name]

@@ -210,6 +210,9 @@ def test_a_different_title_content_split_is_not_a_duplicate(db: sqlite3.Connecti
 def test_low_value_observations_are_dropped_unless_asked(db: sqlite3.Connection) -> None:
     assert store.save(db, P, NewMemory(title="Ran `ls` (ok)", content="a b c")).action == "dropped"
     assert store.save(db, P, NewMemory(title="Ran `git status` (ok)", content="clean")).action == "dropped"
+    # Titles claim no outcome now (memory/capture/tools.py _shell): the same commands are as low in value.
+    assert store.save(db, P, NewMemory(title="Ran `ls -la`", content="a b c")).action == "dropped"
+    assert store.save(db, P, NewMemory(title="Ran `git log -3`", content="abc1234 fix")).action == "dropped"
     assert store.save(db, P, NewMemory(title="Asked: thanks!", content="thanks!")).action == "dropped"
     assert store.save(db, P, NewMemory(title="Ran `make lint` (ok)", content="ok")).action == "inserted"
     assert store.save(db, P, NewMemory(title="Ran `ls` (failed)", content="No such file")).action == "inserted"
@@ -311,13 +314,16 @@ def test_max_candidates_ranks_every_match_of_a_small_store(db: sqlite3.Connectio
     assert {h.id for h in keyword_search(db, "redis", max_candidates=3)} == {old, *newer}  # 4 <= EXACT_UP_TO x 3
 
 
-def test_max_candidates_ranks_the_newest_matches_when_the_rare_words_match_few(db: sqlite3.Connection) -> None:
+def test_max_candidates_ranks_the_newest_matches_when_the_rare_words_match_few(db: sqlite3.Connection,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     common_only = add(db, "Redis eviction policy", "allkeys-lru for the redis cache")
     rare = add(db, "Decoder crash", "the utf decoder crashed on redis payloads")
     newer = [add(db, f"Redis note {i}", f"redis detail number {i}") for i in range(5 * EXACT_UP_TO)]
     for i in range(40):  # redis in under half the rows: a word with weight
         add(db, f"Vacuum note {i}", f"postgres vacuum run {i}")
     bounded = keyword_search(db, "redis decoder", limit=50, max_candidates=3)
+    # the same list unbounded: a search without a bound also fuses plain BM25's list (search.KEYWORD_FUSION)
+    monkeypatch.setattr(search, "KEYWORD_FUSION", "")
     full = keyword_search(db, "redis decoder", limit=50)
     assert {h.id for h in bounded} == {rare, *newer[-3:]}  # the old one with only the common word is not ranked
     assert common_only in {h.id for h in full}
@@ -612,3 +618,12 @@ def test_finish_with_retry_requeues_and_without_it_records_the_outcome(db: sqlit
     row = db.execute("SELECT * FROM queue WHERE id = ?", (jid,)).fetchone()
     assert row["status"] == "failed" and len(row["error"]) == 500 and row["finished_at"] is not None
     assert queue.claim(db) is None
+
+
+def test_being_listed_at_session_start_is_no_use(db: sqlite3.Connection) -> None:
+    a = add(db, "Use WAL mode", "SQLite runs in WAL mode for concurrent readers")
+    store.log_access(db, [a], "inject-start", "s1", text="startup")
+    row = store.get_many(db, [a])[0]
+    assert row["access_count"] == 0 and row["accessed_at"] is not None  # shown, not used
+    store.log_access(db, [a], "inject-prompt", "s1", "why wal", text="recall")
+    assert store.get_many(db, [a])[0]["access_count"] == 1

@@ -42,9 +42,10 @@ def classify(text: str, default: str = "observation") -> str:
     return default
 
 
+# " (ok)": how command titles ended before the plugin stopped claiming an outcome nobody reported (issue 26).
 DEFAULT_LOW_VALUE = [
-    r"^Ran `(ls|pwd|cd|echo|cat|clear|whoami|date|true|which|env|history|head|tail|wc)\b[^`]*` \(ok\)$",
-    r"^Ran `git (status|log|diff|show|branch|fetch|remote)\b[^`]*` \(ok\)$",
+    r"^Ran `(ls|pwd|cd|echo|cat|clear|whoami|date|true|which|env|history|head|tail|wc)\b[^`]*`( \(ok\))?$",
+    r"^Ran `git (status|log|diff|show|branch|fetch|remote)\b[^`]*`( \(ok\))?$",
     r"^Asked: (ok|okay|yes|no|y|n|thanks|thank you|continue|go on|go ahead|proceed|sure|hi|hello)[.!?]*$",
     r"^(Searched|Listed) ",
 ]

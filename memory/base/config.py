@@ -17,7 +17,13 @@ ENV_VARS: dict[str, tuple[str, str]] = {
     "MEMORY_PROMPT_RECALL_LIMIT": ("5", "memories injected for one prompt at most"),
     "MEMORY_RECALL_CANDIDATES": ("1000", "matches of the rarest query words a hook ranks (bounds its cost at scale)"),
     "MEMORY_STARTUP_MEMORIES": ("12", "memories injected at session startup at most"),
+    "MEMORY_STARTUP_MEMORY_CHARS": ("500", "characters the startup list of memories takes at most (its lines, best "
+                                           "first, each whole; the first always)"),
     "MEMORY_HANDOFF_MAX_AGE_HOURS": ("72", "a project handoff older than this is not injected on startup"),
+    "MEMORY_NOW": ("", "seconds since the epoch the hooks take as now (empty: the clock): what they store is "
+                      "dated by it and a handoff's age, startup recency and expiry counted from it; for "
+                      "replaying past sessions at their own dates (scripts/bench/history.py), not for everyday "
+                      "use; the worker the hooks start keeps the wall clock"),
     "MEMORY_MAX_CAPTURE_CHARS": ("2000", "what is kept of one tool output or observation"),
     "MEMORY_LOW_VALUE_PATTERNS": ("", "extra regexes (one per line) for observations not worth keeping"),
     "MEMORY_OUTLINE": ("on", "off: full Reads of large code files are never replaced by an outline"),

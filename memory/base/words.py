@@ -45,3 +45,25 @@ def count(n: int, noun: str, many: str | None = None) -> str:
     """`n` and the noun, plural unless n is 1 (`many` for a plural the rule gets wrong); thousands
     separated: count(1, "memory") == "1 memory", count(1200, "memory") == "1,200 memories"."""
     return f"{n:,} {noun if n == 1 else many or plural(noun)}"
+
+
+_ALNUM = WordChars(str.isalnum)
+
+
+def wording(text: str) -> str:
+    """A text's words, lower case, one space apart: what it says, whatever its punctuation, case, quoting
+    or line breaks (memory/capture/handoff.py and memory/recall/inject.py compare texts by it)."""
+    return " ".join(text.lower().translate(_ALNUM).split())
+
+
+def said_in(part: str, whole: str) -> bool:
+    """Whether `whole` (a wording()) already says all of `part`: its words, in order, from a word boundary;
+    its last word may be the start of one in `whole`, as where a text was cut to a length (a title, a task)."""
+    said = wording(part)
+    return bool(said) and f" {said}" in f" {whole}"
+
+
+def told(title: str, content: str, said: str) -> bool:
+    """Whether `said` (a wording()) already says all a memory's line would: its text, and its title (or, for
+    a "Label: excerpt" title, the excerpt, which is its text's own words)."""
+    return said_in(content, said) and (said_in(title, said) or said_in(title.partition(": ")[2], wording(content)))

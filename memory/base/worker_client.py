@@ -106,6 +106,7 @@ def start(home: str, *, force: bool = False) -> int | None:
     os.makedirs(os.path.join(home, "logs"), mode=0o700, exist_ok=True)
     environ = dict(os.environ)
     environ["MEMORY_HOME"] = home
+    environ.pop("MEMORY_NOW", None)  # the worker serves every session after this one: its clock is the wall's
     environ["MEMORY_WORKER_SPAWNED"] = repr(time.time())  # against worker.stop (stop_path)
     environ["PYTHONPATH"] = ROOT + (os.pathsep + environ["PYTHONPATH"] if environ.get("PYTHONPATH") else "")
     actions = [

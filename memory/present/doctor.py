@@ -50,6 +50,10 @@ def check_db(path: str) -> dict[str, Any]:
         return {"exists": True, "ok": False, "problem": str(exc)}
     try:
         integrity = db.execute("PRAGMA quick_check").fetchone()[0]
+        if integrity != "ok":  # confirmed by the full check: SQLite 3.40's quick_check (Debian 12's) reports
+            # "NULL value in memory_files.memory_id" for every row of that WITHOUT ROWID table, which holds
+            # none, and `doctor --repair` then salvaged a healthy database into a fresh one
+            integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
         version = schema_version(db)
         fts_ok = True
         try:

@@ -11,6 +11,7 @@ import os
 import sqlite3
 import time
 
+from memory.base import clock
 from memory.base.classify import TYPES, is_low_value
 from memory.base.config import env_int
 from memory.base.privacy import clean
@@ -159,7 +160,7 @@ def save_many(db: sqlite3.Connection, project: str, memories: list[NewMemory], *
 
 def rows_of(project: str, memories: list[NewMemory], filter_low_value: bool, screen: Screen) -> list[_Row | None]:
     """Every per-memory rule of save_many, no database touched: each memory's row, or None (dropped)."""
-    now = time.time()
+    now = clock.now()
     return [_row(project, m, filter_low_value, now, screen) for m in memories]
 
 
@@ -275,7 +276,7 @@ def _row(project: str, m: NewMemory, filter_low_value: bool, now: float, screen:
 
 
 def _save_row(db: sqlite3.Connection, project: str, m: NewMemory, *, filter_low_value: bool = True) -> Saved:
-    r = _row(project, m, filter_low_value, time.time(), lazy_flags=True)
+    r = _row(project, m, filter_low_value, clock.now(), lazy_flags=True)
     if r is None:
         return Saved(None, "dropped")
     with Tx(db):
@@ -493,7 +494,7 @@ def log_access(db: sqlite3.Connection, ids: list[int], kind: str, session_id: st
     if not ids and text is None:
         return None
     now = time.time()
-    asked = clean(query)[:200] if query else None
+    asked = stored_query(query) if query else None
     try:
         with Tx(db):
             injection = None
@@ -506,9 +507,14 @@ def log_access(db: sqlite3.Connection, ids: list[int], kind: str, session_id: st
                 [(i, session_id, kind, asked, now, injection, *_scored(rank, (parts or {}).get(i)))
                  for rank, i in enumerate(ids, start=1)],
             )
+            # SessionStart's list is ranked on use (memory/recall/search.py useful_memories) and shown with no
+            # query: counted as a use, being listed made a memory more likely to be listed again, and the
+            # list, once capped, kept the same old lines for hundreds of sessions. Only a recall that a query
+            # asked for (prompt, edit, search, get) counts.
+            used = 0 if kind == "inject-start" else 1
             db.executemany(
-                "UPDATE memories SET accessed_at = ?, access_count = access_count + 1 WHERE id = ?",
-                [(now, i) for i in ids],
+                "UPDATE memories SET accessed_at = ?, access_count = access_count + ? WHERE id = ?",
+                [(now, used, i) for i in ids],
             )
         return injection
     except sqlite3.OperationalError as exc:
@@ -519,6 +525,11 @@ def log_access(db: sqlite3.Connection, ids: list[int], kind: str, session_id: st
         if not any(w in text for w in ("locked", "busy", "readonly", "disk is full", "disk i/o error")):
             raise
         return None
+
+
+def stored_query(query: str) -> str:
+    """A query as log_access stores it (privacy-filtered, cut): what a lookup of a logged query compares."""
+    return clean(query)[:200]
 
 
 def _scored(rank: int, parts: dict[str, float] | None) -> tuple[int | None, float | None, str | None]:

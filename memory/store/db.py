@@ -22,7 +22,7 @@ def _busy_timeout_ms() -> int:
 BUSY_TIMEOUT_MS = _busy_timeout_ms()
 # The count of migrations (memory/store/migrations.py), written here by `python -m scripts.gen_docs` (checked
 # by --check) so that opening an up-to-date database does not load the migrations.
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 16
 
 
 class DatabaseCorrupt(Exception):

@@ -27,11 +27,19 @@ def empty_state(session_id: str, project: str) -> State:
 
 
 def load(ws: Workspace, session_id: str) -> State:
+    return _parsed(ws, session_id, _stored(ws, session_id))
+
+
+def _stored(ws: Workspace, session_id: str) -> str | None:
     row = ws.db.execute("SELECT state FROM session_state WHERE session_id = ?", (session_id,)).fetchone()
+    return row["state"] if row else None
+
+
+def _parsed(ws: Workspace, session_id: str, stored: str | None) -> State:
     state = empty_state(session_id, ws.project.key)
-    if row:
+    if stored:
         try:
-            state.update(json.loads(row["state"]))
+            state.update(json.loads(stored))
         except ValueError:
             pass
     return state
@@ -47,9 +55,14 @@ def push_unique(state: State, key: str, value: Any) -> None:
 def update(ws: Workspace, session_id: str, change: Callable[[State], None], *, export: bool = True) -> State:
     """Read-modify-write under the write lock: parallel tool hooks of one session do not lose updates."""
     with Tx(ws.db):
-        state = load(ws, session_id)
+        stored = _stored(ws, session_id)
+        state = _parsed(ws, session_id, stored)
         change(state)
-        state = clean_obj(state)  # type: ignore[assignment]
+        # Only what the change brought is filtered: the stored state was filtered when it was written, and
+        # a long session's state at its caps (LIST_CAPS: ~700 paths, prompts, commands) cost ~5 ms CPU to
+        # filter whole at every prompt and tool call. A second parse, not a copy: a change may edit the
+        # dicts inside a list in place.
+        state = _cleaned(state, _parsed(ws, session_id, stored))  # type: ignore[assignment]
         state["updated_at"] = time.time()
         ws.db.execute(
             """INSERT INTO session_state (session_id, project, state, updated_at) VALUES (?, ?, ?, ?)
@@ -59,6 +72,21 @@ def update(ws: Workspace, session_id: str, change: Callable[[State], None], *, e
     if export:
         _export(ws, state)
     return state
+
+
+_NONE = object()
+
+
+def _cleaned(value: Any, before: Any) -> Any:
+    """`clean_obj(value)`, with the values `before` (as stored: filtered already) holds passed as they are."""
+    if value == before:
+        return value
+    if isinstance(value, list) and isinstance(before, list):
+        known = {v for v in before if isinstance(v, str)}
+        return [v if (v in known if isinstance(v, str) else v in before) else clean_obj(v) for v in value]
+    if isinstance(value, dict) and isinstance(before, dict):
+        return {k: _cleaned(v, before.get(k, _NONE)) for k, v in value.items()}
+    return clean_obj(value)
 
 
 def export(ws: Workspace, state: State) -> None:

@@ -1,12 +1,14 @@
 """The symbols a memory is about (memory_symbols, m010) and whether their code has changed since: a change
 memory records the definitions its edit was in with their headers; when the file is next read, edited or
-recalled about, a header that changed or a definition that is gone marks the memory stale."""
+recalled about, a header that changed or a definition that is gone marks the memory stale. A row's path is the
+file's path privacy-filtered (memory/base/privacy.py), as memories.files holds it: a secret in a directory's
+name stays off the disk, and a file so named is read by its real path but looked up by that form."""
 
 from __future__ import annotations
 
 import time
 
-from memory.base.definitions import headers
+from memory.base.privacy import clean
 from memory.store.db import Tx
 
 TYPE_CHECKING = False
@@ -18,22 +20,29 @@ MAX_BYTES = 2 << 20  # a file read to check its memories' symbols
 
 def record(db: sqlite3.Connection, memory_id: int, path: str, text: str, names: list[str]) -> int:
     """The headers of `names` as `text` (the file now) has them, recorded for the memory; returns how many."""
+    from memory.base.definitions import headers
+
     found = headers(text, set(names))
-    rows = [(memory_id, path, n, found[n]) for n in names if n in found]
+    key = clean(path)
+    rows = [(memory_id, key, n, found[n]) for n in names if n in found]
     if rows:
         db.executemany("INSERT OR REPLACE INTO memory_symbols (memory_id, path, name, signature, stale_at, why, "
                        "checked_at) VALUES (?, ?, ?, ?, NULL, NULL, ?)", [(*r, time.time()) for r in rows])
     return len(rows)
 
 
-def check(db: sqlite3.Connection, path: str, text: str, session: str | None = None) -> int:
+def check(db: sqlite3.Connection, path: str, text: str | bytes, session: str | None = None) -> int:
     """Mark stale the memories whose recorded symbols of `path` changed header or are gone; returns how many
     rows were marked. The memories of `session` (the one editing the file) describe its code as it leaves
-    it: their headers follow its later edits instead. One indexed read when nothing is recorded about the file."""
+    it: their headers follow its later edits instead. One indexed read when nothing is recorded about the file
+    (the file's bytes are decoded only when something is)."""
+    path = clean(path)  # the form record() stored
     rows = db.execute("SELECT s.memory_id, s.name, s.signature, m.session_id FROM memory_symbols s JOIN memories m "
                       "ON m.id = s.memory_id WHERE s.path = ? AND s.stale_at IS NULL", (path,)).fetchall()
     if not rows:
         return 0
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
     now = _current(text, {r[1] for r in rows})
     at = time.time()
     changed = [r for r in rows if now.get(r[1]) != r[2]]
@@ -50,7 +59,10 @@ def check(db: sqlite3.Connection, path: str, text: str, session: str | None = No
 
 def _current(text: str, names: set[str]) -> dict[str, str]:
     """headers() of these names; a name recorded unqualified (before names were qualified) is its first
-    definition of that last name, as it was recorded then."""
+    definition of that last name, as it was recorded then. (memory.base.definitions is imported here, not at the
+    top: a Read of a file nothing is recorded about, the usual case, never needs it: ~0.15 ms of a cold hook.)"""
+    from memory.base.definitions import headers
+
     found = headers(text, names)
     bare = {n for n in names if n not in found and "." not in n}
     if bare:
@@ -75,7 +87,7 @@ def read(path: str) -> bytes | None:
 def check_file(db: sqlite3.Connection, path: str, session: str | None = None) -> int:
     """check() against the file on disk."""
     data = read(path)
-    return 0 if data is None else check(db, path, data.decode("utf-8", "replace"), session)
+    return 0 if data is None else check(db, path, data, session)
 
 
 def sweep(db: sqlite3.Connection, most: int = 8, paths: int = 400) -> int:
