@@ -89,7 +89,9 @@ def test_a_users_plain_decision_is_stored_and_leads_the_next_handoff(hooks: Hook
     hooks.end()
     text = HookRunner(project, session="next").start()
     handoff = text.split("Memories of project")[0]
-    assert "Decisions:\n- We store auth tokens in httpOnly cookies, never localStorage." in handoff
+    # Said once (issue 26): the task quotes the prompt that states it, so it is not listed again as a decision.
+    assert "Task: We store auth tokens in httpOnly cookies, never localStorage. Now add" in handoff
+    assert text.count("We store auth tokens in httpOnly cookies") == 1 and "Decisions:" not in text
 
 
 def test_questions_and_requests_through_the_hook_are_prompts_only(hooks: HookRunner, home: Path) -> None:

@@ -27,17 +27,6 @@ PLAN = TRANSCRIPTS / "spotter__subagent.jsonl"
 NEXT = TRANSCRIPTS / "claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
 
 
-@pytest.fixture
-def offline(home: Path, monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    """Heuristic extraction only (no key, no Ollama), hashed embeddings: nothing to download or call."""
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("MEMORY_EXTRACTOR", "heuristic")
-    monkeypatch.setenv("MEMORY_EMBEDDER", "hashing")
-    monkeypatch.setenv("MEMORY_WORKER_IDLE_SECONDS", "3")
-    return monkeypatch
-
-
 def _cli(home: Path, cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "MEMORY_HOME": str(home), **(env or {})}
     return subprocess.run([str(MEMORY), *args], capture_output=True, text=True, cwd=cwd, env=full, timeout=300)
@@ -110,7 +99,7 @@ def test_pre_compact_then_end_extracts_only_what_came_after(
     res = importer.import_file(ws, str(NEXT))  # the session row and its observations
     sid = res.session_id
     first = run.extract_session(ws, sid, trigger="compact", transcript_path=str(path), settle=False)
-    assert first.status == "ok"
+    assert first.status == "empty"  # its one learning, the `npx tsc` fix, the hooks had stored (issue 26)
     good = ws.db.execute("SELECT summary FROM sessions WHERE id = ?", (sid,)).fetchone()[0]
     assert good.startswith("Asked: /orchestrator create TODO app")
     with ws.db:  # what the SessionEnd hook does: a summary from the hooks' state

@@ -932,10 +932,13 @@ def _hook_cpu(machine: Machine, session: str) -> tuple[float, str]:
 
 
 def test_huge_rows_are_cut_on_pull_and_session_start_stays_cheap(
-        pg: PgServer, team: tuple[str, Machine, Machine]) -> None:
+        pg: PgServer, team: tuple[str, Machine, Machine], monkeypatch: pytest.MonkeyPatch) -> None:
     """Five 20 MB rows on a server from before the size check (which now refuses them): the pull keeps 16 KB
     of each, and SessionStart's CPU stays near that of a project without them (it was 4.7-6.4 s)."""
     import psycopg
+
+    # Room for every line of the list (MEMORY_STARTUP_MEMORY_CHARS): the huge rows' lines are shown, cut.
+    monkeypatch.setenv("MEMORY_STARTUP_MEMORY_CHARS", "100000")
 
     from memory.team.outbox import PULLED_MAX_CHARS
 

@@ -120,20 +120,31 @@ def prompt_event(prompt: str, session: str | None) -> Capture:
             s[TURN_ASKED] = True
 
     cap.change(set_task)
-    if meant:
+    decisions = [] if text.startswith("/") else decisions_in(text)
+    from memory.base.words import said_in, wording  # here: a plain tool hook loads this package, not words
+
+    # A prompt whose stated decisions say all of it would be the same text twice in every search: the
+    # decisions are the memory then ("We decided to keep argparse vendored", issue 26 "nothing said twice").
+    if meant and not (decisions and said_in(text, wording(" ".join(decisions)))):
         first = text.splitlines()[0][:150]
         cap.memories.append(NewMemory(title=f"Asked: {first}", content=text, type="prompt", importance=0.3,
                                       session_id=session, tags=["prompt"], source="prompt", origin="user",
                                       origin_detail="prompt"))
-    if not text.startswith("/"):
-        for decision in decisions_in(text):
-            cap.memories.append(NewMemory(title=decision[:150], content=decision, type="decision",
-                                          importance=0.8, session_id=session, tags=["user"], source="prompt",
-                                          origin="user", origin_detail="prompt"))
-            cap.change(lambda s, d=decision: push_unique(s, "decisions", d))
+    for decision in decisions:
+        cap.memories.append(NewMemory(title=decision[:150], content=decision, type="decision",
+                                      importance=0.8, session_id=session, tags=["user"], source="prompt",
+                                      origin="user", origin_detail="prompt"))
+        cap.change(lambda s, d=decision: push_unique(s, "decisions", d))
     return cap
 
 
+# The titles of a command's failure and of its fix in the same session (tools._shell_failed, tools._resolve):
+# a failure its session fixed later is told by the fix (memory/recall/inject.py _fixed_later).
+FAILED_TITLE = "Command failed: `{}`"
+FIXED_TITLE = "Fixed: `{}` passes again"
+# In a fix's text, what comes before the error it fixed: a session's summary says the fix without it (the
+# fix's memory says the error, once).
+FIX_ERROR = ". It failed with: "
 # The plugin's slash commands as the prompt hook sees them (commands/*.md of the plugin named "memory").
 OWN_SLASH = "/memory:"
 # Words that carry no content of their own in a request: English function words, and the greetings,

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 
+from memory.base import clock
 from memory.base.privacy import clean
-from memory.capture import OWN_SLASH
+from memory.base.words import said_in, told, wording
+from memory.capture import FAILED_TITLE, FIXED_TITLE, OWN_SLASH
 from memory.store import state as session_state
 from memory.store.db import Tx
 from memory.store.state import State
@@ -19,6 +20,7 @@ MAX_HANDOFF_CHARS = 6000
 # or, when that context was lost, the next prompt): memory/recall/inject.py lost_compact_handoff.
 COMPACT_PENDING = "compact_handoff_pending"
 CARRIED = "carried"  # a rendered state's task and last action are another session's (_carried)
+NOTES = "Recorded this session:"  # the heading of the session's notable memories, one `- [type #id] title` each
 
 
 def _rel(path: str, root: str) -> str:
@@ -40,15 +42,21 @@ def render(state: State, root: str, notes: list[sqlite3.Row] | None = None) -> s
         lines.append("Later requests: " + " | ".join(p[:160] for p in later[-4:]))
     if state.get("compact_instructions"):
         lines.append(f"Compaction focus asked by the user: {state['compact_instructions']}")
-    if state.get("last_action"):
-        lines.append(f"Last action: {state['last_action'][:500]}")
+    # Each fact is said once (issue 26): a last action ("User asked: ...") or a decision that the task or a
+    # request already states in full is not said again, nor a note of this session whose title the lines
+    # above hold.
+    asked = wording("\n".join(lines))
+    action = state.get("last_action", "")[:500]
+    if action and not said_in(action.partition(": ")[2] or action, asked):
+        lines.append(f"Last action: {action}")
     if state.get("files_modified"):
         lines.append("Files modified: " + ", ".join(_rel(p, root) for p in state["files_modified"][-25:]))
     if state.get("files_read"):
         lines.append("Files read: " + ", ".join(_rel(p, root) for p in state["files_read"][-15:]))
-    if state.get("decisions"):
+    decisions = [d[:300] for d in state.get("decisions", [])[-8:] if not said_in(d[:300], asked)]
+    if decisions:
         lines.append("Decisions:")
-        lines += [f"- {d[:300]}" for d in state["decisions"][-8:]]
+        lines += [f"- {d}" for d in decisions]
     todos = state.get("todos") or []
     if todos:
         lines.append("Todos:")
@@ -57,30 +65,52 @@ def render(state: State, root: str, notes: list[sqlite3.Row] | None = None) -> s
         lines.append("Unresolved errors:")
         lines += [f"- `{e.get('command', '')[:120]}`: {e.get('error', '')[:200]}" for e in state["errors"][-4:]]
     if state.get("fixed"):
-        lines.append("Fixed this session: " + "; ".join(f[:160] for f in state["fixed"][-4:]))
+        # Whole: each is bounded where it is made (tools._resolve), and is its fix memory's text, which
+        # this line then says once for the startup (a note or memory line that repeats it is left out).
+        lines.append("Fixed this session: " + "; ".join(f[:500] for f in state["fixed"][-4:]))
     if state.get("blockers"):
         lines.append("Blockers: " + "; ".join(b[:200] for b in state["blockers"][-4:]))
     if state.get("commands"):
         lines.append("Recent commands: " + "; ".join(f"`{c[:100]}`" for c in state["commands"][-5:]))
-    if notes:
-        lines.append("Recorded this session:")
-        lines += [f"- [{n['type']}] {n['title'][:160]}" for n in notes]
+    said = wording("\n".join(lines))
+    notes = [n for n in notes or [] if not said_in(n["title"][:160], said) and not told(n["title"], n["content"], said)]
+    if notes:  # each with its memory's id: the startup memories list shows that memory once (inject.py)
+        lines.append(NOTES)
+        lines += [f"- [{n['type']} #{n['id']}] {n['title'][:160]}" for n in notes]
     body = "\n".join(lines)
     if len(body) > MAX_HANDOFF_CHARS:
         body = body[: MAX_HANDOFF_CHARS - 20].rsplit("\n", 1)[0] + "\n[... cut ...]"
     return clean(body)
 
 
+def fixed_later(db: sqlite3.Connection, rows: list[tuple[int, str, str | None]]) -> set[int]:
+    """The ids of the command failures among (id, title, session) rows that their session fixed afterwards:
+    the fix's memory says the failure's error with it (memory/capture/tools.py _resolve), so the failure is
+    not told beside it. A failure of the same command after its fix is still open. One indexed read."""
+    head, _, tail = FAILED_TITLE.partition("{}")
+    failed = [i for i, title, session in rows if session and title.startswith(head) and title.endswith(tail)]
+    if not failed:
+        return set()
+    before, _, after = FIXED_TITLE.partition("{}")
+    return {r[0] for r in db.execute(  # the fix's title made of the failure's command, in SQL
+        f"""SELECT f.id FROM memories f JOIN memories x ON x.session_id = f.session_id
+            AND x.title = ? || substr(f.title, ?, length(f.title) - ?) || ? AND x.updated_at >= f.updated_at
+            WHERE f.id IN ({','.join('?' * len(failed))})""",
+        (before, len(head) + 1, len(head) + len(tail), after, *failed))}
+
+
 def write(ws: Workspace, state: State, trigger: str) -> int:
     """Store a handoff. The per-turn ('stop') handoff of a session is replaced, not accumulated."""
-    notes = ws.db.execute(
-        """SELECT type, title FROM memories WHERE session_id = ? AND type IN
+    rows = ws.db.execute(
+        """SELECT id, type, title, content, session_id FROM memories WHERE session_id = ? AND type IN
            ('decision', 'bugfix', 'discovery', 'feature', 'refactor', 'learning')
-           ORDER BY importance DESC, created_at DESC LIMIT 8""",
+           ORDER BY importance DESC, created_at DESC LIMIT 16""",
         (state["session_id"],),
     ).fetchall()
+    fixed = fixed_later(ws.db, [(r["id"], r["title"], r["session_id"]) for r in rows])
+    notes = [r for r in rows if r["id"] not in fixed][:8]
     content = render(_carried(ws, state), ws.project.root, notes)
-    now = time.time()
+    now = clock.now()
     with Tx(ws.db):
         if trigger == "stop":
             ws.db.execute("DELETE FROM handoffs WHERE session_id = ? AND trigger = 'stop'", (state["session_id"],))
@@ -135,7 +165,7 @@ def for_startup(ws: Workspace, session_id: str, max_age_s: float | None = None) 
             "SELECT count(DISTINCT session_id) FROM handoffs WHERE project = ? AND created_at > ? AND session_id != ?",
             (ws.project.key, row["created_at"], session_id),
         ).fetchone()[0]
-    if row is not None and max_age_s is not None and time.time() - row["created_at"] > max_age_s:
+    if row is not None and max_age_s is not None and clock.now() - row["created_at"] > max_age_s:
         return None, 0
     return row, int(later)
 
@@ -152,7 +182,7 @@ def latest(ws: Workspace, session_id: str | None = None, max_age_s: float | None
         "SELECT * FROM handoffs WHERE project = ? ORDER BY created_at DESC, id DESC LIMIT 1",
         (ws.project.key,),
     ).fetchone()
-    if row and max_age_s is not None and time.time() - row["created_at"] > max_age_s:
+    if row and max_age_s is not None and clock.now() - row["created_at"] > max_age_s:
         return None
     return row
 

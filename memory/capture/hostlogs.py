@@ -77,9 +77,13 @@ def _tool_use(state: LogState, ts: Any, call_id: str, name: str, args: Any) -> d
     return _line(state, ts, "assistant", [{"type": "tool_use", "id": call_id, "name": tool, "input": tin}])
 
 
-def _tool_result(state: LogState, ts: Any, call_id: str, text: str, failed: bool,
+def _tool_result(state: LogState, ts: Any, call_id: str, text: str, failed: bool | None,
                  result: Any = None) -> dict[str, Any]:
-    block = {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": failed}
+    """A tool's answer; `failed` None when the client recorded no outcome (no `is_error`: the reader then
+    goes by the output's words, memory/capture/transcript.py ToolCall.failed)."""
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": text}
+    if failed is not None:
+        block["is_error"] = failed
     extra = {"toolUseResult": result} if result is not None else {}
     return _line(state, ts, "user", [block], **extra)
 
@@ -138,7 +142,7 @@ def _codex(line: dict[str, Any], state: LogState) -> list[dict[str, Any]]:
         out = p.get("output")
         text = _texts(out.get("content") if isinstance(out, dict) else out)
         code = _exit_code(text)
-        return [_tool_result(state, ts, call_id, text, code not in (None, 0),
+        return [_tool_result(state, ts, call_id, text, None if code is None else code != 0,
                              {"stdout": _output(text), "stderr": ""} if code is not None else None)]
     return []
 
@@ -193,7 +197,8 @@ def _gemini(line: dict[str, Any], state: LogState) -> list[dict[str, Any]]:
         state.given.add(call_id)
         out.append(_tool_use(state, call.get("timestamp") or ts, call_id, str(call.get("name") or ""),
                              call.get("args")))
-        failed = call.get("status") in ("error", "cancelled")
+        # A shell command that exits non-zero still ends "success": only an error is an outcome recorded.
+        failed = call.get("status") in ("error", "cancelled") or None
         out.append(_tool_result(state, call.get("timestamp") or ts, call_id, _gemini_result(call), failed))
     return out
 

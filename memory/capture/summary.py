@@ -6,6 +6,8 @@ import os
 import sqlite3
 import time
 
+from memory.base.words import said_in, wording
+from memory.capture import FIX_ERROR
 from memory.store.state import State
 
 
@@ -16,16 +18,22 @@ def heuristic(state: State, root: str) -> str:
     files = [os.path.relpath(p, root) if p.startswith(root) else p for p in state.get("files_modified", [])]
     if files:
         parts.append(f"Changed: {', '.join(files[-8:])}")
-    if state.get("fixed"):
-        parts.append(f"Fixed: {'; '.join(f[:120] for f in state['fixed'][-3:])}")
-    if state.get("decisions"):
-        parts.append(f"Decided: {'; '.join(d[:120] for d in state['decisions'][-3:])}")
+    if state.get("fixed"):  # what was fixed; the error it fixed is its memory's to tell
+        parts.append(f"Fixed: {'; '.join(f.partition(FIX_ERROR)[0][:120] for f in state['fixed'][-3:])}")
+    # A decision or a last action the task already states in full is not said again (issue 26: each fact
+    # once; a commit's subject as the task and the assistant's closing words the same, say).
+    asked = wording(parts[0]) if state.get("task") else ""
+    decided = [d[:120] for d in state.get("decisions", [])[-3:] if not said_in(d[:120], asked)]
+    if decided:
+        parts.append(f"Decided: {'; '.join(decided)}")
     open_todos = [t.get("content", "") for t in state.get("todos", []) if t.get("status") != "completed"]
     if open_todos or state.get("errors"):
         nxt = open_todos[:3] + [f"unresolved: {e.get('command', '')}" for e in state.get("errors", [])[-2:]]
         parts.append(f"Next: {'; '.join(str(n)[:120] for n in nxt)}")
-    elif state.get("last_action") and parts:
-        parts.append(f"Last: {state['last_action'][:160]}")
+    else:
+        last = state.get("last_action", "")[:160]
+        if last and parts and not said_in(last.partition(": ")[2] or last, asked):
+            parts.append(f"Last: {last}")
     # A session that asked nothing with content of its own, changed, fixed and decided nothing (a greeting,
     # "ok", a question about the plugin) has no summary: it never fills a "Recent sessions" line.
     return " | ".join(parts)[:1000]

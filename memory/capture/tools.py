@@ -11,7 +11,7 @@ import os
 from memory.base.classify import classify
 from memory.base.event import Event, tool_kind
 from memory.base.privacy import clean
-from memory.capture import Capture, rel
+from memory.capture import FAILED_TITLE, FIX_ERROR, FIXED_TITLE, Capture, rel
 from memory.store import NewMemory
 from memory.store.state import State, push_unique
 
@@ -159,7 +159,11 @@ def _shell(call: ToolCall, cap: Capture) -> None:
     cap.change(lambda s: _resolve(s, key, short, cap, call))
     call.last_action(cap, f"Ran `{short}`")
     body = (stdout + ("\n" + stderr if stderr.strip() else "")).strip()
-    cap.memories.append(call.memory(f"Ran `{short}` (ok)", _said_once(cmd, short, "", body), "observation", 0.15,
+    # Its outcome is told only where the client tells one (a failure event, `interrupted`, an error's `Exit
+    # code N`): Claude Code's Bash response holds no exit code (stdout, stderr, interrupted, isImage), and a
+    # command not reported failed may still have failed (`pytest | tail` exits 0), so the title says that it
+    # ran, never "ok"; its output, untrusted text, is kept as it was printed.
+    cap.memories.append(call.memory(f"Ran `{short}`", _said_once(cmd, short, "", body), "observation", 0.15,
                                     call.tool))
 
 
@@ -182,7 +186,7 @@ def _shell_failed(call: ToolCall, cap: Capture, cmd: str, key: str, short: str, 
             s["last_action"] = f"`{short}` failed: {error[:200]}"
 
     cap.change(record_error)
-    cap.memories.append(call.memory(f"Command failed: `{short}`", _said_once(cmd, short, " failed:", output.strip()),
+    cap.memories.append(call.memory(FAILED_TITLE.format(short), _said_once(cmd, short, " failed:", output.strip()),
                                     "bugfix" if classify(error) == "bugfix" else "observation", 0.45, call.tool))
 
 
@@ -193,11 +197,14 @@ def _resolve(state: State, key: str, short: str, cap: Capture, call: ToolCall) -
     if not match:
         return
     state["errors"] = [e for e in errors if e.get("command") != key]
-    fixes = [os.path.basename(p) for p in state.get("files_modified", [])[-3:]]
-    text = f"`{short}` failed with: {match[-1].get('error', '')}. It passes now"
-    text += f" after changes to {', '.join(fixes)}." if fixes else "."
+    fixes = [os.path.basename(p)[:60] for p in state.get("files_modified", [])[-3:]]
+    # The title's words first, so that where this text is said (the handoff's "Fixed this session" line,
+    # whole) the memory's line would say nothing more; the error cut as the handoff's "Unresolved errors".
+    title = FIXED_TITLE.format(short)
+    text = title.partition(": ")[2] + (f" after changes to {', '.join(fixes)}" if fixes else "")
+    text += f"{FIX_ERROR}{match[-1].get('error', '')[:200]}"
     push_unique(state, "fixed", text)
-    cap.memories.append(NewMemory(title=f"Fixed: `{short}` passes again", content=text, type="bugfix",
+    cap.memories.append(NewMemory(title=title, content=text, type="bugfix",
                                   importance=0.75, tags=[*call.tags, "fixed"], session_id=call.session,
                                   files=state.get("files_modified", [])[-3:], origin="tool", origin_detail=call.tool))
 
@@ -217,7 +224,8 @@ def _todo(call: ToolCall, cap: Capture) -> None:
     done = [c for t in todos if t.get("status") == "completed" and (c := str(t.get("content", "")))
             and before.get(c) != "completed"]
     for content in done[:MAX_TODO_MEMORIES]:
-        cap.memories.append(call.memory(f"Completed: {content[:150]}", f"Completed todo: {content}",
+        # the text is the todo alone: the title says "Completed" (a line read "Completed: X: Completed todo: X")
+        cap.memories.append(call.memory(f"Completed: {content[:150]}", content,
                                         classify(content, "feature"), 0.45, call.tool))
     if len(done) > MAX_TODO_MEMORIES:  # one memory for the rest: a save costs ~0.4 ms, classify more
         from memory.base.words import count

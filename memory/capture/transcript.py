@@ -25,13 +25,34 @@ _NOT_A_PROMPT = ("<local-command", "Caveat:", "[Request interrupted", "<command-
 _COMMAND = re.compile(r"<command-name>\s*(/?[^<\s]+)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _COMPACT_PREFIX = "This session is being continued from a previous conversation"
-# Output of a command that exited 0 but still reports a failure (a piped `| tail` hides the exit code).
+# Output that reports a failure: read only where the client recorded no exit status for the command (see
+# ToolCall.failed), e.g. `pytest | tail -5`, whose status is tail's.
 _FAILED_OUTPUT = re.compile(
     r"Traceback \(most recent call last\)|^\s*FAILED\b|\b[1-9]\d* (?:failed|failures?|errors?)\b(?! *=)"
     r"|^npm ERR!|^error(?:\[E\d+\])?:|^\*\* \(\w+Error\)|BUILD FAILED|Compilation failed|^fatal:",
     re.M | re.I,
 )
 _PASSED_OUTPUT = re.compile(r"\b0 (?:failed|failures)\b|\ball tests passed\b|\bpassed\b", re.I)
+
+
+def status_is_whole(command: str) -> bool:
+    """The command line's exit status is the status of every step it runs: its steps are joined by `&&`
+    only. After an unquoted `|`, `;`, `||` or line break the status is a later step's, whatever an earlier
+    one did (`pytest | tail -5` exits 0 after "1 failed")."""
+    quote = ""
+    escaped = False
+    for ch in command.strip():
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True  # `\|` in a pattern, a line continuation
+        elif quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "|;\n":
+            return False
+    return True
 
 
 def compaction_summary(line: dict[str, Any], text: str) -> bool:
@@ -70,7 +91,7 @@ def block_text(content: Any) -> str:
 
 
 class ToolCall:
-    __slots__ = ("id", "name", "input", "result", "is_error", "ts", "sidechain", "seq", "answered")
+    __slots__ = ("id", "name", "input", "result", "is_error", "marked", "ts", "sidechain", "seq", "answered")
 
     def __init__(self, id: str, name: str, input: dict[str, Any], ts: float | None, sidechain: bool,
                  seq: int) -> None:
@@ -79,6 +100,7 @@ class ToolCall:
         self.input = input
         self.result = ""
         self.is_error = False
+        self.marked = False  # the client recorded the outcome (is_error true or false), not only the output
         self.ts = ts
         self.sidechain = sidechain
         self.seq = seq  # position in the session's event order
@@ -94,13 +116,15 @@ class ToolCall:
 
     @property
     def failed(self) -> bool:
-        """The call failed: an error result, or a command whose output reports failures."""
+        """The call failed: the client says so (an error result, a non-zero exit). The output's words (untrusted
+        text) decide only for a command whose exit status the client did not record: no marker (another
+        client's log), or a status that is a later step's (status_is_whole)."""
         if self.is_error:
             return True
-        if self.name == "Bash" and self.result:
-            tail = self.result[-4000:]
-            return bool(_FAILED_OUTPUT.search(tail)) and not _PASSED_OUTPUT.search(tail[-300:])
-        return False
+        if self.name != "Bash" or not self.result or (self.marked and status_is_whole(self.command)):
+            return False
+        tail = self.result[-4000:]
+        return bool(_FAILED_OUTPUT.search(tail)) and not _PASSED_OUTPUT.search(tail[-300:])
 
     def __repr__(self) -> str:
         return f"ToolCall({self.name}, {'failed' if self.failed else 'ok'}, {self.command or self.path!r})"
@@ -304,6 +328,7 @@ class _Builder:
                     continue
                 call.answered = True
                 call.is_error = bool(block.get("is_error"))
+                call.marked = isinstance(block.get("is_error"), bool)  # Claude Code writes it on every Bash result
                 text = block_text(block.get("content"))
                 if isinstance(result, dict) and call.name == "Bash" and not call.is_error:
                     text = "\n".join(str(result.get(k) or "") for k in ("stdout", "stderr")).strip() or text

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import time
 
 from memory import store
+from memory.base import clock
 from memory.base.privacy import clean
 from memory.base.project import event_folder
 from memory.capture import Capture
@@ -61,7 +61,7 @@ def close_workspaces() -> None:
 def touch_session(ws: Workspace, event: Event, *, source: str | None = None, prompts: int = 0,
                   tools: int = 0) -> bool:
     """Create the session row if needed and count activity. Returns True when the session is new."""
-    now = time.time()
+    now = clock.now()
     sid = session_id(event)
     with Tx(ws.db):
         cur = ws.db.execute(

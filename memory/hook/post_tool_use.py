@@ -51,7 +51,7 @@ def _symbols(ws: Workspace, event: Event, saved: list[store.Saved]) -> None:
     data = symbols.read(path)  # read once: the staleness check and an edit's record both need it
     if data is None:
         return
-    symbols.check(ws.db, path, data.decode("utf-8", "replace"), session_id(event))
+    symbols.check(ws.db, path, data, session_id(event))
     changes = [s.id for s in saved if s.id is not None and s.action in ("inserted", "updated")]
     if tool != "Read" and changes:
         _record_edit(ws, path, data, str(tin.get("new_string") or tin.get("content") or ""), changes)

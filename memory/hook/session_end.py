@@ -3,8 +3,7 @@ Claude Code gives all SessionEnd hooks 1.5 s together, so nothing slow happens h
 
 from __future__ import annotations
 
-import time
-
+from memory.base import clock
 from memory.base.privacy import clean
 from memory.capture import handoff, summary
 from memory.hook.common import queue_extraction, session_id, touch_session, wake_worker, workspace
@@ -29,7 +28,7 @@ def handle(event: Event, call: Call) -> dict[str, Any] | None:
         ws.db.execute(
             "UPDATE sessions SET status = 'completed', ended_at = ?, end_reason = ?, summary = ? WHERE id = ?",
             # The reason is event text like any other: through the privacy filter before the disk.
-            (time.time(), clean(event.reason)[:40], summary.heuristic(st, ws.project.root), sid),
+            (clock.now(), clean(event.reason)[:40], summary.heuristic(st, ws.project.root), sid),
         )
         queue_extraction(ws, event, sid, "end", dedup_key=f"extract:end:{sid}")
     _check_symbols(ws, st.get("files_modified") or [], sid)

@@ -21,6 +21,7 @@ from typing import Any
 from memory import store
 from memory.base.config import env_int
 from memory.base.log import log
+from memory.base.words import wording
 from memory.capture import deciders
 from memory.capture.transcript import Digest, read
 from memory.learn import Extraction, ProviderError, Unavailable, heuristic
@@ -252,12 +253,45 @@ def user_texts(digest: Digest, state: dict[str, Any] | None) -> list[str]:
     return [own for t in texts if (own := own_words(t)).strip()]
 
 
+# A learning this share of whose words one memory of its type (a fix, a decision) that the hooks stored for its
+# session already has adds nothing to it: the same fact told again in other words (issue 26 "nothing said
+# twice"). On the shared transcripts (2026-12-07) the extractor's "`npx tsc` failed with ... - fixed" has 87% of
+# its words in the hooks' "Fixed: `npx tsc ...` passes again", a "`git commit` failed ... - fixed" 86%; a fix
+# that adds the assistant's explanation (why it failed) has 57% (tests/e2e/test_learning.py) and stays. Of
+# its type only: a short discovery's words are all in a long document the session wrote (a plan), which does
+# not say it.
+ADDS_NOTHING = 0.8
+
+
+def _words(text: str) -> set[str]:
+    """The words of a text that say something (3 characters or more), lower case."""
+    return {w for w in wording(text).split() if len(w) > 2}
+
+
+def _said_before(ws: Workspace, sid: str) -> dict[str, list[set[str]]]:
+    """The words of each memory the hooks stored for the session, by type (an earlier extraction's learnings
+    may be bettered: a model's after the heuristic's, `memory extract --force`)."""
+    said: dict[str, list[set[str]]] = {}
+    for kind, title, content in ws.db.execute(
+            "SELECT type, title, content FROM memories WHERE session_id = ? AND source NOT LIKE 'extract:%'", (sid,)):
+        said.setdefault(kind, []).append(_words(f"{title} {content}"))
+    return said
+
+
+def _same_fact(words: set[str], said: list[set[str]]) -> bool:
+    """Whether a memory of the session already tells what `words` tell (ADDS_NOTHING of them)."""
+    return bool(words) and any(len(words & old) >= ADDS_NOTHING * len(words) for old in said)
+
+
 def _store(ws: Workspace, sid: str, digest: Digest, state: dict[str, Any] | None, result: Extraction,
            common: dict[str, Any], created_at: float | None, by_agent: str = "") -> Outcome:
     saved: list[int] = []
     confidence = 0.6 if result.provider == "heuristic" else 0.8
     users = [] if by_agent else user_texts(digest, state)
+    said = _said_before(ws, sid)
     for lr in result.learnings:
+        if _same_fact(_words(f"{lr.title} {lr.content}"), said.get(lr.type, [])):
+            continue  # the hooks' record tells it already
         kind, importance = lr.type, lr.importance
         if kind in deciders.STANDING_TYPES and not deciders.user_evidence(f"{lr.title} {lr.content}", lr.evidence,
                                                                           users):
