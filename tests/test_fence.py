@@ -189,7 +189,7 @@ def test_build_output_payload_is_flagged_and_never_injected(hooks: HookRunner, h
     recent = cli("recent", env={"MEMORY_PROJECT_DIR": str(project)}).stdout
     assert recent.count(f"[flagged: {fence.FLAG}]") == 3, recent
     shown = cli("doctor", env={"MEMORY_PROJECT_DIR": str(project)}).stdout
-    assert "flagged_memories:" in shown and "Ran `./build.sh --release` (ok)" in shown, shown
+    assert "flagged_memories:" in shown and "Ran `./build.sh --release`" in shown, shown
 
 
 def test_mcp_save_that_tries_to_close_the_block(hooks: HookRunner, home: Path, project: Path) -> None:
@@ -275,7 +275,15 @@ def test_a_row_is_read_again_unless_checked_under_the_rules_in_force(tmp_path: P
         ws.close()
 
 
-def test_provenance_on_every_line(hooks: HookRunner, home: Path, project: Path) -> None:
+def test_provenance_on_every_line(hooks: HookRunner, home: Path, project: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # A user's words in a memory line: an earlier session's decision, which no session's line says instead
+    # (what the startup context says once is not listed again, issue 26).
+    monkeypatch.setenv("MEMORY_SESSION_SUMMARIES", "0")
+    _session(hooks, "s-prov-0")
+    hooks.start()
+    hooks.prompt("We cap payment gateway retries per merchant, never globally")
+    hooks.end()
     _session(hooks, "s-prov")
     hooks.start()
     hooks.prompt("Configure the payment gateway retries to three attempts")
@@ -537,12 +545,17 @@ def test_the_users_own_standing_orders_are_theirs(hooks: HookRunner, home: Path,
 # -- through the real hooks and commands: lookalike closers ---------------------------------------------------
 
 
-def test_lookalike_closers_never_leave_the_block(hooks: HookRunner, home: Path, project: Path) -> None:
+def test_lookalike_closers_never_leave_the_block(hooks: HookRunner, home: Path, project: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Memories holding the issue's twelve closing-tag lookalikes and a sample of the generated ones are
     flagged and withheld from SessionStart and prompt recall; asked for by `/memory:search` and `/memory:get`
     (real processes), they come back in one block with exactly one real closing tag, reading as no tag.
     Lookalike tags of other names (not flagged) are injected, inert."""
     from tests.support.injection_corpus import closing_tag_lookalikes
+
+    # The startup lists all twelve newest notes, so that the prompt's recall (which leaves out what the
+    # startup said) reaches the flagged reports.
+    monkeypatch.setenv("MEMORY_STARTUP_MEMORY_CHARS", "100000")
 
     sample = closing_tag_lookalikes(fence.TAG)[::37]
     others = [f for name in ("tool_result", "function_results", "system-reminder")

@@ -3,9 +3,13 @@ context was lost (issue 13.2), and at startup after sessions that did no real wo
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 
-from memory.base import fence
+import pytest
+
+from memory.base import clock, fence
 from tests.support.helpers import HookRunner
 
 
@@ -185,3 +189,41 @@ def test_a_session_that_only_continued_hands_over_the_task_and_next_step_of_the_
     assert handoff.count("Handoff from the memory plugin") == 1
     assert "Task (of the last session that worked): Fix the usage line that format_usage prints" in handoff
     assert NEXT in handoff and "Continuing after compaction" not in handoff
+
+
+# 2023-11-14 22:13 UTC: a replayed session years before the wall clock (scripts/bench/history.py).
+LONG_AGO = 1_700_000_000.0
+PREVIOUS = "Handoff from the memory plugin (where the previous session in this project stopped"
+
+
+def test_a_replayed_sessions_handoff_is_shown_at_the_next_replayed_start(hooks: HookRunner, project: Path,
+                                                                         home: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hooks run at MEMORY_NOW: they date what they store by it and age the handoff by it, so a session
+    replayed at an old date hands over to the next one replayed a day later, as its user saw it then."""
+    monkeypatch.setenv("MEMORY_NOW", repr(LONG_AGO))
+    _work(hooks, "Migrate the session store to Redis")
+    hooks.end()
+    with sqlite3.connect(next(home.rglob("memory.db"))) as db:
+        assert {r[0] for r in db.execute("SELECT created_at FROM handoffs")} == {LONG_AGO}
+        assert {r[0] for r in db.execute("SELECT started_at FROM sessions")} == {LONG_AGO}
+        assert {r[0] for r in db.execute("SELECT created_at FROM memories")} == {LONG_AGO}
+    monkeypatch.setenv("MEMORY_NOW", repr(LONG_AGO + 86400))  # the next day
+    text = HookRunner(project, session="next-day").start()
+    assert unfenced(text).startswith(f"{PREVIOUS}, {time.strftime('%Y-%m-%d', time.localtime(LONG_AGO))})")
+    assert "Task: Migrate the session store to Redis" in text and "store.py" in text
+    # Past MEMORY_HANDOFF_MAX_AGE_HOURS (72) by the replay's clock, it is not shown, as it is not to its user.
+    monkeypatch.setenv("MEMORY_NOW", repr(LONG_AGO + 4 * 86400))
+    assert PREVIOUS not in HookRunner(project, session="four-days-later").start()
+    # Without a replay clock the hooks age by the wall clock: years later, no handoff.
+    monkeypatch.delenv("MEMORY_NOW")
+    assert PREVIOUS not in HookRunner(project, session="today").start()
+
+
+def test_the_clock_is_the_wall_clock_unless_a_number_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_NOW", "1700000000.5")
+    assert clock.now() == 1_700_000_000.5
+    for unset in ("", "yesterday"):  # empty or unreadable: the wall clock, never a failure
+        monkeypatch.setenv("MEMORY_NOW", unset)
+        before = time.time()
+        assert before <= clock.now() <= time.time()

@@ -92,9 +92,10 @@ def test_low_value_gate_keeps_every_verdict() -> None:
     titles = ["Ran `ls -la` (ok)", "Ran `LS` (ok)", "ran `git status` (ok)", "Ran `git commit -m x` (ok)",
               "Ran `pytest -q` (ok)", "Asked: thanks!", "Asked: thank you", "Asked: go ahead.", "Asked: fix it",
               "Searched for x", "Listed files", "Read src/app.py", "Modified a.py", "Ran `lsblk` (ok)",
-              "Ran `ſearched` (ok)", "ſearched for x", "Lıſted files", "Asked: oK", "Ran `Kat` (ok)"]
+              "Ran `ſearched` (ok)", "ſearched for x", "Lıſted files", "Asked: oK", "Ran `Kat` (ok)",
+              "Ran `ls -la`", "Ran `git status`", "Ran `pytest -q`"]
     rng = random.Random(9)
-    words = ["Ran `", "ls", "git ", "status", "` (ok)", "Asked: ", "ok", "yes", "Searched ", "Listed ", "x",
+    words = ["Ran `", "ls", "git ", "status", "` (ok)", "`", "Asked: ", "ok", "yes", "Searched ", "Listed ", "x",
              " ", "!", "ſ", "K", "ı"]
     titles += ["".join(rng.choice(words) for _ in range(rng.randint(1, 6))) for _ in range(20000)]
     for title in titles:
@@ -195,10 +196,37 @@ def test_secret_triggers_are_necessary() -> None:
     for kind, triggers, source, group, flags, check, needs in privacy._SECRETS:
         for text in texts:
             lower = text.lower()
-            if any(t in lower for t in triggers) and (not needs or any(n in lower for n in needs)):
+            if any(t in lower for t in triggers) and (not needs or (needs(text) if callable(needs) else
+                                                                       any(n in lower for n in needs))):
                 continue
             out = privacy._sub(text, kind, source, group, flags, check, [])
             assert out == text, (kind, source, text)
+
+
+def test_the_discord_rule_runs_only_on_an_id_before_a_dot() -> None:
+    """The Discord token's triggers are common trigrams ("ode" of "code"): its pattern runs only when 24 ASCII
+    letters or digits end at a "." (privacy._id_before_dot), which every token it finds has."""
+    from memory.base import privacy
+
+    rule = next(r for r in privacy._SECRETS if r[0] == "discord-token")
+    kind, _triggers, source, group, flags, check, needs = rule
+    assert callable(needs)
+    token = "MTA" + "k" * 23 + ".Gh3xYz." + "Q" * 30
+    rng = random.Random(15)
+    parts = ["code", "node", " ", ".", "\n", "MTA", "OD", "Nz", "x" * 12, "k" * 23, ".Gh3xYz.", "Q" * 30, "_", "-",
+             "é", token, "decoder.", "a" * 30 + "."]
+    changed = 0
+    for _ in range(20000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(1, 9)))
+        out = privacy._sub(text, kind, source, group, flags, check, [])
+        if out != text:
+            changed += 1
+            assert needs(text), text
+    assert changed > 100  # the texts did hold tokens the rule redacts
+    assert privacy.clean(f"the bot runs with {token} in its code.") == \
+        "the bot runs with [REDACTED:discord-token] in its code."
+    many = ". " * 100 + token  # more dots than the check looks at: the pattern runs, as before
+    assert needs(many) and "[REDACTED:discord-token]" in privacy.clean(many)
 
 
 def test_clean_fast_path_matches_the_full_filter() -> None:

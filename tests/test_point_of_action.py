@@ -227,3 +227,32 @@ def test_a_stale_memory_about_the_edited_definition_is_not_demoted(hooks: HookRu
     assert "about limits.py (apply_limit)" in note and first in shown and newest in shown
     assert shown.index(first) < shown.index(newest)
     assert "code changed since: apply_limit: signature changed" in note
+
+
+# A GitHub token's shape (the privacy filter redacts it: memory/base/privacy.py), joined here so this file
+# holds no token-shaped literal.
+TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+
+
+def test_a_path_holding_a_secret_gets_its_note_once_and_keeps_it_off_disk(hooks: HookRunner, project: Path,
+                                                                          home: Path) -> None:
+    """What is stored of a path is its filtered form (memories.files, injections.query): the file's memories
+    are found, and the note given once, by that form; the secret in the path never reaches the data dir."""
+    from tests.support.helpers import all_bytes_under
+
+    path = project / TOKEN / "limits.py"
+    path.parent.mkdir()
+    path.write_text(LIMITS)
+    _session_with_a_fix(hooks, path)
+    hooks.session = "s-two"
+    hooks.start()
+    notes = [_pre_edit(hooks, path, old, old.replace("cap", "limit")) for old in
+             ("if amount >= cap:", "return cap", "def apply_limit(amount, cap):")]
+    assert "Recorded in past sessions about [REDACTED:github-token]/limits.py (apply_limit)" in notes[0]
+    assert "passes again" in notes[0] and TOKEN not in notes[0]
+    assert notes[1:] == ["", ""]  # once per file per session
+    assert _pre_bash(hooks, f"git diff {path}") == ""  # whichever tool names it next
+    hooks.session = "s-three"  # a command naming the file finds its memories by that form too
+    assert "about [REDACTED:github-token]/limits.py" in _pre_bash(hooks, f"python -m pytest {path} -x")
+    assert _pre_edit(hooks, path, "return cap", "return 0") == ""
+    assert all_bytes_under(home)(TOKEN.encode()) == []

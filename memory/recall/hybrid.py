@@ -16,12 +16,12 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import Any
 
+from memory.base import clock
 from memory.base.config import env, env_int
 from memory.base.timeparse import DAY, query_span
 from memory.recall import layers
@@ -334,7 +334,7 @@ def search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filt
     where, args = filters.sql("m")
     dated = None
     if weights.time or weights.later:
-        as_of = time.time() if filters.as_of is None else filters.as_of
+        as_of = clock.now() if filters.as_of is None else filters.as_of
         dated = time_weights(db, ids, query_span(query, as_of), as_of, weights)
     if info is not None:
         known = info(ids)

@@ -7,12 +7,14 @@ when; memories flagged as instruction-shaped, and such lines of handoffs and sum
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 
 from memory import store
 from memory.base import fence
 from memory.base.config import env, env_int
+from memory.base.words import told, wording
 from memory.capture import handoff
 from memory.recall.search import Filters, Hit, _shared_terms, keyword_search, terms, useful_memories
 from memory.store import state as session_state
@@ -89,10 +91,13 @@ def _stale_last(ws: Workspace, hits: list[Hit]) -> tuple[list[Hit], dict[int, st
 def _hit_line(h: Hit, width: int = 240, row: sqlite3.Row | None = None, stale: str | None = None) -> str:
     body = " ".join(h.content.split())
     title = " ".join(h.title.split())
+    kind, colon, excerpt = title.partition(": ")
     if body.lower().startswith(title.lower()):
         body = body[len(title):].lstrip(" :-")
     elif body.lower() in title.lower():  # e.g. "Asked: <prompt>" whose content is the prompt itself
         body = ""
+    elif colon and excerpt and body.lower().startswith(excerpt.lower()):  # "Fixed: `x` passes again" of a
+        title = kind  # text that opens with "`x` passes again ...": the label, then the text, said once
     text = f"- [{h.type}] {title}"
     if body:
         text += f": {body[:width]}{'...' if len(body) > width else ''}"
@@ -144,6 +149,10 @@ def _hybrid(ws: Workspace, query: str, limit: int, filters: Filters, *, relevant
     (vector similarity at least MEMORY_RECALL_MIN_SIMILARITY): a prompt about nothing stored gets nothing."""
     if env("MEMORY_SEARCH_MODE").lower() != "hybrid":
         return None
+    from memory.base import worker_client
+
+    if not os.path.exists(worker_client.socket_path(ws.home)):
+        return None  # no worker running (off, not started yet, gone idle): importing the layers cost ~0.3 ms
     from memory.recall.layers import hybrid_via_worker
 
     got = hybrid_via_worker(ws, query, limit, filters)
@@ -174,24 +183,60 @@ def session_start_body(ws: Workspace, session_id: str, source: str, limit: int) 
     """What the startup block holds, unfenced (the prompt hook joins it with its recall in one block): the
     handoff, memories of earlier sessions, then (new sessions only) the recent sessions' summaries."""
     h, head = _startup_handoff(ws, session_id, source)
-    parts = [head] if head else []
-    hits, related, withheld = _startup_memories(ws, session_id, h)
-    if hits:
-        parts.append(f"Memories of project {ws.project.name} from earlier sessions:")
-        parts += [line for _, line in hits]
-    if source in ("startup", "clear"):  # last: the first part dropped when the cap is reached
+    hits, related, withheld = _startup_memories(ws, session_id, h, wording(head))
+    recent: list[str] = []
+    if source in ("startup", "clear"):
         recent, dropped = _recent_sessions(ws, session_id, h)
-        parts += recent
         withheld += dropped
-    if withheld and parts:
-        parts.append(_withheld(withheld))
-    if not parts:
+    heading = f"Memories of project {ws.project.name} from earlier sessions:"
+    text, hits = _said_once(head, heading, hits, recent, withheld, limit)
+    if not text:
         return "", []
-    text = _fit(parts, limit)
     used = [x.id for x, _ in hits if f"#{x.id})" in text]
+    # The text is recorded: a prompt's recall of this session leaves out what it already says (_said_at_start).
     _record(ws, [x for x, _ in hits], used, "inject-start", session_id, None, text,
             "startup+hybrid" if related else "startup")
     return text, used
+
+
+def _said_once(head: str, heading: str, hits: list[tuple[Hit, str]], recent: list[str], withheld: int,
+               limit: int) -> tuple[str, list[tuple[Hit, str]]]:
+    """The startup text within `limit` and the memory lines it keeps, each fact in one place: a memory
+    listed in full is not also a note of the handoff (handoff.NOTES), and one a recent session's line shown
+    below already says is not listed."""
+    room = env_int("MEMORY_STARTUP_MEMORY_CHARS")
+
+    def text_of(head: str, hits: list[tuple[Hit, str]]) -> str:
+        parts = [head] if head else []
+        if hits:
+            parts += [heading, *_within([line for _, line in hits], room)]
+        parts += recent  # last: the first part dropped when the cap is reached
+        if withheld and parts:
+            parts.append(_withheld(withheld))
+        return _fit(parts, limit)
+
+    text = text_of(head, hits)
+    sessions = wording("\n".join(ln for ln in recent if ln in text))
+    by_sessions = [x for x, _ in hits if sessions and said_by(x, sessions)]
+    hits = [(x, line) for x, line in hits if x not in by_sessions]
+    listed = {x.id for x, _ in hits if f"#{x.id})" in text}
+    if by_sessions or (head and listed):  # shorter than the first: every line that fitted still fits
+        text = text_of(_without_notes(head, listed) if head else head, hits)
+    return text, hits
+
+
+def _within(lines: list[str], room: int) -> list[str]:
+    """The first lines while they fit in `room` characters, each whole, the first always. The startup list
+    is ranked with no query (importance, recency, use): its size is bounded in characters, not items, so
+    that twelve full lines (~4,000 characters) never outweigh the handoff and the recent sessions."""
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        used += len(line) + 1
+        if out and used > room:
+            break
+        out.append(line)
+    return out
 
 
 def _startup_handoff(ws: Workspace, session_id: str, source: str) -> tuple[sqlite3.Row | None, str]:
@@ -217,10 +262,34 @@ def _startup_handoff(ws: Workspace, session_id: str, source: str) -> tuple[sqlit
                             f"{_date(h['created_at'])}{after}){HANDOFF_SOURCES}", h["content"])
 
 
-def _startup_memories(ws: Workspace, session_id: str, h: sqlite3.Row | None
+def said_by(h: Hit, said: str) -> bool:
+    """Whether a text (its wording(), memory/base/words.py) already says all a memory's line would."""
+    return told(h.title, h.content, said)
+
+
+def _without_notes(handoff_text: str, ids: set[int]) -> str:
+    """A handoff without its notes (handoff.NOTES, `- [type #id] title`) of these memories, and without the
+    notes' heading when none is left."""
+    lines = handoff_text.split("\n")
+    if handoff.NOTES not in lines:
+        return handoff_text
+    at = lines.index(handoff.NOTES)
+    end = next((i for i in range(at + 1, len(lines)) if not lines[i].startswith("- [")), len(lines))
+
+    def noted(line: str) -> int | None:
+        inside = line[3:line.find("]")] if "]" in line else ""
+        number = inside.rpartition(" #")[2]
+        return int(number) if " #" in inside and number.isdigit() else None
+
+    kept = [ln for ln in lines[at + 1:end] if noted(ln) not in ids]
+    return "\n".join(lines[:at] + ([handoff.NOTES, *kept] if kept else []) + lines[end:])
+
+
+def _startup_memories(ws: Workspace, session_id: str, h: sqlite3.Row | None, said: str = ""
                       ) -> tuple[list[tuple[Hit, str]], list[Hit] | None, int]:
     """The memories worth showing at a start with their lines, the hybrid hits that ranked them (or None),
-    and how many were withheld as instruction-shaped."""
+    and how many were withheld as instruction-shaped. Those whose every word the handoff shown above
+    already says (`said`, its wording) are left out: the handoff, the train of thought, says them once."""
     want = env_int("MEMORY_STARTUP_MEMORIES")
     related: list[Hit] | None = None
     hits = [x for x in useful_memories(ws.db, ws.project.key, want * 3)
@@ -234,6 +303,10 @@ def _startup_memories(ws: Workspace, session_id: str, h: sqlite3.Row | None
             hits = related + [x for x in hits if x.id not in seen_ids]
     # Repository docs nobody read are not memories of earlier sessions (prompt recall shows them, labelled),
     # and instruction-shaped memories are never injected on their own.
+    if said:
+        hits = [x for x in hits if not said_by(x, said)]
+    fixed = handoff.fixed_later(ws.db, [(x.id, x.title, x.session_id) for x in hits])
+    hits = [x for x in hits if x.id not in fixed]
     prov = provenance(ws, [x.id for x in hits])
     shown, old = _stale_last(ws, _few_from_teammates([x for x in hits if not is_repo_doc(prov.get(x.id))], prov,
                                                        want // 2))
@@ -312,6 +385,14 @@ def _already_shown(ws: Workspace, session_id: str, ids: list[int]) -> set[int]:
         "AND kind LIKE 'inject%'", [session_id, *ids])}
 
 
+def _said_at_start(ws: Workspace, session_id: str) -> str:
+    """The wording of this session's latest startup block (its handoff, memories and sessions' lines, as
+    recorded by session_start_body): a memory it says in full is in the context already. One indexed read."""
+    row = ws.db.execute("SELECT text FROM injections WHERE session_id = ? AND kind = 'inject-start' "
+                        "ORDER BY at DESC LIMIT 1", (session_id,)).fetchone()
+    return wording(row[0]) if row and row[0] else ""
+
+
 def prompt_recall(ws: Workspace, session_id: str, prompt: str) -> tuple[str, list[int]]:
     """Memories relevant to a prompt, from other sessions, not already injected in this one: one untrusted
     block."""
@@ -324,24 +405,34 @@ def prompt_recall(ws: Workspace, session_id: str, prompt: str) -> tuple[str, lis
 FLAGGED_ROOM = 3
 
 
+def prompt_search(ws: Workspace, session_id: str, prompt: str, want: int) -> tuple[list[Hit], str]:
+    """The prompt hook's search, before what this session was shown and flagged hits are left out: hybrid
+    from the warm worker, or keyword mode bounded for a hook; its hits and "hybrid" or "keyword"."""
+    hits = _hybrid(ws, prompt, want + OVERFETCH, Filters(exclude_session=session_id), relevant_only=True)
+    if hits is not None:
+        return hits, "hybrid"
+    # One more: the same prompt asked in another session is dropped by the caller.
+    # The exclusion costs ~1 ms on 10,000 memories: only for a session that has been shown some.
+    shown_some = ws.db.execute("SELECT 1 FROM access_log WHERE session_id = ? AND kind LIKE 'inject%' LIMIT 1",
+                               (session_id,)).fetchone() is not None
+    filters = Filters(exclude_session=session_id, not_shown_in=session_id if shown_some else None)
+    return keyword_search(ws.db, prompt, limit=want + 1 + FLAGGED_ROOM, filters=filters, min_terms=2,
+                          max_candidates=env_int("MEMORY_RECALL_CANDIDATES")), "keyword"
+
+
 def prompt_recall_body(ws: Workspace, session_id: str, prompt: str, width: int) -> tuple[str, list[int]]:
     """The recall block's body, unfenced. The work is bounded whatever the session's length: keyword recall
     leaves the memories shown out in SQL, hybrid recall asks for a fixed OVERFETCH more."""
     if len(prompt.strip()) < 8 or prompt.lstrip().startswith("/"):
         return "", []
     want = env_int("MEMORY_PROMPT_RECALL_LIMIT")
-    hits = _hybrid(ws, prompt, want + OVERFETCH, Filters(exclude_session=session_id), relevant_only=True)
-    mode = "hybrid" if hits is not None else "keyword"
-    if hits is None:  # one more: the same prompt asked in another session is dropped below
-        # The exclusion costs ~1 ms on 10,000 memories: only for a session that has been shown some.
-        shown_some = ws.db.execute("SELECT 1 FROM access_log WHERE session_id = ? AND kind LIKE 'inject%' LIMIT 1",
-                                   (session_id,)).fetchone() is not None
-        filters = Filters(exclude_session=session_id, not_shown_in=session_id if shown_some else None)
-        hits = keyword_search(ws.db, prompt, limit=want + 1 + FLAGGED_ROOM, filters=filters, min_terms=2,
-                              max_candidates=env_int("MEMORY_RECALL_CANDIDATES"))
+    hits, mode = prompt_search(ws, session_id, prompt, want)
     shown = _already_shown(ws, session_id, [h.id for h in hits])
     prompt_hash = store.content_hash(prompt)
     hits = [h for h in hits if h.id not in shown and store.content_hash(h.content) != prompt_hash]
+    said = _said_at_start(ws, session_id) if hits else ""
+    if said:
+        hits = [h for h in hits if not said_by(h, said)]
     prov = provenance(ws, [h.id for h in hits])
     hits, old = _stale_last(ws, hits)
     withheld, hits = _unflagged(hits, prov, want, ws.db)

@@ -12,7 +12,7 @@ import sqlite3
 import time
 
 from memory import store
-from memory.base import worker_client
+from memory.base import clock, worker_client
 from memory.base.config import env, env_int
 from memory.recall.search import Filters, Hit, hit_from_row, keyword_search
 from memory.recall.search import timeline as keyword_timeline
@@ -39,7 +39,9 @@ def _date(ts: float | None) -> str:
 
 def filters_json(f: Filters) -> dict[str, Any]:
     return {"types": f.types, "since": f.since, "until": f.until, "session_id": f.session_id,
-            "exclude_session": f.exclude_session, "include_expired": f.include_expired, "as_of": f.as_of}
+            "exclude_session": f.exclude_session, "include_expired": f.include_expired,
+            # the asker's now, not the worker's: a replayed hook (MEMORY_NOW, memory/base/clock.py) counts from its own
+            "as_of": clock.now() if f.as_of is None else f.as_of}
 
 
 def rows_by_id(db: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:

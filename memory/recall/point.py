@@ -4,7 +4,9 @@ change), those about the definition the edit is in or sharing its identifiers fi
 session, and nothing when nothing relates.
 
 Hot side (a PreToolUse hook): standard library and SQLite only; the memories that name the file are found by
-index (`memory_files`, kept by triggers from memories.files), at most CANDIDATES of them ranked."""
+index (`memory_files`, kept by triggers from memories.files), at most CANDIDATES of them ranked. What is stored
+of a path (memories.files, memory_symbols, the note's injections row and text) is its privacy-filtered form: the
+file is read by its path and looked up, named and logged by that form (`stored`)."""
 
 from __future__ import annotations
 
@@ -12,10 +14,11 @@ import math
 import os
 import time
 
-from memory.base import fence
+from memory.base import clock, fence
 from memory.base.definitions import enclosing, symbol_name
+from memory.base.privacy import clean as stored
 from memory.recall.search import hit_from_row
-from memory.store import log_access, mark_checked, symbols
+from memory.store import log_access, mark_checked, stored_query, symbols
 from memory.store.workspace import Workspace
 
 TYPE_CHECKING = False
@@ -51,10 +54,11 @@ def recall_command(ws: Workspace, session_id: str, paths: list[str], words: list
     """The note for the first of the files a shell command names (absolute) that the store has memories
     about and the session was not told of yet; `words`, the command's other identifiers, name the symbols
     it may be about (`pytest a.py::test_b`)."""
+    keys = [stored(p) for p in paths]
     known = {r[0] for r in ws.db.execute(
-        f"SELECT DISTINCT path FROM memory_files WHERE path IN ({','.join('?' * len(paths))})", paths)}
-    for path in paths:
-        if path in known and not _given(ws.db, session_id, path):
+        f"SELECT DISTINCT path FROM memory_files WHERE path IN ({','.join('?' * len(keys))})", keys)}
+    for path, key in zip(paths, keys, strict=True):
+        if key in known and not _given(ws.db, session_id, path):
             text = _note(ws, session_id, path, "", set(words), words)
             if text:
                 return text
@@ -84,15 +88,16 @@ def rank(ws: Workspace, session_id: str, path: str, old_text: str, said: set[str
     file recorded. `said`: the identifiers the edit or command holds, which a memory's own are weighed
     against. `stale`: what a memory whose code changed since counts for; `spare_about`: except one about the
     definition the edit is in (the benchmark measures other values beside these)."""
-    rows = _candidates(ws.db, session_id, path)
+    key = stored(path)
+    rows = _candidates(ws.db, session_id, key)
     if not rows:
         return [], [], {}
     data = symbols.read(path)  # read once: the staleness check and placing the edit both need it
     if data is not None:  # what changed in the file since a memory was made labels it, lazily
-        symbols.check(ws.db, path, data.decode("utf-8", "replace"))
+        symbols.check(ws.db, path, data)
     old = symbols.stale(ws.db, [r["id"] for r in rows])
-    names = _recorded(ws.db, path, words) if words else _touched(ws.db, path, old_text, data or b"")
-    about = _about(ws.db, [r["id"] for r in rows], path, names)
+    names = _recorded(ws.db, key, words) if words else _touched(ws.db, key, old_text, data or b"")
+    about = _about(ws.db, [r["id"] for r in rows], key, names)
     scores = _scores(rows, names, about, said, old, stale, spare_about)
     # One line a session, sessions ranked by their best memory: a session is the unit of "what happened to
     # this file last time"; its line is its weightiest kind of memory (the fix over the change it made).
@@ -111,8 +116,9 @@ def rank(ws: Workspace, session_id: str, path: str, old_text: str, said: set[str
 
 
 def _given(db: sqlite3.Connection, session_id: str, path: str) -> bool:
+    """Whether the session was given the file's note: its injections row, whose query is stored filtered."""
     return db.execute("SELECT 1 FROM injections WHERE session_id = ? AND kind = ? AND query = ? LIMIT 1",
-                      (session_id, KIND, path[:200])).fetchone() is not None
+                      (session_id, KIND, stored_query(path))).fetchone() is not None
 
 
 def _candidates(db: sqlite3.Connection, session_id: str, path: str) -> list[sqlite3.Row]:
@@ -122,7 +128,7 @@ def _candidates(db: sqlite3.Connection, session_id: str, path: str) -> list[sqli
             WHERE f.path = ? AND coalesce(m.session_id, '') != ? AND m.type NOT IN ('prompt', 'handoff')
               AND m.title NOT LIKE 'Read %' AND (m.expires_at IS NULL OR m.expires_at > ?)
               AND (m.flags IS NULL OR m.flags = '')
-            ORDER BY m.created_at DESC LIMIT {CANDIDATES}""", (path, session_id, time.time())).fetchall()
+            ORDER BY m.created_at DESC LIMIT {CANDIDATES}""", (path, session_id, clock.now())).fetchall()
 
 
 def _recorded(db: sqlite3.Connection, path: str, words: list[str]) -> list[str]:
@@ -186,19 +192,20 @@ def _mentions(text: str, names: list[str]) -> bool:
     return False
 
 
-def _outline(db: sqlite3.Connection, path: str) -> str:
-    row = db.execute("SELECT outline FROM file_signatures WHERE path = ?", (path,)).fetchone()
+def _outline(db: sqlite3.Connection, key: str) -> str:
+    row = db.execute("SELECT outline FROM file_signatures WHERE path = ?", (key,)).fetchone()
     return row[0] if row else ""
 
 
-def _touched(db: sqlite3.Connection, path: str, old_text: str, data: bytes) -> list[str]:
-    """The definitions the edit is in, innermost first: from the file's cached outline, or (a file too short to
-    be outlined) from the definition lines above the edit. `data`: the file as it is now, before the edit."""
+def _touched(db: sqlite3.Connection, key: str, old_text: str, data: bytes) -> list[str]:
+    """The definitions the edit is in, innermost first: from the file's cached outline (under `key`, the stored
+    path), or (a file too short to be outlined) from the definition lines above the edit. `data`: the file as
+    it is now, before the edit."""
     at = data.find(old_text.encode("utf-8", "replace")) if old_text.strip() else -1
     if at < 0:
         return []
     line = data.count(b"\n", 0, at) + 1
-    return symbols_at(_outline(db, path), line) or enclosing(data, line)
+    return symbols_at(_outline(db, key), line) or enclosing(data, line)
 
 
 def symbols_at(outline: str, line: int) -> list[str]:
@@ -219,8 +226,10 @@ def symbols_at(outline: str, line: int) -> list[str]:
 
 
 def _render(ws: Workspace, path: str, rows: list[sqlite3.Row], names: list[str], old: dict[int, str]) -> str:
-    """A heading naming the file (and the symbol the edit is in), one line a memory with its provenance."""
-    rel = os.path.relpath(path, ws.project.root) if path.startswith(ws.project.root + os.sep) else path
+    """A heading naming the file (and the symbol the edit is in), one line a memory with its provenance. The
+    file is named by its stored form: the note's text is recorded (injections.text)."""
+    key = stored(path)
+    rel = os.path.relpath(key, ws.project.root) if key.startswith(ws.project.root + os.sep) else key
     where = f"{rel} ({names[0]})" if names else rel
     tasks = _tasks(ws.db, [r["session_id"] for r in rows if r["type"] == "change"])
     lines = [f"Recorded in past sessions about {where}:"]

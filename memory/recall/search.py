@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from memory.base import clock
 from memory.base.words import WordChars
 
 TYPE_CHECKING = False
@@ -128,7 +129,7 @@ class Filters:
             args.append(self.project)
         if not self.include_expired:
             where.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
-            args.append(time.time())
+            args.append(clock.now())
         if self.not_shown_in:  # one index range on access_log_session, materialised once by SQLite
             where.append(f"{alias}.id NOT IN (SELECT memory_id FROM access_log WHERE session_id = ? "
                          "AND kind LIKE 'inject%')")
@@ -155,18 +156,25 @@ KEYWORD_WEIGHTS = "0.25, 1.0, 0.25"
 
 def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filters: Filters | None = None,
                    min_terms: int = 1, max_candidates: int | None = None) -> list[Hit]:
-    """BM25 (content, with its title and tags at a quarter: KEYWORD_WEIGHTS), filters applied before the cut,
-    then a gentle boost for importance. `min_terms` drops hits that share fewer distinct content words with the query.
+    """BM25 (content, with its title and tags at a quarter: KEYWORD_WEIGHTS) of the query's content words (fused
+    with plain BM25's list where KEYWORD_FUSION says so: off by default), filters applied before the cut, then a
+    gentle boost for importance. `min_terms` drops hits that share fewer distinct content words with the query;
+    a query none of whose content words matches answers nothing (its stop words alone are no evidence).
 
     `max_candidates` bounds the work for a hook: BM25 costs ~1-2 us a matching row, so with common words
-    over 100,000 memories ranking every match takes 40-120 ms (bounded_rank says what is ranked then)."""
+    over 100,000 memories ranking every match takes 40-120 ms (bounded_rank says what is ranked then); a hook
+    ranks the content words' list alone."""
     phrases = fts_phrases(query)
     if not phrases:
         return []
-    ranked = bounded_rank(db, "memories_fts", KEYWORD_WEIGHTS, phrases, filters or Filters(), max(limit * 4, 20),
-                          max_candidates)
+    k = max(limit * 4, 20)
+    ranked = bounded_rank(db, "memories_fts", KEYWORD_WEIGHTS, phrases, filters or Filters(), k, max_candidates)
     if not ranked:
         return []
+    if KEYWORD_FUSION and max_candidates is None:  # not in a hook: see KEYWORD_FUSION
+        every = [f'"{w}"' for w in dict.fromkeys(words(query.lower()))]
+        ranked = fused(ranked, bounded_rank(db, "memories_fts", "1.0, 1.0, 1.0", every, filters or Filters(), k,
+                                            max_candidates), KEYWORD_FUSION)
     rank = dict(ranked)
     rows = db.execute(f"SELECT * FROM memories m WHERE id IN ({','.join('?' * len(rank))})", list(rank)).fetchall()
     qterms = terms(query)
@@ -182,6 +190,30 @@ def keyword_search(db: sqlite3.Connection, query: str, *, limit: int = 10, filte
         hits.append(hit_from_row(row, score, {"keyword": match, "importance": row["importance"], "score": score}))
     hits.sort(key=lambda h: (-h.score, rank[h.id]))
     return hits[:limit]
+
+
+# How keyword mode's list (content words, KEYWORD_WEIGHTS) may be fused with plain BM25's (every word of the
+# query, FTS5's own weights): "sum" adds each list's scores relative to its best, "rrf" their reciprocal ranks
+# (k 60), "" keeps keyword mode's list alone. Off: "sum" won one question each on cobra and click at the history
+# benchmark's prompt at 150 commits (a commit subject's stop words, "can be customized", are rare in a code
+# history and are evidence), but at 300 commits it lost 3 of 27 on cobra and 1 of 7 on express and tied click
+# and ripgrep, and moved LoCoMo and LongMemEval's development split by +.005 and +.010 recall@5 (intervals across
+# 0): not a rule that wins on every dataset (docs/benchmarks.md, "Keyword mode fused with plain BM25", 2026-12-07).
+# The variants stay for the benchmarks (`--keyword-variants fusion=sum`). Never in a hook (a search with
+# max_candidates): plain BM25's list walks every match of the query's stop words to find their IDF, 11 ms CPU
+# at p50 over 10,000 memories of prose.
+KEYWORD_FUSION = ""
+
+
+def fused(ours: list[tuple[int, float]], plain: list[tuple[int, float]], how: str) -> list[tuple[int, float]]:
+    """Two bm25 lists (negative: lower is better) as one: each score relative to its list's best, summed ("sum"),
+    or reciprocal ranks ("rrf"); negative again, best first. A row in one list only gets that list's share."""
+    total: dict[int, float] = {}
+    for ranked in (ours, plain):
+        top = max((-r for _, r in ranked), default=0.0) or 1.0
+        for place, (i, r) in enumerate(ranked):
+            total[i] = total.get(i, 0.0) + (1 / (61 + place) if how == "rrf" else -r / top)
+    return sorted(((i, -v) for i, v in total.items()), key=lambda x: x[1])
 
 
 EXACT_UP_TO = 4  # bounds of matches (counted per phrase) up to which bounded_rank ranks every match
@@ -387,7 +419,7 @@ def useful_memories(db: sqlite3.Connection, project: str, limit: int, *,
     Candidates come from two indexed cuts (most important, most recent) so the cost does not grow with
     the table. They are scored on a few columns and only the best `limit` are read whole: reading all 400
     candidates' rows, content included, was ~4 ms of SessionStart's CPU at 50,000 memories."""
-    now = time.time()
+    now = clock.now()
     marks = ",".join("?" * len(exclude_types))
     scores: dict[int, float] = {}
     parts: dict[int, tuple[float, float, float]] = {}

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from memory.base import clock
 from memory.base.config import env_int
 from memory.store.workspace import Workspace
 
@@ -117,7 +118,7 @@ def where_clause(types: list[str] | None = None, since: float | None = None, unt
     if exclude_session:
         parts.append(f"(session_id IS NULL OR session_id != {_quote(exclude_session)})")
     if not include_expired:
-        parts.append(f"(expires_at IS NULL OR expires_at > {float(now or time.time())!r})")
+        parts.append(f"(expires_at IS NULL OR expires_at > {float(now or clock.now())!r})")
     return " AND ".join(parts) or None
 
 
