@@ -26,7 +26,10 @@ _ERROR = re.compile(r"^(?P<path>[^:]+):\d+: error: (?P<message>.*?)(?:  \[(?P<co
 def run_mypy() -> list[str]:
     """mypy's errors as baseline keys, sorted (its configuration is [tool.mypy] in pyproject.toml)."""
     out = subprocess.run([sys.executable, "-m", "mypy", *TARGETS], cwd=ROOT, capture_output=True, text=True)
-    if out.returncode not in (0, 1):
+    # mypy ends every run with "Success: ..." or "Found N errors ..."; exit 1 without it is Python's own (no
+    # mypy installed: "No module named mypy"), which once passed this gate as "0 errors".
+    summary = out.stdout.rstrip().rpartition("\n")[2]
+    if out.returncode not in (0, 1) or not summary.startswith(("Success:", "Found ")):
         raise SystemExit(f"typecheck: mypy failed to run:\n{out.stdout[-2000:]}{out.stderr[-2000:]}")
     keys = []
     for line in out.stdout.splitlines():

@@ -136,11 +136,35 @@ def interleaved(rounds: int, cases: Iterable[tuple[str, Callable[[int], Timed]]]
 def field_weights(weights: str) -> Iterator[None]:
     """Keyword mode with other bm25() weights of title, content and tags (search.KEYWORD_WEIGHTS, read at
     each search): "1,1,1" for FTS5's own, "0,1,0" for the content alone."""
+    with keyword_variant(f"weights={weights}"):
+        yield
+
+
+@contextmanager
+def keyword_variant(spec: str) -> Iterator[None]:
+    """Keyword mode with some of its rules over plain FTS5 BM25 changed, '+' between them:
+    "weights=T,C,G" (bm25() weights of title, content and tags), "importance=off" (ranked by the match alone,
+    no importance boost), "query=words" (every word of the question OR-ed, stop words and short numbers
+    included, as plain BM25 asks), "fusion=off" (keyword mode's list alone, not fused with plain BM25's),
+    "fusion=rrf" or "fusion=sum" (search.fused). Read at each search, so a variant ranks the same store at the
+    same moment."""
     from memory.recall import search
 
-    kept = search.KEYWORD_WEIGHTS
-    search.KEYWORD_WEIGHTS = ", ".join(str(float(w)) for w in weights.split(","))
+    kept = search.KEYWORD_WEIGHTS, search.relevance, search.fts_phrases, search.KEYWORD_FUSION
     try:
+        for part in filter(None, spec.split("+")):
+            key, _, value = part.strip().partition("=")
+            if key == "weights":
+                search.KEYWORD_WEIGHTS = ", ".join(str(float(w)) for w in value.split(","))
+            elif (key, value) == ("importance", "off"):
+                search.relevance = lambda match, importance: match
+            elif (key, value) == ("query", "words"):
+                search.fts_phrases = lambda text: [f'"{w}"' for w in dict.fromkeys(search.words(text.lower()))]
+            elif key == "fusion" and value in ("rrf", "sum", "off"):
+                search.KEYWORD_FUSION = "" if value == "off" else value
+            else:
+                raise ValueError(f"keyword variant: {part!r} (weights=T,C,G, importance=off, query=words, "
+                                 "fusion=off|rrf|sum)")
         yield
     finally:
-        search.KEYWORD_WEIGHTS = kept
+        search.KEYWORD_WEIGHTS, search.relevance, search.fts_phrases, search.KEYWORD_FUSION = kept

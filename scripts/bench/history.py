@@ -7,16 +7,19 @@ Each non-merge first-parent commit (the last N, oldest first) is replayed as one
 the real hook processes, at the commit's author date: SessionStart; UserPromptSubmit with the commit's subject;
 a Read of each touched source file (at most 5) with its content at the parent; one Edit per hunk (at most 10,
 old and new text from the diff), each file's first Edit preceded by its PreToolUse; Stop with the commit's body
-(or subject) as the last assistant message; SessionEnd. The hooks date what they store now; the benchmark then
-moves a session's rows to its commit's date.
+(or subject) as the last assistant message; SessionEnd. The hooks and the benchmark's own searches run with
+MEMORY_NOW at the commit's date (memory/base/clock.py): what they store is dated by it and what SessionStart ages
+(the handoff's maximum age, recency) is aged by it, as its user saw it then; the benchmark then orders a session's
+rows within its commit's date, in the order they were made.
 
 The questions are the commits of the last 20% whose changed symbols (tree-sitter: functions, classes, methods)
 were changed by earlier replayed commits, the gold sessions. For each, measured before its own events are
 stored (the hooks recall before they record): (a) at UserPromptSubmit with its subject, (b) at the point-of-action
 hook before its first Edit, (c) at SessionStart: recall@5 (a gold session's memory among the injected items, or
 among the top 5 of a search), precision (the share of injected items from gold sessions), characters injected,
-and a 95% bootstrap interval of recall@5. Baselines in the same run: plain FTS5 BM25 (FTS5's own weights, the
-subject's words OR-ed) over every memory the plugin keeps, the prompt memories ("Asked: ...") included: the
+and a 95% bootstrap interval of recall@5; at SessionStart also the share that showed a handoff. Baselines in the
+same run: plain FTS5 BM25 (FTS5's own weights, the subject's words OR-ed) over every memory the plugin keeps, the
+prompt memories ("Asked: ...") included: the
 same store keyword mode and hybrid search rank, so that what differs is the ranking, not what is searched (a
 baseline that leaves a type out is itself a ranking rule; "bm25 without prompts" is reported beside it as a
 diagnostic only); the plugin's keyword search, hybrid search (the worker's ProjectIndex with --embedder), and
@@ -25,6 +28,13 @@ gold when its session is a gold session, whatever its type: a gold session's pro
 the session that did the work, whose timeline `memory why` opens). At the prompt, paired differences of
 recall@5 (hybrid - keyword, keyword - bm25, plugin - bm25) with 95% bootstrap intervals; --dump writes each
 question's ranked lists for re-ranking offline.
+
+The prompt's `plugin` row is the issue's recall@5: a gold session among the items the UserPromptSubmit hook
+injected, or, where it injected fewer than 5, among the top 5 of its own search (inject.prompt_search, run
+in-process between SessionStart and the prompt hook, with the hook's arguments); "plugin injected only" is the
+injected items alone. `prompt_misses` counts, over the questions where BM25's or keyword mode's top 5 holds a
+gold session and the hook injected none, why (miss_cause): what left the gold hits of the hook's search out,
+or the first of the search's rules (SEARCH_STEPS) that lost them.
 
 Staleness: each memory that recorded a symbol's signature (memory_symbols) is marked stale or not by the
 plugin; the truth is whether that symbol's signature (tree-sitter) changed or it disappeared in a later
@@ -54,10 +64,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from memory.base import fence  # noqa: E402
 from memory.recall.search import Filters, keyword_search  # noqa: E402
 from memory.store.workspace import Workspace  # noqa: E402
 from parser import language_for_path, outline_source  # noqa: E402
-from scripts.bench.common import arguments, field_weights, machine, machine_line  # noqa: E402
+from scripts.bench.common import arguments, keyword_variant, machine, machine_line  # noqa: E402
 
 LAUNCHER = str(ROOT / "hooks" / "run")
 MAX_READS, MAX_EDITS, EDIT_CHARS = 5, 10, 4000
@@ -66,6 +77,22 @@ SYMBOL_KINDS = {"function", "method", "class", "struct", "interface", "trait", "
 # A recalled line's memory id closes its provenance: "(tool output of Edit, 2024-05-19, #550)" at the line's end.
 # Only there: a commit subject in a line ("task: Fix typos (#1514))") names a pull request, not a memory.
 _ID = re.compile(r", #(\d+)\)$", re.M)
+HANDOFF_HEAD = "Handoff from the memory plugin ("  # memory/recall/inject.py: a handoff shown at SessionStart
+# The startup block's parts by their headings (memory/recall/inject.py session_start_body), in their order.
+START_PARTS = (("handoff", HANDOFF_HEAD), ("memories", "Memories of project "),
+               ("recent sessions", "Recent sessions in this project ("))
+
+
+def start_parts(text: str) -> dict[str, int]:
+    """The characters of each part of a SessionStart's text (from its heading to the next); "other": the fence
+    and what no heading starts."""
+    at = sorted((text.find(head), name) for name, head in START_PARTS if head in text)
+    out = {name: 0 for name, _ in START_PARTS}
+    close = text.rfind("\n" + fence.CLOSE)
+    for (start, name), (end, _) in zip(at, [*at[1:], (len(text) if close < 0 else close, "")], strict=True):
+        out[name] = end - start
+    out["other"] = len(text) - sum(out.values())
+    return out
 
 
 class Commit:
@@ -205,6 +232,11 @@ class Replay:
         self.dump: list[dict[str, Any]] | None = None  # each question's ranked lists (--dump)
         # called before the first Edit's PreToolUse of a measured commit: the point of action's variants
         self.at_edit: Any = None
+        # called between SessionStart and UserPromptSubmit of a measured commit: the prompt hook's search
+        self.at_prompt: Any = None
+        self.searched: dict[str, Any] = {}  # the last measured commit's prompt search (prompt_search)
+        self.baselines: set[str] = set()  # the sessions of its BM25 and keyword mode top 5
+        self.misses: dict[str, int] = {}  # why the prompt hook missed a gold session a baseline found (miss_cause)
         if embedder:
             from memory.recall import embed
             from memory.worker import ProjectIndex
@@ -223,14 +255,20 @@ class Replay:
             return ""
         return str(json.loads(out).get("hookSpecificOutput", {}).get("additionalContext", ""))
 
+    def at(self, c: Commit) -> None:
+        """The replay's clock at the commit's date: the hooks' (their env) and this process's own searches."""
+        self.env["MEMORY_NOW"] = os.environ["MEMORY_NOW"] = repr(c.date)
+
     def session(self, c: Commit) -> dict[str, str]:
         """One commit as a session; returns what SessionStart, the prompt and the first Edit were given."""
         git(self.work, "checkout", "-q", "-f", c.parent)
         got = {"session_start": self.hook("session_start", c.session, hook_event_name="SessionStart",
-                                          source="startup"),
-               "prompt": self.hook("user_prompt_submit", c.session, hook_event_name="UserPromptSubmit",
-                                   prompt=c.subject),
-               "point_of_action": ""}
+                                          source="startup")}
+        if self.at_prompt is not None:  # the prompt hook's own search, at the moment the hook runs
+            self.at_prompt(c)
+        got["prompt"] = self.hook("user_prompt_submit", c.session, hook_event_name="UserPromptSubmit",
+                                  prompt=c.subject)
+        got["point_of_action"] = ""
         for path in c.files[:MAX_READS]:
             full = self.work / path
             if full.is_file():
@@ -338,11 +376,22 @@ def ci95(values: list[float], seed: int = 26, rounds: int = 2000) -> list[float]
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     recalls = [r["recall"] for r in rows]
     precisions = [r["precision"] for r in rows if r["precision"] is not None]
-    return {"recall_at_5": round(sum(recalls) / len(recalls), 3) if recalls else None,
+    return {**start_summary(rows),
+            "recall_at_5": round(sum(recalls) / len(recalls), 3) if recalls else None,
             "precision": round(sum(precisions) / len(precisions), 3) if precisions else None,
             "chars": round(sum(r["chars"] for r in rows) / len(rows), 1) if rows else None,
             "chars_median": statistics.median(r["chars"] for r in rows) if rows else None,
             "ci95": ci95(recalls), "n": len(rows)}
+
+
+def start_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """SessionStart's: the share that showed a handoff, the characters of those that did, each part's mean."""
+    if not rows or "handoff" not in rows[0]:
+        return {}
+    shown = [r for r in rows if r["handoff"]]
+    return {"handoff_shown": round(len(shown) / len(rows), 3),
+            "chars_median_with_handoff": statistics.median(r["chars"] for r in shown) if shown else None,
+            "parts_mean": {k: round(sum(r["parts"][k] for r in rows) / len(rows), 1) for k in rows[0]["parts"]}}
 
 
 def paired(a: list[dict[str, Any]], b: list[dict[str, Any]], seed: int = 26, rounds: int = 2000) -> dict[str, Any]:
@@ -354,7 +403,13 @@ def paired(a: list[dict[str, Any]], b: list[dict[str, Any]], seed: int = 26, rou
 
 
 # The prompt point's comparisons the issue's targets name: hybrid against keyword mode, keyword mode against BM25.
-PAIRS = (("hybrid", "keyword"), ("keyword", "bm25"), ("plugin", "bm25"))
+PAIRS = (("hybrid", "keyword"), ("keyword", "bm25"), ("plugin", "bm25"), ("plugin injected only", "bm25"))
+
+
+def variant_pairs(variants: list[str]) -> list[tuple[str, str]]:
+    """Each keyword-mode variant's row against plain BM25, keyword mode and hybrid."""
+    return [(f"keyword {v}", b) for v in variants for b in ("bm25", "keyword")] + \
+        [("hybrid", f"keyword {v}") for v in variants]
 
 
 def staleness(repo: Path, db: sqlite3.Connection, commits_by_session: dict[str, Commit], last: str) -> dict[str, Any]:
@@ -421,13 +476,15 @@ def _run(source: str, n: int, embedder: str | None, tmp: Path, keyword_weights: 
     for i, c in enumerate(todo):
         gold = {s for sym in c.symbols for s in changed_by.get(sym, [])}
         measured = i >= test_from and bool(gold) and bool(c.hunks)
+        replay.at(c)
         if measured:
             questions += 1
             measure_before(replay, c, gold, points)
         replay.at_edit = None
-        if measured and variants:
-            replay.at_edit = lambda c, path, old, new, gold=gold: point_variants(replay, c, path, old, new, gold,
-                                                                                 points)
+        replay.at_prompt = (lambda c, gold=gold: prompt_search(replay, c, gold)) if measured else None
+        if measured and (variants or replay.dump is not None):
+            replay.at_edit = lambda c, path, old, new, gold=gold: at_edit(replay, c, path, old, new, gold, points,
+                                                                          variants)
         got = replay.session(c)
         if measured:
             measure_hooks(replay, c, gold, got, points)
@@ -437,7 +494,9 @@ def _run(source: str, n: int, embedder: str | None, tmp: Path, keyword_weights: 
         "repo": Path(source).name.removesuffix(".bundle"), "sessions": len(todo), "questions": questions,
         **{point: {method: summary(rows) for method, rows in by.items()} for point, by in points.items()},
         "prompt_differences": {f"{a} - {b}": paired(points["prompt"][a], points["prompt"][b])
-                               for a, b in PAIRS if a in points["prompt"] and b in points["prompt"]},
+                               for a, b in (*PAIRS, *variant_pairs(keyword_weights))
+                               if a in points["prompt"] and b in points["prompt"]},
+        "prompt_misses": replay.misses,
         "staleness": staleness(work, replay.ws.db, {c.session: c for c in todo}, todo[-1].sha),
         "replay_seconds": round(time.perf_counter() - wall0, 1), "embedder": embedder,
         "bench_cpu_seconds": round(time.process_time() - cpu0, 1),
@@ -458,14 +517,15 @@ def measure_before(replay: Replay, c: Commit, gold: set[str], points: dict[str, 
     add("bm25 without prompts", []).append(scored([s for s, _ in work], gold, 0))
     hits = keyword_search(db, c.subject, limit=5, filters=Filters(exclude_session=c.session))
     add("keyword", []).append(scored([h.session_id or "" for h in hits], gold, 0))
+    replay.baselines = {s for s, _ in bm25[:5]} | {h.session_id or "" for h in hits}
     if replay.dump is not None:
         deep = keyword_search(db, c.subject, limit=20, filters=Filters(exclude_session=c.session))
         replay.dump.append({"sha": c.sha, "gold": sorted(gold), "bm25": bm25, "keyword": [
             (h.session_id or "", h.type, round(h.score, 4)) for h in deep]})
-    for w in replay.keyword_weights:  # keyword mode with other title, content, tags weights (--keyword-weights)
-        with field_weights(w):
+    for v in replay.keyword_weights:  # keyword mode with some of its additions taken away (--keyword-variants)
+        with keyword_variant(v):
             hits = keyword_search(db, c.subject, limit=5, filters=Filters(exclude_session=c.session))
-        add(f"keyword {w}", []).append(scored([h.session_id or "" for h in hits], gold, 0))
+        add(f"keyword {v}", []).append(scored([h.session_id or "" for h in hits], gold, 0))
     if replay.index is not None:
         found = replay.index.search(c.subject, 5, Filters(exclude_session=c.session))
         add("hybrid", []).append(scored(session_of(db, [s.id for s in found]), gold, 0))
@@ -488,6 +548,31 @@ POINT_VARIANTS = (("stale 1", 1.0, False), ("stale .75", 0.75, False), ("stale .
                   ("stale .5 but about", 0.5, True))
 
 
+def at_edit(replay: Replay, c: Commit, path: str, old: str, new: str, gold: set[str],
+            points: dict[str, dict[str, list]], variants: bool) -> None:
+    """Before the hook of a measured commit's first Edit: its variants (--point-variants), the ranking (--dump)."""
+    if variants:
+        point_variants(replay, c, path, old, new, gold, points)
+    if replay.dump is not None and replay.dump and replay.dump[-1]["sha"] == c.sha:
+        replay.dump[-1]["point"] = point_ranking(replay, c, path, old, new)
+
+
+def point_ranking(replay: Replay, c: Commit, path: str, old: str, new: str) -> dict[str, Any]:
+    """The point of action's whole ranking (every session of the file's candidates, no cut, no floor: session,
+    score, its line's type) and every session that changed the file, newest first, for reading offline."""
+    from memory.recall import point
+
+    shown, floor = point.SHOWN, point.FLOOR
+    point.SHOWN, point.FLOOR = 10**6, float("-inf")
+    try:
+        chosen, names, _ = point.rank(replay.ws, c.session, path, old, point._identifiers(old + "\n" + new), [])
+    finally:
+        point.SHOWN, point.FLOOR = shown, floor
+    return {"path": os.path.relpath(path, replay.work), "about": names,
+            "ranked": [(r["session_id"] or "", round(score, 4), r["type"]) for score, r in chosen],
+            "file_sessions": file_history(replay.ws.db, path, c.session, limit=10**6)}
+
+
 def point_variants(replay: Replay, c: Commit, path: str, old: str, new: str, gold: set[str],
                    points: dict[str, dict[str, list]]) -> None:
     """The point-of-action ranking's variants, scored as the plugin's note is (its sessions, best first)."""
@@ -500,14 +585,112 @@ def point_variants(replay: Replay, c: Commit, path: str, old: str, new: str, gol
         points["point_of_action"].setdefault(name, []).append(scored(sessions, gold, 0))
 
 
+# The prompt hook's search with its rules added one at a time, from keyword mode as `memory search` runs it:
+# (name, KEYWORD_FUSION variant, bounded for a hook, min_terms, the seen set left out in SQL). The last is the
+# hook's own search (inject.prompt_search); the first step that loses a gold session keyword mode's top 5 holds
+# says why the hook's set misses it.
+SEARCH_STEPS = (("keyword", "", False, 1, False), ("fusion off", "fusion=off", False, 1, False),
+                ("bounded", "fusion=off", True, 1, False), ("two shared words", "fusion=off", True, 2, False),
+                ("seen left out", "fusion=off", True, 2, True))
+
+
+def prompt_search(replay: Replay, c: Commit, gold: set[str]) -> None:
+    """The prompt hook's own search (inject.prompt_search, same arguments, same moment: after SessionStart
+    recorded what it showed), each hit's fate in the hook (injected, or what left it out), and the search's
+    top 5 with its rules added one at a time (SEARCH_STEPS)."""
+    from memory import store
+    from memory.base.config import env_int
+    from memory.recall import inject
+
+    ws, db = replay.ws, replay.ws.db
+    want = env_int("MEMORY_PROMPT_RECALL_LIMIT")
+    hits, mode = inject.prompt_search(ws, c.session, c.subject, want)
+    shown = inject._already_shown(ws, c.session, [h.id for h in hits])
+    said = inject._said_at_start(ws, c.session)
+    prov = inject.provenance(ws, [h.id for h in hits])
+    fate: dict[int, str] = {}
+    for h in hits:
+        fate[h.id] = ("shown this session" if h.id in shown else
+                      "same prompt" if store.content_hash(h.content) == store.content_hash(c.subject) else
+                      "said at start" if said and inject.said_by(h, said) else
+                      "flagged" if inject.flagged(h, prov.get(h.id)) else "kept")
+    by_score = [h for h in hits if fate[h.id] == "kept"]
+    kept, old = inject._stale_last(ws, by_score)
+    for h in kept[want:]:  # within the limit by its score, but moved last as its code changed since
+        fate[h.id] = "moved past the limit: code changed since" if by_score.index(h) < want else "past the limit"
+    searched = not (len(c.subject.strip()) < 8 or c.subject.lstrip().startswith("/"))  # else the hook stops
+    if not searched:
+        fate = {h.id: "prompt not searched" for h in hits}
+    steps = {}
+    for name, variant, bounded, min_terms, seen in SEARCH_STEPS:
+        shown_in = c.session if seen and shown_some(db, c.session) else None
+        with keyword_variant(variant):
+            found = keyword_search(db, c.subject, limit=want + 1 + inject.FLAGGED_ROOM, min_terms=min_terms,
+                                   filters=Filters(exclude_session=c.session, not_shown_in=shown_in),
+                                   max_candidates=env_int("MEMORY_RECALL_CANDIDATES") if bounded else None)
+        steps[name] = [h.session_id or "" for h in found[:5]]
+    replay.searched = {"mode": mode, "top5": [h.session_id or "" for h in hits[:5] if searched], "steps": steps,
+                       "search": [(h.id, h.session_id or "", h.type, round(h.score, 4), fate[h.id],
+                                   h.id in old) for h in hits]}
+
+
+def issue_recall(injected: list[str], top5: list[str], gold: set[str]) -> float:
+    """Recall@5 as issue 26 defines it: a gold session among the injected items, or in the top 5 of the same
+    search where fewer than 5 are injected."""
+    return 1.0 if any(s in gold for s in injected[:5]) or (
+        len(injected) < 5 and any(s in gold for s in top5[:5])) else 0.0
+
+
+def miss_cause(searched: dict[str, Any], injected: list[str], baselines: set[str], gold: set[str]) -> str | None:
+    """Why the prompt hook injected no gold session where BM25's or keyword mode's top 5 holds one: the fate of
+    the gold hits in the hook's search, or the first of its rules (SEARCH_STEPS) that left gold out of its top 5;
+    None when no baseline found one or the hook did."""
+    if any(s in gold for s in injected) or not baselines & gold:
+        return None
+    fates = sorted({fate for _, s, _, _, fate, _ in searched.get("search", []) if s in gold})
+    if fates:
+        return "search held it; left out: " + ", ".join(fates)
+    steps = searched.get("steps", {})
+    if not any(s in gold for s in steps.get("keyword", [])):
+        return "keyword mode's top 5 lacks it (BM25's holds it)"
+    lost = next((name for name, top in steps.items() if not any(s in gold for s in top)), "search past its top 5")
+    return f"lost at: {lost}"
+
+
+def shown_some(db: sqlite3.Connection, session: str) -> bool:
+    return db.execute("SELECT 1 FROM access_log WHERE session_id = ? AND kind LIKE 'inject%' LIMIT 1",
+                      (session,)).fetchone() is not None
+
+
 def measure_hooks(replay: Replay, c: Commit, gold: set[str], got: dict[str, str],
                   points: dict[str, dict[str, list]]) -> None:
-    """What the plugin's hooks gave the commit's session, scored."""
+    """What the plugin's hooks gave the commit's session, scored. At the prompt, `plugin` is the issue's
+    recall@5: a gold session among the injected items, or, where fewer than 5 were injected, among the top 5
+    of the hook's own search; "plugin injected only" is the injected items alone."""
     db = replay.ws.db
     for point in ("prompt", "point_of_action", "session_start"):
         text = got.get(point, "")
         ids = [int(x) for x in _ID.findall(text)]
-        points[point].setdefault("plugin", []).append(scored(session_of(db, ids), gold, len(text)))
+        sessions = session_of(db, ids)
+        row = scored(sessions, gold, len(text))
+        if point == "session_start":
+            row["handoff"] = 1.0 if HANDOFF_HEAD in text else 0.0
+            row["parts"] = start_parts(text)
+        if point == "prompt":
+            points[point].setdefault("plugin injected only", []).append(dict(row))
+            row["recall"] = issue_recall(sessions, replay.searched.get("top5", []), gold)
+            cause = miss_cause(replay.searched, sessions, replay.baselines, gold)
+            if cause:
+                replay.misses[cause] = replay.misses.get(cause, 0) + 1
+            if replay.dump and replay.dump[-1]["sha"] == c.sha:
+                types = dict(db.execute(f"SELECT id, type FROM memories WHERE id IN ({','.join('?' * len(ids))})",
+                                        ids).fetchall()) if ids else {}
+                replay.dump[-1]["prompt"] = {"injected": [(i, s, types.get(i, "")) for i, s in zip(ids, sessions,
+                                                                                                   strict=True)],
+                                             **replay.searched}
+        points[point].setdefault("plugin", []).append(row)
+        if point == "point_of_action" and replay.dump and "point" in replay.dump[-1]:
+            replay.dump[-1]["point"]["plugin"] = session_of(db, ids)
 
 
 def print_table(r: dict[str, Any]) -> None:
@@ -517,9 +700,13 @@ def print_table(r: dict[str, Any]) -> None:
         for method, s in r[point].items():
             print(f"  {point:<16} {method:<13} recall@5 {s['recall_at_5']!s:>6} {s['ci95']!s:<16} "
                   f"precision {s['precision']!s:>6}  chars {s['chars']!s:>7} (median {s['chars_median']!s})  "
-                  f"n={s['n']}")
+                  f"n={s['n']}" + (f"  handoff shown {s['handoff_shown']} (chars median with one "
+                                   f"{s['chars_median_with_handoff']}; parts' mean {s['parts_mean']})"
+                                   if "handoff_shown" in s else ""))
     for pair, d in r["prompt_differences"].items():
         print(f"  prompt recall@5 {pair}: {d['diff']} {d['ci95']} better {d['better']}, worse {d['worse']}")
+    for cause, n in sorted(r["prompt_misses"].items(), key=lambda x: -x[1]):
+        print(f"  prompt: no gold session injected where a baseline's top 5 holds one, {n}x: {cause}")
     print(f"  staleness: {r['staleness']}")
 
 
@@ -531,13 +718,18 @@ def main() -> None:
     ap.add_argument("--keep", help="work in this folder and keep it")
     ap.add_argument("--keyword-weights", default="", help="keyword mode's title,content,tags weights to try too at "
                     "the prompt, ';' between them (\"1,1,1;0,1,0\")")
+    ap.add_argument("--keyword-variants", default="", help="keyword mode with some of its additions taken away, "
+                    "ranked too at the prompt, ';' between variants, '+' within one (\"importance=off;query=words;"
+                    "weights=1,1,1\": scripts/bench/common.py keyword_variant)")
     ap.add_argument("--dump", help="write each question's gold sessions and ranked lists (top 20 of keyword "
-                    "mode and hybrid: session, type, score) to this JSONL file")
+                    "mode and hybrid: session, type, score; the point of action's whole ranking; what the prompt "
+                    "hook injected and its own search, each hit's fate) to this JSONL file")
     ap.add_argument("--point-variants", action="store_true", help="the point of action's ranking with other "
                     "weights for a memory whose code changed since, beside the hook's (POINT_VARIANTS)")
     args = ap.parse_args()
-    result = run(args.repo, args.commits, args.embedder or None, args.keep,
-                 [w.strip() for w in args.keyword_weights.split(";") if w.strip()], args.dump, args.point_variants)
+    variants = [f"weights={w.strip()}" for w in args.keyword_weights.split(";") if w.strip()]
+    variants += [v.strip() for v in args.keyword_variants.split(";") if v.strip()]
+    result = run(args.repo, args.commits, args.embedder or None, args.keep, variants, args.dump, args.point_variants)
     if args.json:
         print_table(result)
         print(json.dumps(result))

@@ -6,7 +6,8 @@ Wall time and CPU time (user + system of the hook process, from the kernel's acc
 children) are both given; the ratios to the bare interpreter's CPU are the figure to compare across runs,
 since other processes on a shared machine stretch wall time far more than CPU time. The prompt hook is
 measured in a fresh session and in a long one (--long-prompts prompts already answered, each having
-shown the recall limit's worth of memories), whose cost must not grow with the session.
+shown the recall limit's worth of memories, and its live state at its caps, as a long session's tool calls
+leave it), whose cost must not grow with the session.
 
     .venv/bin/python -m scripts.bench.hooks [--memories 50000] [--runs 40] [--long-prompts 80]
         [--only SessionStart,Prompt] [--compare /path/to/other/checkout] [--fastpath-off] [--json]
@@ -140,8 +141,10 @@ def decided(ws: Workspace) -> None:
 
 def seed_long_session(ws: Workspace, prompts: int, per_prompt: int = 5) -> None:
     """A session that has already had `prompts` prompts, each of which injected `per_prompt` memories (as
-    the prompt hook logs them in access_log), starting with the memories this benchmark's prompt recalls."""
+    the prompt hook logs them in access_log), starting with the memories this benchmark's prompt recalls,
+    and whose live state is at its caps, as a long session's tool calls leave it (long_state)."""
     from memory.recall.search import Filters, keyword_search
+    from memory.store import state as session_state
 
     ids = [h.id for h in keyword_search(ws.db, PROMPT, limit=prompts * per_prompt,
                                         filters=Filters(exclude_session=LONG_SESSION))]
@@ -155,6 +158,26 @@ def seed_long_session(ws: Workspace, prompts: int, per_prompt: int = 5) -> None:
                       [(mid, "inject-prompt", LONG_SESSION, f"prompt {i // per_prompt}", now - 3600 + i)
                        for i, mid in enumerate(ids)])
     ws.db.execute("COMMIT")
+    session_state.update(ws, LONG_SESSION, lambda s: long_state(s, str(ws.project.root)))
+
+
+def long_state(state: dict, root: str) -> None:
+    """Each list of a session's state at its cap (memory/store/state.py LIST_CAPS): hundreds of files read,
+    outlined and edited, commands, errors, decisions, prompts, todos."""
+    from memory.store.state import LIST_CAPS
+
+    for key, cap in LIST_CAPS.items():
+        if key == "outlined":
+            state[key] = [f"main:{root}/src/pkg{i % 23}/module_{i}.py" for i in range(cap)]
+        elif key == "injected_handoffs":
+            continue
+        elif key.startswith("files"):
+            state[key] = [f"{root}/src/pkg{i % 23}/module_{i}.py" for i in range(cap)]
+        else:
+            state[key] = [f"{key[:-1]} {i}: pytest -q tests/test_module_{i}.py -k 'window and not slow' failed "
+                          f"on the decoder of module_{i}" for i in range(cap)]
+    state["todos"] = [{"content": f"Fix the decoder of module_{i}", "status": "pending"} for i in range(12)]
+    state["task"] = PROMPT
 
 
 def _read_event(base: dict, path: str, mode: str) -> dict:

@@ -60,7 +60,7 @@ from memory.recall.hybrid import search as hybrid_search  # noqa: E402
 from memory.recall.search import Filters, keyword_search  # noqa: E402
 from memory.store.workspace import Workspace  # noqa: E402
 from memory.worker import ProjectIndex  # noqa: E402
-from scripts.bench.common import SHARED, arguments, field_weights, machine, machine_line, print_json  # noqa: E402
+from scripts.bench.common import SHARED, arguments, keyword_variant, machine, machine_line, print_json  # noqa: E402
 from scripts.bench.embed_cache import CachedEmbedder  # noqa: E402
 
 LOCOMO = SHARED / "data" / "locomo"
@@ -462,9 +462,9 @@ def evaluate(ds: Dataset, providers: list[str], weights: list[str], seed: int, h
         for q in by_project[key]:
             table.add(BASELINES[0], q, sp, None, plain_method)
             table.add(BASELINES[1], q, sp, None, keyword_method)
-            for w in keyword_weights:
-                with field_weights(w):
-                    table.add(f"  {BASELINES[1]}, weights {w}", q, sp, None, keyword_method)
+            for v in keyword_weights:  # --keyword-weights as "weights=T,C,G", and --keyword-variants
+                with keyword_variant(v):
+                    table.add(f"  {BASELINES[1]}, {v}", q, sp, None, keyword_method)
     for name in providers:
         try:
             e = embed.make(name)
@@ -522,6 +522,9 @@ def main() -> None:
     ap.add_argument("--weights", default="", help="MEMORY_HYBRID_WEIGHTS values to try too, ';' between them")
     ap.add_argument("--keyword-weights", default="", help="keyword mode's title,content,tags bm25() weights to "
                     "try too, ';' between them (\"1,1,1;0,1,0\")")
+    ap.add_argument("--keyword-variants", default="", help="keyword mode with some of its additions taken away, "
+                    "';' between variants, '+' within one (\"importance=off;query=words\": scripts/bench/common.py "
+                    "keyword_variant)")
     ap.add_argument("--seed", type=int, default=16, help="the bootstrap's seed")
     ap.add_argument("--windows", default=context.WINDOW_RULE,
                     help=f"window rules to index with, ',' between them ({', '.join(context.WINDOW_RULES)}); "
@@ -538,7 +541,8 @@ def main() -> None:
     results = run(datasets, [p.strip() for p in args.providers.split(",") if p.strip()],
                   questions=args.questions, limit_haystack=args.limit_haystack,
                   weights=[w.strip() for w in args.weights.split(";") if w.strip()], seed=args.seed,
-                  keyword_weights=[w.strip() for w in args.keyword_weights.split(";") if w.strip()],
+                  keyword_weights=[f"weights={w.strip()}" for w in args.keyword_weights.split(";") if w.strip()]
+                  + [v.strip() for v in args.keyword_variants.split(";") if v.strip()],
                   embed_cache=args.embed_cache, windows=[w.strip() for w in args.windows.split(",") if w.strip()],
                   projects=[k.strip() for k in args.projects.split(",") if k.strip()])
     if args.json:
