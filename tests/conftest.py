@@ -48,6 +48,18 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def offline(home: Path, monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """Heuristic extraction only (no key, no Ollama), hashed embeddings: nothing to download or call."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR",
+                 "OLLAMA_HOST"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MEMORY_EXTRACTOR", "heuristic")
+    monkeypatch.setenv("MEMORY_EMBEDDER", "hashing")
+    monkeypatch.setenv("MEMORY_WORKER_IDLE_SECONDS", "3")
+    return monkeypatch
+
+
+@pytest.fixture
 def project(tmp_path: Path) -> Path:
     proj = make_git_project(tmp_path / "app")
     (proj / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")

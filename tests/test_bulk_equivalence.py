@@ -36,7 +36,8 @@ def reference_redact(text: str, depth: int = 0) -> tuple[str, list[str]]:
     found: list[str] = []
     lower = text.lower()
     for kind, triggers, source, group, flags, check, needs in privacy._SECRETS:
-        if not any(t in lower for t in triggers) or (needs and not any(n in lower for n in needs)):
+        if not any(t in lower for t in triggers) or (needs and not (needs(text) if callable(needs)
+                                                                   else any(n in lower for n in needs))):
             continue
         if kind == "base64" and depth:
             continue

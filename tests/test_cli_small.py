@@ -205,7 +205,7 @@ def test_a_fixed_command_remembers_its_real_failure_line(command: str, error: st
     assert f"Fixed: `{command}` passes again" in titles, titles
     memory_id = fixed[titles.index(f"Fixed: `{command}` passes again")]["id"]
     content = json.loads(ok("get", str(memory_id), "--json", cwd=project))[0]["content"]
-    assert content.startswith(f"`{command}` failed with: {line}. It passes now"), content
+    assert content.startswith(f"`{command}` passes again after changes to app.py. It failed with: {line}"), content
     assert "npm notice" not in content and "[notice]" not in content and "WARNING" not in content
 
 

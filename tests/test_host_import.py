@@ -48,7 +48,10 @@ def test_a_client_log_imports_as_a_session_of_its_host_and_claude_recalls_it(
     project, log, folder = _lay_out(host, tmp_path)
     cli = Cli(home, project)
     out = cli.json("import", str(folder), "--extract", "--no-progress")
-    assert out["sessions_imported"] == 1 and out["files"] == 1 and out["learnings"] >= 1, out
+    # Gemini's log has one thing to learn, the user's decision, which the import's hooks stored already: the
+    # extraction does not store it again in its words (issue 26)
+    assert out["sessions_imported"] == 1 and out["files"] == 1, out
+    assert out["learnings"] >= (0 if host == "gemini" else 1), out
     db = sqlite3.connect(home / "projects" / identify(str(project)).key / "memory.db")
     db.row_factory = sqlite3.Row
     session = db.execute("SELECT * FROM sessions").fetchone()
@@ -61,7 +64,9 @@ def test_a_client_log_imports_as_a_session_of_its_host_and_claude_recalls_it(
     assert "billing.py" in texts and "total_with_tax" in texts, texts  # the edit
     learned = [r[0] for r in db.execute(
         "SELECT title FROM memories WHERE source LIKE 'extract:%' OR origin = 'extractor'")]
-    assert any("total_with_tax" in t for t in learned), learned  # the extraction read the client's log
+    # the extraction read the client's log: its summary of the session, and its learnings but the one said
+    assert "total_with_tax" in (session["summary"] or ""), session["summary"]
+    assert host == "gemini" or any("total_with_tax" in t for t in learned), learned
     assert "<environment_context>" not in texts and "<hook_context>" not in texts and "recalled-data" not in texts
     state = json.loads(db.execute("SELECT state FROM session_state WHERE session_id = ?",
                                   (session["id"],)).fetchone()[0])

@@ -86,7 +86,8 @@ def test_install_from_a_set_up_checkout_copies_no_venv_or_tools(claude_bin: Path
     installed = next(cache.glob("cache/memory-local/memory/*"))
     assert (installed / "bin" / "memory").is_file() and (installed / ".claude-plugin" / "plugin.json").is_file()
     assert not (installed / ".venv").exists() and not (installed / ".tools").exists()
-    assert _size(cache) < 5_000_000, _size(cache)
+    # the checkout's own files (~5 MB with the parser fixtures, 2026-12-07), far from one linked folder's 20 MB
+    assert _size(cache) < 10_000_000, _size(cache)
 
 
 def test_the_built_plugin_installs_without_tests_or_leftovers(claude_bin: Path, tmp_path: Path) -> None:
