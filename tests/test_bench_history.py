@@ -108,7 +108,7 @@ def test_recalled_ids_are_read_from_line_ends_only() -> None:
             "- [change] Modified a.go (task: Fix typos (#1514)) (tool output of Edit, 2021-12-07, #186)\n"
             "- [prompt] Asked: Add a validator (#2397) (user prompt, 2026-04-25, #12)\n"
             "- 2026-04-24: Asked: fix completions (#2356) | Changed: a.go | Last: Fixes #2257 (see #7)")
-    assert [int(x) for x in _ID.findall(text)] == [186, 12]
+    assert [int(a or b) for a, b in _ID.findall(text)] == [186, 12]
 
 
 def test_prompt_recall_counts_the_search_only_where_fewer_are_injected() -> None:
@@ -141,3 +141,18 @@ def test_a_startup_text_is_split_by_its_headings() -> None:
     assert parts["handoff"] == body.index("Memories of")
     assert parts["recent sessions"] == len(body) - body.index("Recent")
     assert start_parts(f"{fence.OPEN}\nRecent sessions in this project (x):\n- r\n{fence.CLOSE}")["handoff"] == 0
+
+
+def test_the_startup_ids_are_read_from_memory_lines_and_handoff_notes() -> None:
+    """A handoff's note names its memory as "- [type #N] title" (memory/capture/handoff.py render), a listed
+    memory's line ends ", #N)": the benchmark's SessionStart recall reads both, in the order shown."""
+    sys.path.insert(0, str(ROOT))
+    from memory.capture.handoff import render
+    from scripts.bench.history import _ID
+
+    notes = [{"type": "bugfix", "id": 41, "title": "Fixed: `make` passes again", "content": "x"},
+             {"type": "decision", "id": 7, "title": "Keep argparse vendored", "content": "y"}]
+    body = render({"task": "add a parser"}, "/p", notes)  # type: ignore[arg-type]
+    listed = "- Parser reads stdin (change, 2024-01-02, #93)"
+    found = [int(a or b) for a, b in _ID.findall(f"{body}\n{listed}\n- not an id #5] here")]
+    assert found == [41, 7, 93], (found, body)

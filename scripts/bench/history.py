@@ -17,7 +17,9 @@ were changed by earlier replayed commits, the gold sessions. For each, measured 
 stored (the hooks recall before they record): (a) at UserPromptSubmit with its subject, (b) at the point-of-action
 hook before its first Edit, (c) at SessionStart: recall@5 (a gold session's memory among the injected items, or
 among the top 5 of a search), precision (the share of injected items from gold sessions), characters injected,
-and a 95% bootstrap interval of recall@5; at SessionStart also the share that showed a handoff. Baselines in the
+and a 95% bootstrap interval of recall@5; at SessionStart also the share that showed a handoff. At SessionStart a
+shown handoff is one item, its session's (the first), and a memory its notes name ("- [type #N]") another.
+Baselines in the
 same run: plain FTS5 BM25 (FTS5's own weights, the subject's words OR-ed) over every memory the plugin keeps, the
 prompt memories ("Asked: ...") included: the
 same store keyword mode and hybrid search rank, so that what differs is the ranking, not what is searched (a
@@ -65,6 +67,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from memory.base import fence  # noqa: E402
+from memory.capture import handoff  # noqa: E402
 from memory.recall.search import Filters, keyword_search  # noqa: E402
 from memory.store.workspace import Workspace  # noqa: E402
 from parser import language_for_path, outline_source  # noqa: E402
@@ -76,7 +79,9 @@ SYMBOL_KINDS = {"function", "method", "class", "struct", "interface", "trait", "
                 "constructor", "module"}
 # A recalled line's memory id closes its provenance: "(tool output of Edit, 2024-05-19, #550)" at the line's end.
 # Only there: a commit subject in a line ("task: Fix typos (#1514))") names a pull request, not a memory.
-_ID = re.compile(r", #(\d+)\)$", re.M)
+# A memory's id where an injection names it: a listed memory's line ends ", #N)"; a handoff's note of one
+# reads "- [type #N] title" (memory/capture/handoff.py).
+_ID = re.compile(r", #(\d+)\)$|^- \[[\w-]+ #(\d+)\] ", re.M)
 HANDOFF_HEAD = "Handoff from the memory plugin ("  # memory/recall/inject.py: a handoff shown at SessionStart
 # The startup block's parts by their headings (memory/recall/inject.py session_start_body), in their order.
 START_PARTS = (("handoff", HANDOFF_HEAD), ("memories", "Memories of project "),
@@ -264,6 +269,9 @@ class Replay:
         git(self.work, "checkout", "-q", "-f", c.parent)
         got = {"session_start": self.hook("session_start", c.session, hook_event_name="SessionStart",
                                           source="startup")}
+        if HANDOFF_HEAD in got["session_start"]:  # whose handoff it showed: the hook's own choice, at its moment
+            shown = handoff.for_startup(self.ws, c.session)[0]
+            got["handoff_session"] = str(shown["session_id"]) if shown is not None else ""
         if self.at_prompt is not None:  # the prompt hook's own search, at the moment the hook runs
             self.at_prompt(c)
         got["prompt"] = self.hook("user_prompt_submit", c.session, hook_event_name="UserPromptSubmit",
@@ -670,8 +678,10 @@ def measure_hooks(replay: Replay, c: Commit, gold: set[str], got: dict[str, str]
     db = replay.ws.db
     for point in ("prompt", "point_of_action", "session_start"):
         text = got.get(point, "")
-        ids = [int(x) for x in _ID.findall(text)]
+        ids = [int(a or b) for a, b in _ID.findall(text)]
         sessions = session_of(db, ids)
+        if point == "session_start" and got.get("handoff_session"):  # the handoff is one item: its session's
+            sessions = [got["handoff_session"], *sessions]
         row = scored(sessions, gold, len(text))
         if point == "session_start":
             row["handoff"] = 1.0 if HANDOFF_HEAD in text else 0.0
