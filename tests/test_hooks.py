@@ -92,6 +92,8 @@ def test_capture_turns_tool_events_into_state_and_observations(hooks: HookRunner
     rows = {r["title"]: r for r in db.execute("SELECT * FROM memories")}
     fixed = rows["Fixed: `pytest tests/test_app.py` passes again"]
     assert fixed["type"] == "bugfix" and "AssertionError" in fixed["content"] and "app.py" in fixed["content"]
+    # the fix is the passing run's record: no "Ran" observation of that run beside it (issue 26, said once)
+    assert not any(t.startswith("Ran `pytest") for t in rows), list(rows)
     assert rows["Modified app.py"]["type"] == "change"
     assert rows["Completed: Fix greeting"]["type"] == "bugfix"
     session = db.execute("SELECT * FROM sessions").fetchone()
@@ -225,7 +227,11 @@ def test_subagent_events_record_files_but_keep_the_main_thread_state(hooks: Hook
     state = json.loads(next((home / "projects").glob("*/session-state.json")).read_text())
     assert str(hooks.project / "parser.py") in state["files_read"]
     assert state["last_action"].startswith("User asked")
-    tags = db_for(home, hooks.project).execute("SELECT tags FROM memories WHERE title LIKE 'Read %'").fetchone()[0]
+    # a Read is the session's context (files_read), not a memory (docs/capture.md)
+    assert not db_for(home, hooks.project).execute("SELECT 1 FROM memories WHERE title LIKE 'Read %'").fetchall()
+    hooks.tool("Bash", {"command": "make parser"}, {"stdout": "built", "stderr": ""}, agent_id="a1",
+               agent_type="Explore")
+    tags = db_for(home, hooks.project).execute("SELECT tags FROM memories WHERE title LIKE 'Ran %'").fetchone()[0]
     assert "agent:explore" in tags
 
 

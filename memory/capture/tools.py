@@ -73,8 +73,9 @@ def _read(call: ToolCall, cap: Capture) -> None:
         return
     path, r = call.path, rel(call.path, call.root)
     cap.change(lambda s: push_unique(s, "files_read", path))
+    # The session's context, not a memory: "Read app.py" says nothing a person would look up, and came
+    # back in searches that named the file (the session state, handoff and summary keep the files read).
     call.last_action(cap, f"Read {r}")
-    cap.memories.append(call.memory(f"Read {r}", f"Read {r}", "observation", 0.1, call.tool, [path]))
 
 
 def _edit(call: ToolCall, cap: Capture) -> None:
@@ -156,15 +157,15 @@ def _shell(call: ToolCall, cap: Capture) -> None:
     if call.failed or bool(out.get("interrupted")) or _exit_code_error(err_text):
         _shell_failed(call, cap, cmd, key, short, f"{err_text}\n{stderr}\n{stdout}")
         return
-    cap.change(lambda s: _resolve(s, key, short, cap, call))
     call.last_action(cap, f"Ran `{short}`")
     body = (stdout + ("\n" + stderr if stderr.strip() else "")).strip()
     # Its outcome is told only where the client tells one (a failure event, `interrupted`, an error's `Exit
     # code N`): Claude Code's Bash response holds no exit code (stdout, stderr, interrupted, isImage), and a
     # command not reported failed may still have failed (`pytest | tail` exits 0), so the title says that it
     # ran, never "ok"; its output, untrusted text, is kept as it was printed.
-    cap.memories.append(call.memory(f"Ran `{short}`", _said_once(cmd, short, "", body), "observation", 0.15,
-                                    call.tool))
+    ran = call.memory(f"Ran `{short}`", _said_once(cmd, short, "", body), "observation", 0.15, call.tool)
+    cap.memories.append(ran)
+    cap.change(lambda s: _resolve(s, key, short, cap, call, ran))
 
 
 def _said_once(cmd: str, short: str, after: str, body: str) -> str:
@@ -190,12 +191,14 @@ def _shell_failed(call: ToolCall, cap: Capture, cmd: str, key: str, short: str, 
                                     "bugfix" if classify(error) == "bugfix" else "observation", 0.45, call.tool))
 
 
-def _resolve(state: State, key: str, short: str, cap: Capture, call: ToolCall) -> None:
-    """A command that failed earlier in the session now succeeds: an error was fixed."""
+def _resolve(state: State, key: str, short: str, cap: Capture, call: ToolCall, ran: NewMemory) -> None:
+    """A command that failed earlier in the session now succeeds: an error was fixed. The fix's memory is
+    this run's record: a "Ran" observation of the same run beside it would say the command again."""
     errors = state.get("errors", [])
     match = [e for e in errors if e.get("command") == key]
     if not match:
         return
+    cap.memories.remove(ran)
     state["errors"] = [e for e in errors if e.get("command") != key]
     fixes = [os.path.basename(p)[:60] for p in state.get("files_modified", [])[-3:]]
     # The title's words first, so that where this text is said (the handoff's "Fixed this session" line,
