@@ -214,6 +214,31 @@ def test_the_startup_list_of_memories_is_bounded_in_characters(hooks: HookRunner
     assert len(_memory_lines(unfenced(HookRunner(project, session="sess-new2").start()))) == 4  # (5th: handoff)
 
 
+def test_the_recent_sessions_are_bounded_in_characters(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three long summaries were the largest part of a start: the lines are whole, newest first, while they
+    fit in MEMORY_STARTUP_SESSION_CHARS (the first always)."""
+    topics = ("the auth token refresh in auth/tokens.py", "the upload retries in net/upload.py",
+              "the log rotation in ops/logs.py", "the config loader in conf/load.py")
+    for i, topic in enumerate(topics):
+        s = HookRunner(project, session=f"sess-{i}")
+        s.start()
+        s.prompt(f"Rework {topic} so that each failure is reported once with its cause, its retry count and "
+                 f"the request id; keep the public function names and add tests for the edge cases, case {i}")
+        s.stop(f"Reworked {topic}; the edge cases have tests now, and the failures are reported once.")
+        s.end()
+
+    def sessions(name: str) -> list[str]:
+        text = unfenced(HookRunner(project, session=name).start())
+        return [ln for ln in text.split("Recent sessions in this project")[1].splitlines()[1:] if ln.startswith("- ")]
+
+    lines = sessions("sess-new")
+    assert lines and "ops/logs.py" in lines[0], lines  # newest first; conf/load.py's is the handoff above
+    assert len(lines) == 1 or sum(len(ln) + 1 for ln in lines) <= 900, lines
+    assert len(lines) < 3, [len(ln) for ln in lines]  # three of these do not fit
+    monkeypatch.setenv("MEMORY_STARTUP_SESSION_CHARS", "100000")
+    assert len(sessions("sess-new2")) == 3  # MEMORY_SESSION_SUMMARIES; the handoff's session is not repeated
+
+
 def test_a_completed_todo_is_said_once_in_its_line(hooks: HookRunner, project: Path) -> None:
     """Its memory's line reads "Completed: X", not "Completed: X: Completed todo: X"."""
     todo = "Add a retry with backoff to the upload client in net/upload.py"

@@ -139,6 +139,8 @@ ENV_VARS: dict[str, tuple[str, str]] = {
                                     "asked for again"),
     "MEMORY_EXTRACT_MAX_LEARNINGS": ("5", "learnings kept from one extraction at most"),
     "MEMORY_SESSION_SUMMARIES": ("3", "summaries of the project's last sessions added to the startup context"),
+    "MEMORY_STARTUP_SESSION_CHARS": ("900", "characters those summaries take at most (whole lines, newest first; "
+                                            "the first always)"),
     "CLAUDE_CONFIG_DIR": ("~/.claude", "Claude Code's config dir; `memory import` reads transcripts from its "
                                        "`projects/`, the CLI finds an installed plugin's data dir under its "
                                        "`plugins/data/`"),

@@ -324,7 +324,10 @@ def _recent_sessions(ws: Workspace, session_id: str, h: sqlite3.Row | None) -> t
     kept = [ln for ln in lines if not fence.instruction_shaped(ln)]
     if not kept:
         return [], len(lines)
-    return ["Recent sessions in this project (what was asked, done, learned, left):\n" + kept[0], *kept[1:]], \
+    # Bounded in characters as the memories list is: summaries of real sessions reach their 400-character
+    # cap (the shared transcripts' two: 417 each), three made ~1,250 characters of a start; two fit.
+    shown = _within(kept, env_int("MEMORY_STARTUP_SESSION_CHARS"))
+    return ["Recent sessions in this project (what was asked, done, learned, left):\n" + shown[0], *shown[1:]], \
         len(lines) - len(kept)
 
 
