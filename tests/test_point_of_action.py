@@ -59,6 +59,8 @@ def test_an_edit_of_a_file_with_a_recorded_fix_gets_it_once(hooks: HookRunner, p
     note = _pre_edit(hooks, path, old, old.replace("return cap", "return 0"))
     assert "Recorded in past sessions about billing/limits.py (apply_limit)" in note
     assert "Fixed: `pytest tests/test_limits.py` passes again" in note
+    fix = next(ln for ln in note.splitlines() if "] Fixed" in ln)
+    assert fix.count("`pytest tests/test_limits.py`") == 1, fix  # the fix's label, then its text: said once
     assert "<recalled-data" in note or "recalled" in note.lower()  # fenced as untrusted data
     assert note.count("\n- [") <= 3
     # Once per file per session: the next edit of the same file is not told again.

@@ -67,3 +67,20 @@ def told(title: str, content: str, said: str) -> bool:
     """Whether `said` (a wording()) already says all a memory's line would: its text, and its title (or, for
     a "Label: excerpt" title, the excerpt, which is its text's own words)."""
     return said_in(content, said) and (said_in(title, said) or said_in(title.partition(": ")[2], wording(content)))
+
+
+def title_and_text(title: str, content: str) -> tuple[str, str]:
+    """A memory's title and text for one recalled line, each said once (its whitespace folded): a text that
+    opens with its title loses it; a text the title holds is dropped ("Asked: <prompt>"); a "Label: excerpt"
+    title of a text that opens with the excerpt ("Fixed: `x` passes again" of "`x` passes again after ...")
+    keeps its label only (memory/recall/inject.py and point.py)."""
+    body = " ".join(content.split())
+    title = " ".join(title.split())
+    kind, colon, excerpt = title.partition(": ")
+    if body.lower().startswith(title.lower()):
+        body = body[len(title):].lstrip(" :-")
+    elif body.lower() in title.lower():
+        body = ""
+    elif colon and excerpt and body.lower().startswith(excerpt.lower()):
+        title = kind
+    return title, body

@@ -14,7 +14,7 @@ import time
 from memory import store
 from memory.base import fence
 from memory.base.config import env, env_int
-from memory.base.words import told, wording
+from memory.base.words import title_and_text, told, wording
 from memory.capture import handoff
 from memory.recall.search import Filters, Hit, _shared_terms, keyword_search, terms, useful_memories
 from memory.store import state as session_state
@@ -89,15 +89,7 @@ def _stale_last(ws: Workspace, hits: list[Hit]) -> tuple[list[Hit], dict[int, st
 
 
 def _hit_line(h: Hit, width: int = 240, row: sqlite3.Row | None = None, stale: str | None = None) -> str:
-    body = " ".join(h.content.split())
-    title = " ".join(h.title.split())
-    kind, colon, excerpt = title.partition(": ")
-    if body.lower().startswith(title.lower()):
-        body = body[len(title):].lstrip(" :-")
-    elif body.lower() in title.lower():  # e.g. "Asked: <prompt>" whose content is the prompt itself
-        body = ""
-    elif colon and excerpt and body.lower().startswith(excerpt.lower()):  # "Fixed: `x` passes again" of a
-        title = kind  # text that opens with "`x` passes again ...": the label, then the text, said once
+    title, body = title_and_text(h.title, h.content)
     text = f"- [{h.type}] {title}"
     if body:
         text += f": {body[:width]}{'...' if len(body) > width else ''}"

@@ -17,6 +17,7 @@ import time
 from memory.base import clock, fence
 from memory.base.definitions import enclosing, symbol_name
 from memory.base.privacy import clean as stored
+from memory.base.words import title_and_text
 from memory.recall.search import hit_from_row
 from memory.store import log_access, mark_checked, stored_query, symbols
 from memory.store.workspace import Workspace
@@ -234,10 +235,7 @@ def _render(ws: Workspace, path: str, rows: list[sqlite3.Row], names: list[str],
     tasks = _tasks(ws.db, [r["session_id"] for r in rows if r["type"] == "change"])
     lines = [f"Recorded in past sessions about {where}:"]
     for r in rows:
-        title = " ".join(r["title"].split())
-        body = " ".join(r["content"].split())
-        if body.lower().startswith(title.lower()):
-            body = body[len(title):].lstrip(" :-")
+        title, body = title_and_text(r["title"], r["content"])
         text = f"- [{r['type']}] {title}"
         if r["type"] == "change" and tasks.get(r["session_id"]):
             text += f" (task: {tasks[r['session_id']][:120]})"
