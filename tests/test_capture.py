@@ -129,11 +129,12 @@ def test_slash_commands_of_the_plugin_are_not_requests_of_the_work(hooks: HookRu
     hooks.prompt("/memory:search rate limit")
     hooks.prompt("/memory:why 150")
     hooks.prompt("also cover the burst case in tests/test_limits.py")
+    hooks.prompt("thanks!")  # nor is a thanks or a greeting: no content of its own
     hooks.stop("Added the burst test.")
     handoff = db_for(home, hooks.project).execute("SELECT content FROM handoffs ORDER BY id DESC").fetchone()[0]
     assert "Task: Add rate limiting to api/limits.py" in handoff
-    assert "Later requests: also cover the burst case in tests/test_limits.py" in handoff
-    assert "/memory:" not in handoff
+    assert "Later requests: also cover the burst case in tests/test_limits.py\n" in handoff, handoff
+    assert "/memory:" not in handoff and "thanks" not in handoff
 
 
 def test_a_prompt_is_a_memory_only_when_it_carries_content(hooks: HookRunner, home: Path) -> None:

@@ -9,7 +9,7 @@ import sqlite3
 from memory.base import clock
 from memory.base.privacy import clean
 from memory.base.words import said_in, told, wording
-from memory.capture import FAILED_TITLE, FIXED_TITLE, OWN_SLASH
+from memory.capture import FAILED_TITLE, FIXED_TITLE, OWN_SLASH, carries_content
 from memory.store import state as session_state
 from memory.store.db import Tx
 from memory.store.state import State
@@ -36,8 +36,9 @@ def render(state: State, root: str, notes: list[sqlite3.Row] | None = None) -> s
     if state.get("task"):
         lines.append(f"Task{' (of the last session that worked)' if state.get(CARRIED) else ''}: {state['task']}")
     # The plugin's own slash commands are no requests of the work (states recorded before they were
-    # left out of the prompts may hold them).
-    later = [p for p in state.get("prompts", []) if p != state.get("task") and not p.startswith(OWN_SLASH)]
+    # left out of the prompts may hold them), nor is a greeting or a go-ahead ("hello", "ok": no content).
+    later = [p for p in state.get("prompts", []) if p != state.get("task") and not p.startswith(OWN_SLASH)
+             and carries_content(p)]
     if len(state.get("prompts", [])) > 1 and later:
         lines.append("Later requests: " + " | ".join(p[:160] for p in later[-4:]))
     if state.get("compact_instructions"):
